@@ -1,0 +1,51 @@
+# make run   - start web, worker and scheduler (embedded SQLite + file broker unless DATABASE_URL / REDIS_URL are set)
+# make test  - create the virtual environment, install, run every test on PostgreSQL and Redis
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Tests run on the real PostgreSQL and Redis of this machine unless overridden.
+TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/svcx)
+TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
+
+.PHONY: run test lint format typecheck check bench migrate clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m svcx.run
+
+test: $(STAMP)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy .
+
+migrate: $(STAMP)
+	$(PY) manage.py migrate
+
+check: lint typecheck
+	$(PY) manage.py makemigrations --check --dry-run
+	$(MAKE) test
+
+bench: $(STAMP)
+	$(PY) -m bench setup
+	$(PY) -m bench quality
+	$(PY) -m bench speed
+	$(PY) -m bench service
+
+clean:
+	rm -rf $(VENV) var

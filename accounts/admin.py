@@ -1,0 +1,404 @@
+"""The Django admin for staff: organizations, members, keys and the audit log.
+
+Every change goes through a service, which writes the audit log; the admin never edits a row
+directly and never shows or stores a key's secret (a new secret is rendered once, in the
+response of the action that made it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from accounts import services
+from accounts.models import ApiKey, AuditEvent, Membership, Organization
+from accounts.reports import key_activity_csv
+from accounts.scopes import ISSUED_SCOPES, PRESETS
+from accounts.serializers import key_status
+from billing.ledger import credits_adjust, credits_grant
+from billing.limits import LIMIT_NAMES
+from svcx.admin import ReadOnlyAdmin
+
+
+class ActionForm(forms.Form):
+    """Fields an admin action asks for on an intermediate page."""
+
+
+class DebtForm(ActionForm):
+    debt = forms.IntegerField(min_value=0, help_text="Credits owed under the open dispute or chargeback.")
+
+
+class GrantForm(ActionForm):
+    credits = forms.IntegerField(min_value=1)
+    reason = forms.CharField(required=False)
+
+
+class AdjustForm(ActionForm):
+    kind = forms.ChoiceField(choices=[("refund", "refund"), ("adjustment", "adjustment")])
+    credits = forms.IntegerField(help_text="Signed; a refund is positive.")
+    reason = forms.CharField(help_text="Why: recorded in the ledger and the audit log.")
+
+
+def _ask(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet, form_class: type[ActionForm], title: str
+) -> ActionForm | HttpResponse:
+    """The bound, valid form when the intermediate page was submitted, else the page."""
+    form = form_class(request.POST) if "apply" in request.POST else form_class()
+    if "apply" in request.POST and form.is_valid():
+        return form
+    return render(
+        request,
+        "admin/svcx_action_form.html",
+        {
+            **modeladmin.admin_site.each_context(request),
+            "title": title,
+            "form": form,
+            "queryset": queryset,
+            "action": request.POST.get("action"),
+            "opts": modeladmin.model._meta,
+        },
+    )
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+class OrganizationForm(forms.ModelForm):
+    class Meta:
+        model = Organization
+        fields = ["name", "debug_policy", "limits"]
+        help_texts = {"limits": f'Overrides, e.g. {{"requests": 1200}}. Meters: {", ".join(sorted(LIMIT_NAMES))}.'}
+
+    def clean_limits(self) -> dict[str, int]:
+        limits = self.cleaned_data["limits"] or {}
+        if not isinstance(limits, dict):
+            raise forms.ValidationError("limits is a JSON object")
+        for meter, value in limits.items():
+            if meter not in LIMIT_NAMES or not isinstance(value, int) or value < 0:
+                raise forms.ValidationError(f"bad limit {meter!r}: {value!r}")
+        return limits
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    form = OrganizationForm
+    list_display = ["id", "name", "status", "debug_policy", "created_at"]
+    search_fields = ["id", "name"]
+    readonly_fields = ["id", "status", "suspended_at", "delinquent_debt", "created_at"]
+    inlines = [MembershipInline]
+    actions = ["suspend", "unsuspend", "mark_delinquent", "clear_delinquent", "grant_credits", "refund_or_adjust"]
+
+    def save_model(self, request: HttpRequest, obj: Organization, form: forms.ModelForm, change: bool) -> None:
+        if not change:
+            created = services.organization_create(name=obj.name, debug_policy=obj.debug_policy, actor=request.user)
+            obj.pk = created.pk
+            obj.refresh_from_db()
+        else:
+            Organization.objects.filter(pk=obj.pk).update(name=obj.name, debug_policy=obj.debug_policy)
+            services.audit_record(
+                actor=request.user,
+                action="organization.update",
+                organization=obj,
+                target=obj.id,
+                name=obj.name,
+                debug_policy=obj.debug_policy,
+            )
+        current = Organization.objects.get(pk=obj.pk).limits
+        for meter, value in (form.cleaned_data.get("limits") or {}).items():
+            if current.get(meter) != value:
+                services.organization_set_limit(organization=obj, meter=meter, value=value, actor=request.user)
+        removed = set(current) - set(form.cleaned_data.get("limits") or {})
+        if removed:
+            Organization.objects.filter(pk=obj.pk).update(limits={k: v for k, v in current.items() if k not in removed})
+            services.audit_record(
+                actor=request.user,
+                action="organization.clear_limits",
+                organization=obj,
+                target=obj.id,
+                meters=sorted(removed),
+            )
+
+    @admin.action(description="Suspend (from the next request)")
+    def suspend(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
+        for organization in queryset:
+            services.organization_suspend(organization=organization, actor=request.user)
+        self.message_user(request, f"Suspended {queryset.count()} organization(s).")
+
+    @admin.action(description="Lift suspension")
+    def unsuspend(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
+        for organization in queryset:
+            services.organization_unsuspend(organization=organization, actor=request.user)
+        self.message_user(request, f"Lifted the suspension of {queryset.count()} organization(s).")
+
+    @admin.action(description="Mark delinquent (freeze spending)")
+    def mark_delinquent(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
+        form = _ask(self, request, queryset, DebtForm, "Mark delinquent")
+        if isinstance(form, HttpResponse):
+            return form
+        for organization in queryset:
+            services.organization_mark_delinquent(
+                organization=organization, debt=form.cleaned_data["debt"], actor=request.user
+            )
+        self.message_user(request, "Spending frozen.")
+        return None
+
+    @admin.action(description="Clear delinquency")
+    def clear_delinquent(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
+        for organization in queryset:
+            services.organization_clear_delinquent(organization=organization, actor=request.user)
+        self.message_user(request, "Delinquency cleared.")
+
+    @admin.action(description="Grant credits")
+    def grant_credits(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
+        form = _ask(self, request, queryset, GrantForm, "Grant credits")
+        if isinstance(form, HttpResponse):
+            return form
+        for organization in queryset:
+            row = credits_grant(
+                organization=organization,
+                credits=form.cleaned_data["credits"],
+                actor_label=request.user.get_username(),
+                reason=form.cleaned_data["reason"],
+            )
+            services.audit_record(
+                actor=request.user,
+                action="credits.grant",
+                organization=organization,
+                target=row.id,
+                credits=row.credits,
+            )
+        self.message_user(request, "Credits granted.")
+        return None
+
+    @admin.action(description="Refund or adjust credits")
+    def refund_or_adjust(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
+        form = _ask(self, request, queryset, AdjustForm, "Refund or adjust credits")
+        if isinstance(form, HttpResponse):
+            return form
+        for organization in queryset:
+            try:
+                row = credits_adjust(
+                    organization=organization,
+                    credits=form.cleaned_data["credits"],
+                    kind=form.cleaned_data["kind"],
+                    actor_label=request.user.get_username(),
+                    reason=form.cleaned_data["reason"],
+                )
+            except ValueError as exc:
+                self.message_user(request, f"{organization}: {exc}", level=messages.ERROR)
+                continue
+            services.audit_record(
+                actor=request.user,
+                action=f"credits.{row.kind}",
+                organization=organization,
+                target=row.id,
+                credits=row.credits,
+                reason=row.reason,
+            )
+        return None
+
+
+class ApiKeyCreateForm(forms.ModelForm):
+    preset = forms.ChoiceField(choices=[(p, p) for p in PRESETS] + [("custom", "custom")], initial="full")
+    custom_scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in ISSUED_SCOPES], required=False, widget=forms.CheckboxSelectMultiple
+    )
+    allowlist = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One IP or CIDR per line; empty: any address.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["organization", "environment", "name", "project", "expires_at"]
+
+
+class ApiKeyChangeForm(forms.ModelForm):
+    custom_scopes = forms.MultipleChoiceField(
+        choices=[(s, s) for s in ISSUED_SCOPES], widget=forms.CheckboxSelectMultiple, label="Scopes"
+    )
+    allowlist = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One IP or CIDR per line; empty: any address.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["expires_at"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["custom_scopes"].initial = [s for s in self.instance.scopes if s in ISSUED_SCOPES]
+            self.fields["allowlist"].initial = "\n".join(self.instance.ip_allowlist)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["id", "hint", "name", "organization", "environment", "status", "expires_at", "last_used_at"]
+    list_filter = ["environment", "revoked_at"]
+    search_fields = ["id", "hint", "name", "organization__id", "organization__name"]
+    readonly_fields = [
+        "id",
+        "organization",
+        "environment",
+        "name",
+        "project",
+        "hint",
+        "scopes",
+        "ip_allowlist",
+        "revoked_at",
+        "revoked_reason",
+        "replaced_by",
+        "created_by",
+        "last_used_at",
+        "created_at",
+    ]
+    actions = ["rotate_7d", "rotate_24h", "rotate_1h", "rotate_immediate", "revoke", "confirm_leak", "activity_report"]
+
+    def get_form(self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False, **kwargs: Any) -> Any:
+        kwargs["form"] = ApiKeyChangeForm if obj is not None else ApiKeyCreateForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        return self.readonly_fields if obj is not None else []
+
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> Any:
+        if obj is None:
+            return [
+                "organization",
+                "environment",
+                "name",
+                "project",
+                "preset",
+                "custom_scopes",
+                "allowlist",
+                "expires_at",
+            ]
+        return [*self.readonly_fields, "custom_scopes", "allowlist", "expires_at"]
+
+    @admin.display(description="status")
+    def status(self, obj: ApiKey) -> str:
+        return key_status(obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+        return False  # keys are revoked, never deleted: their history stays
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: forms.ModelForm, change: bool) -> None:
+        data = form.cleaned_data
+        try:
+            if change:
+                services.api_key_update(
+                    api_key=obj,
+                    scopes=data["custom_scopes"],
+                    ip_allowlist=_lines(data["allowlist"]),
+                    expires_at=data["expires_at"],
+                    actor=request.user,
+                )
+                obj.refresh_from_db()
+                return
+            preset = data["preset"]
+            minted = services.api_key_create(
+                organization=data["organization"],
+                environment=data["environment"],
+                name=data["name"],
+                project=data["project"],
+                preset=None if preset == "custom" else preset,
+                scopes=data["custom_scopes"] if preset == "custom" else None,
+                ip_allowlist=_lines(data["allowlist"]),
+                expires_at=data["expires_at"],
+                actor=request.user,
+            )
+        except (services.AccountError, ValueError) as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        obj.pk = minted.api_key.pk
+        request._svcx_minted = [minted]  # type: ignore[attr-defined]  # shown once by response_add
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        return self._show_secrets(request, getattr(request, "_svcx_minted", []), "API key created")
+
+    def _show_secrets(self, request: HttpRequest, minted: list[services.MintedKey], title: str) -> HttpResponse:
+        response = render(
+            request,
+            "admin/svcx_key_secrets.html",
+            {**self.admin_site.each_context(request), "title": title, "minted": minted, "opts": self.model._meta},
+        )
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def _rotate(self, request: HttpRequest, queryset: QuerySet[ApiKey], overlap: str) -> HttpResponse | None:
+        minted = []
+        for api_key in queryset:
+            try:
+                minted.append(services.api_key_rotate(api_key=api_key, overlap=overlap, actor=request.user))
+            except services.AccountError as exc:
+                self.message_user(request, f"{api_key.hint}: {exc}", level=messages.ERROR)
+        return self._show_secrets(request, minted, f"Rotated (overlap {overlap})") if minted else None
+
+    @admin.action(description="Rotate, old key works 7 more days")
+    def rotate_7d(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
+        return self._rotate(request, queryset, "7d")
+
+    @admin.action(description="Rotate, old key works 24 more hours")
+    def rotate_24h(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
+        return self._rotate(request, queryset, "24h")
+
+    @admin.action(description="Rotate, old key works 1 more hour")
+    def rotate_1h(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
+        return self._rotate(request, queryset, "1h")
+
+    @admin.action(description="Rotate, old key stops now")
+    def rotate_immediate(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
+        return self._rotate(request, queryset, "immediate")
+
+    @admin.action(description="Revoke (irreversible)")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for api_key in queryset:
+            services.api_key_revoke(
+                api_key=api_key, reason=f"revoked by staff ({request.user.get_username()})", actor=request.user
+            )
+        self.message_user(request, f"Revoked {queryset.count()} key(s).")
+
+    @admin.action(description="Confirm leak: revoke, issue replacement by reveal link, notify owners")
+    def confirm_leak(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for api_key in queryset:
+            leak = services.api_key_confirm_leak(api_key=api_key, actor=request.user)
+            self.message_user(
+                request,
+                f"{api_key.hint} revoked; replacement {leak.replacement.hint} sent to the owners, admins and "
+                "creator by a single-use link.",
+            )
+
+    @admin.action(description="Download 90-day activity report (CSV)")
+    def activity_report(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one key.", level=messages.ERROR)
+            return None
+        api_key = queryset.get()
+        services.audit_record(
+            actor=request.user, action="key.activity_report", organization=api_key.organization, target=api_key.id
+        )
+        response = HttpResponse(key_activity_csv(api_key=api_key), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-90d.csv"'
+        return response
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "actor_label", "action", "organization", "target"]
+    list_filter = ["action"]
+    search_fields = ["target", "actor_label", "organization__id"]

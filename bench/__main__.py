@@ -1,0 +1,98 @@
+"""Benchmarks of the conversion engine. Stdlib only; see bench/README.md.
+
+python -m bench setup      # create bench/.venv with the pinned anchors and renderer
+python -m bench quality    # structure/fidelity vs markitdown and pymupdf4llm
+python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
+python -m bench service    # the running service: cache-hit latency, throughput, overhead
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from bench.paths import ANCHOR_REQUIREMENTS, BENCH_PYTHON, BENCH_VENV
+
+
+def setup() -> int:
+    if not BENCH_PYTHON.exists():
+        # The bench venv uses the same interpreter version as the service venv.
+        subprocess.run([sys.executable, "-m", "venv", str(BENCH_VENV)], check=True)
+    subprocess.run([str(BENCH_PYTHON), "-m", "pip", "install", "-q", "-r", str(ANCHOR_REQUIREMENTS)], check=True)
+    probe = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True)
+    if not probe.stdout.strip():
+        print(
+            "warning: no CJK font; the CJK case renders as boxes. Install one: apt-get install fonts-wqy-microhei",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("setup", help="create bench/.venv (pinned, from requirements-anchors.txt)")
+
+    q = sub.add_parser("quality", help="quality benchmark on generated PDFs")
+    q.add_argument(
+        "--systems",
+        nargs="+",
+        default=["engine", "markitdown", "pymupdf4llm"],
+        choices=["engine", "pdfminer", "markitdown", "pymupdf4llm"],
+    )
+    q.add_argument("--jobs", type=int, default=1, help="conversions run at once (default 1)")
+    q.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
+    q.add_argument("cases", nargs="*", help="case names (default: all in bench/quality/cases)")
+    sub.add_parser("quality-report", help="re-render quality.md from quality.json")
+
+    s = sub.add_parser("speed", help="speed benchmark on the real corpus")
+    s.add_argument("--repeat", type=int, default=1, help="runs per file and system; the fastest counts")
+    s.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
+    s.add_argument("--files", nargs="*", help="only these corpus file names")
+
+    v = sub.add_parser("service", help="service benchmark: gunicorn + Celery + PostgreSQL + Redis on loopback")
+    v.add_argument("--only", nargs="+", choices=["cache-hit", "throughput", "latency-200", "overhead-20"])
+    v.add_argument(
+        "--database-url",
+        default="postgresql://postgres@127.0.0.1:5432/svcx_bench",
+        help="scratch database, dropped and recreated (its name must start with svcx_bench)",
+    )
+    v.add_argument("--redis-url", default="redis://127.0.0.1:6379/12", help="scratch Redis DB, flushed")
+    v.add_argument("--web-concurrency", type=int, default=2, help="gunicorn processes (default 2, as deployed)")
+    v.add_argument("--web-threads", type=int, default=32, help="threads per gunicorn process (default 32)")
+    v.add_argument("--cache-requests", type=int, default=500, help="sequential cache hits timed")
+    v.add_argument("--cache-clients", type=int, default=8, help="concurrent clients for the cache-hit run")
+    v.add_argument("--cache-large-requests", type=int, default=50, help="cache hits of the 3.5 MB upload")
+    v.add_argument("--throughput-requests", type=int, default=120, help="distinct one-page PDFs per run")
+    v.add_argument("--throughput-clients", type=int, default=4, help="concurrent clients in the throughput runs")
+    v.add_argument("--throughput-cap", type=float, default=60.0, help="seconds at most per throughput run")
+    v.add_argument("--reps-20", type=int, default=9, help="repetitions of the 20-page comparison")
+    v.add_argument("--reps-200", type=int, default=2, help="repetitions of the 200-page comparison")
+    v.add_argument("--keep", action="store_true", help="keep the scratch database and Redis DB afterwards")
+    args = parser.parse_args(argv)
+
+    if args.command == "setup":
+        return setup()
+    if args.command == "quality":
+        from bench.quality.run import run
+
+        return run(args.systems, args.cases, args.jobs, args.timeout, argv)
+    if args.command == "quality-report":
+        from bench.quality.run import rerender
+
+        return rerender()
+    if args.command == "service":
+        from bench.service import run as run_service
+
+        return run_service(args, argv)
+    from bench.speed import run as run_speed
+
+    return run_speed(args.repeat, args.timeout, args.files, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

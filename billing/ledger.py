@@ -1,0 +1,302 @@
+"""Credit movements: grants, holds, captures, releases, refunds and adjustments.
+
+Every movement locks the organization's balance row (`select_for_update`), checks, appends
+one ledger row and updates the balance in one transaction. Each movement has an idempotency
+key with a unique constraint, so replaying a capture or a release changes nothing. Test keys
+bill 0 credits; their pages move through the monthly test allowance instead.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import Organization
+from billing.models import CreditBalance, CreditHold, LedgerEntry, TestAllowance
+from svcx.errors import ServiceError
+
+CREDITS_PER_PAGE = 1
+TEST_ALLOWANCE_PAGES = 5000
+
+
+def _month_start(now: datetime) -> date:
+    return now.date().replace(day=1)
+
+
+def _next_month(month: date) -> date:
+    return (month.replace(day=28) + timedelta(days=4)).replace(day=1)
+
+
+def _locked_balance(organization: Organization, environment: str) -> CreditBalance:
+    CreditBalance.objects.get_or_create(organization=organization, environment=environment)
+    return CreditBalance.objects.select_for_update().get(organization=organization, environment=environment)
+
+
+def _locked_allowance(organization: Organization, month: date) -> TestAllowance:
+    TestAllowance.objects.get_or_create(organization=organization, month=month)
+    return TestAllowance.objects.select_for_update().get(organization=organization, month=month)
+
+
+def _append(
+    *,
+    organization: Organization,
+    environment: str,
+    kind: str,
+    credits: int,
+    pages: int,
+    balance_after: int,
+    idempotency_key: str,
+    request_id: str = "",
+    api_key_id: str = "",
+    actor_label: str = "",
+    reason: str = "",
+) -> LedgerEntry:
+    return LedgerEntry.objects.create(
+        organization=organization,
+        environment=environment,
+        kind=kind,
+        credits=credits,
+        pages=pages,
+        balance_after=balance_after,
+        idempotency_key=idempotency_key,
+        request_id=request_id,
+        api_key_id=api_key_id,
+        actor_label=actor_label,
+        reason=reason,
+    )
+
+
+def credits_grant(
+    *, organization: Organization, credits: int, actor_label: str, reason: str = "", idempotency_key: str | None = None
+) -> LedgerEntry:
+    """Add credits to the live balance. A repeated idempotency key returns the first row."""
+    if credits <= 0:
+        raise ValueError("a grant is a positive number of credits")
+    key = idempotency_key or f"grant:{uuid.uuid4().hex}"
+    existing = LedgerEntry.objects.filter(idempotency_key=key).first()
+    if existing is not None:
+        return existing
+    with transaction.atomic():
+        balance = _locked_balance(organization, "live")
+        CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)
+        return _append(
+            organization=organization,
+            environment="live",
+            kind=LedgerEntry.Kind.GRANT,
+            credits=credits,
+            pages=0,
+            balance_after=balance.balance + credits,
+            idempotency_key=key,
+            actor_label=actor_label,
+            reason=reason,
+        )
+
+
+def credits_adjust(
+    *, organization: Organization, credits: int, kind: str, actor_label: str, reason: str
+) -> LedgerEntry:
+    """A staff refund (positive) or adjustment (either sign) with who and why.
+
+    Raises ValueError when no reason is given or when it would take the available balance
+    below zero.
+    """
+    if kind not in (LedgerEntry.Kind.REFUND, LedgerEntry.Kind.ADJUSTMENT):
+        raise ValueError("kind must be refund or adjustment")
+    if not reason.strip():
+        raise ValueError("a refund or adjustment needs a reason")
+    if kind == LedgerEntry.Kind.REFUND and credits <= 0:
+        raise ValueError("a refund is a positive number of credits")
+    with transaction.atomic():
+        balance = _locked_balance(organization, "live")
+        if balance.available + credits < 0:
+            raise ValueError(f"the adjustment would take the available balance below zero ({balance.available})")
+        CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)
+        return _append(
+            organization=organization,
+            environment="live",
+            kind=kind,
+            credits=credits,
+            pages=0,
+            balance_after=balance.balance + credits,
+            idempotency_key=f"{kind}:{uuid.uuid4().hex}",
+            actor_label=actor_label,
+            reason=reason,
+        )
+
+
+@dataclass(frozen=True)
+class Hold:
+    request_id: str
+    credits: int
+    pages: int
+
+
+def credits_hold(
+    *,
+    organization: Organization,
+    environment: str,
+    api_key_id: str,
+    request_id: str,
+    pages: int,
+    lease_seconds: float | None = None,
+) -> Hold:
+    """Reserve the credits for `pages` (or, for a test key, the pages of the test allowance).
+
+    Raises ServiceError `insufficient_credits` (details: credits_required, credits_available,
+    top_up_url) and leaves nothing behind when the balance or allowance does not cover it.
+    Holding again for the same request returns the existing hold.
+    """
+    existing = CreditHold.objects.filter(request_id=request_id).first()
+    if existing is not None:
+        return Hold(request_id=request_id, credits=existing.credits, pages=existing.pages)
+    lease = timezone.now() + timedelta(seconds=lease_seconds or settings.SVCX_HOLD_LEASE_SECONDS)
+    credits = 0 if environment == "test" else pages * CREDITS_PER_PAGE
+    with transaction.atomic():
+        balance = _locked_balance(organization, environment)
+        if environment == "test":
+            allowance = _locked_allowance(organization, _month_start(timezone.now()))
+            remaining = TEST_ALLOWANCE_PAGES - allowance.used - allowance.held
+            if pages > remaining:
+                raise ServiceError(
+                    "insufficient_credits",
+                    f"The request selects {pages} pages but the monthly test allowance has {max(remaining, 0)} left.",
+                    details={
+                        "credits_required": pages,
+                        "credits_available": max(remaining, 0),
+                        "top_up_url": f"{settings.SVCX_PUBLIC_URL}/billing",
+                        "test_allowance": True,
+                        "allowance_resets_at": _next_month(allowance.month).isoformat() + "T00:00:00Z",
+                    },
+                )
+            TestAllowance.objects.filter(pk=allowance.pk).update(held=F("held") + pages)
+        elif balance.available < credits:
+            raise ServiceError(
+                "insufficient_credits",
+                f"The request needs {credits} credits but {balance.available} are available.",
+                details={
+                    "credits_required": credits,
+                    "credits_available": balance.available,
+                    "top_up_url": f"{settings.SVCX_PUBLIC_URL}/billing",
+                },
+            )
+        CreditBalance.objects.filter(pk=balance.pk).update(held=F("held") + credits)
+        CreditHold.objects.create(
+            request_id=request_id,
+            organization=organization,
+            environment=environment,
+            api_key_id=api_key_id,
+            credits=credits,
+            pages=pages,
+            lease_until=lease,
+        )
+        _append(
+            organization=organization,
+            environment=environment,
+            kind=LedgerEntry.Kind.HOLD,
+            credits=-credits,
+            pages=pages,
+            balance_after=balance.balance,
+            idempotency_key=f"{request_id}:hold",
+            request_id=request_id,
+            api_key_id=api_key_id,
+        )
+    return Hold(request_id=request_id, credits=credits, pages=pages)
+
+
+def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
+    """Capture `pages_billed` pages of the hold and release the rest (0 pages: release all).
+
+    Idempotent: a hold already settled is returned unchanged.
+    """
+    with transaction.atomic():
+        hold = CreditHold.objects.select_for_update().filter(request_id=request_id).first()
+        if hold is None or hold.status != CreditHold.Status.HELD:
+            return hold
+        pages_billed = max(0, min(pages_billed, hold.pages))
+        credits_billed = 0 if hold.environment == "test" else pages_billed * CREDITS_PER_PAGE
+        released = hold.credits - credits_billed
+        organization = hold.organization
+        balance = _locked_balance(organization, hold.environment)
+        if hold.environment == "test":
+            allowance = _locked_allowance(organization, _month_start(hold.created_at))
+            TestAllowance.objects.filter(pk=allowance.pk).update(
+                held=F("held") - hold.pages, used=F("used") + pages_billed
+            )
+        CreditBalance.objects.filter(pk=balance.pk).update(
+            held=F("held") - hold.credits, balance=F("balance") - credits_billed
+        )
+        balance_after = balance.balance - credits_billed
+        if pages_billed:
+            _append(
+                organization=organization,
+                environment=hold.environment,
+                kind=LedgerEntry.Kind.CAPTURE,
+                credits=-credits_billed,
+                pages=pages_billed,
+                balance_after=balance_after,
+                idempotency_key=f"{request_id}:capture",
+                request_id=request_id,
+                api_key_id=hold.api_key_id,
+            )
+        if released or pages_billed < hold.pages:
+            _append(
+                organization=organization,
+                environment=hold.environment,
+                kind=LedgerEntry.Kind.RELEASE,
+                credits=released,
+                pages=hold.pages - pages_billed,
+                balance_after=balance_after,
+                idempotency_key=f"{request_id}:release",
+                request_id=request_id,
+                api_key_id=hold.api_key_id,
+            )
+        hold.status = CreditHold.Status.CAPTURED if pages_billed else CreditHold.Status.RELEASED
+        hold.settled_at = timezone.now()
+        hold.save(update_fields=["status", "settled_at"])
+    return hold
+
+
+def credits_capture(*, request_id: str, pages: int) -> int:
+    """Bill the pages actually converted and release the rest of the hold. Returns the credits
+    billed (0 for a test key, or when the hold was already settled by an earlier call)."""
+    hold = CreditHold.objects.filter(request_id=request_id).only("status").first()
+    if hold is None or hold.status != CreditHold.Status.HELD:
+        return 0
+    settled = _settle(request_id=request_id, pages_billed=pages)
+    if settled is None or settled.status != CreditHold.Status.CAPTURED:
+        return 0
+    return 0 if settled.environment == "test" else max(0, min(pages, settled.pages)) * CREDITS_PER_PAGE
+
+
+def credits_release(*, request_id: str) -> None:
+    """Return the whole hold: the request bills 0. Safe to call any number of times."""
+    _settle(request_id=request_id, pages_billed=0)
+
+
+def hold_renew(*, request_id: str, lease_seconds: float | None = None) -> bool:
+    """Push the lease of a live hold forward; False when it was already settled."""
+    lease = timezone.now() + timedelta(seconds=lease_seconds or settings.SVCX_HOLD_LEASE_SECONDS)
+    return bool(
+        CreditHold.objects.filter(request_id=request_id, status=CreditHold.Status.HELD).update(lease_until=lease)
+    )
+
+
+def holds_sweep() -> int:
+    """Release every hold whose lease lapsed (its request died). Returns how many."""
+    expired = list(
+        CreditHold.objects.filter(status=CreditHold.Status.HELD, lease_until__lt=timezone.now()).values_list(
+            "request_id", flat=True
+        )[:1000]
+    )
+    for request_id in expired:
+        try:
+            credits_release(request_id=request_id)
+        except IntegrityError:
+            continue  # settled concurrently by its own request
+    return len(expired)

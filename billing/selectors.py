@@ -1,0 +1,107 @@
+"""Reads of balances, the ledger and usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from accounts.models import Organization
+from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
+from billing.models import CreditBalance, LedgerEntry, TestAllowance, UsageDaily, UsageRecord, UsageWatermark
+
+
+@dataclass(frozen=True)
+class Credits:
+    balance: int
+    held: int
+
+    @property
+    def available(self) -> int:
+        return self.balance - self.held
+
+
+def credits_get(*, organization: Organization, environment: str) -> Credits:
+    row = CreditBalance.objects.filter(organization=organization, environment=environment).first()
+    return Credits(balance=row.balance, held=row.held) if row else Credits(balance=0, held=0)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    limit: int
+    used: int
+    held: int
+    resets_at: date
+
+
+def allowance_get(*, organization: Organization, now: datetime | None = None) -> Allowance:
+    month = _month_start(now or timezone.now())
+    row = TestAllowance.objects.filter(organization=organization, month=month).first()
+    return Allowance(
+        limit=TEST_ALLOWANCE_PAGES,
+        used=row.used if row else 0,
+        held=row.held if row else 0,
+        resets_at=_next_month(month),
+    )
+
+
+def _after_cursor(queryset: QuerySet, cursor: str | None) -> QuerySet:
+    """Rows strictly after `cursor` (an id) in newest-first order; unknown cursor: no rows."""
+    if not cursor:
+        return queryset
+    anchor = queryset.filter(pk=cursor).values("created_at", "pk").first()
+    if anchor is None:
+        return queryset.none()
+    return queryset.filter(
+        Q(created_at__lt=anchor["created_at"]) | Q(created_at=anchor["created_at"], pk__lt=anchor["pk"])
+    )
+
+
+def ledger_list(
+    *, organization: Organization, environment: str, limit: int, starting_after: str | None
+) -> tuple[list[LedgerEntry], bool]:
+    queryset = LedgerEntry.objects.filter(organization=organization, environment=environment).order_by(
+        "-created_at", "-id"
+    )
+    rows = list(_after_cursor(queryset, starting_after)[: limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+def usage_records_list(
+    *,
+    organization: Organization,
+    environment: str,
+    limit: int,
+    starting_after: str | None,
+    start: datetime | None,
+    end: datetime | None,
+    api_key_id: str | None,
+) -> tuple[list[UsageRecord], bool]:
+    queryset = UsageRecord.objects.filter(organization=organization, environment=environment)
+    if start is not None:
+        queryset = queryset.filter(created_at__gte=start)
+    if end is not None:
+        queryset = queryset.filter(created_at__lt=end)
+    if api_key_id:
+        queryset = queryset.filter(api_key_id=api_key_id)
+    queryset = queryset.order_by("-created_at", "-id")
+    rows = list(_after_cursor(queryset, starting_after)[: limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+def usage_daily_list(
+    *, organization: Organization, environment: str, start: date | None, end: date | None
+) -> list[UsageDaily]:
+    queryset = UsageDaily.objects.filter(organization=organization, environment=environment)
+    if start is not None:
+        queryset = queryset.filter(day__gte=start)
+    if end is not None:
+        queryset = queryset.filter(day__lte=end)
+    return list(queryset.order_by("-day")[:366])
+
+
+def usage_as_of() -> datetime | None:
+    mark = UsageWatermark.objects.filter(name="usage").first()
+    return mark.as_of if mark else None

@@ -1,0 +1,321 @@
+"""POST /v1/convert, GET /v1/engines, GET /v1/engines/{id}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.authentication import Caller, caller_of
+from accounts.scopes import CONVERT
+from billing.meters import meter_peek, record
+from conversion import engine
+from conversion.engine.errors import ENGINE_ERROR_CODES
+from conversion.intake import INTAKE_ERRORS, ParsedBody, parse_body
+from conversion.jobs import cached_result_get, job_execute, result_cache_key, work_require
+from conversion.models import CachedResult
+from conversion.negotiation import MARKDOWN, negotiate
+from conversion.options import Options, validate_options
+from conversion.requests import Source, idempotent_body, in_flight, resolved_source
+from svcx.api import ApiView
+from svcx.errors import ServiceError, caller_text
+
+ENGINE_DESCRIPTION = (
+    "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
+    "Markdown with headings, lists, tables, reading order across columns, and running headers and footers removed."
+)
+
+PagesSerializer = inline_serializer(
+    "ConversionPage",
+    many=True,
+    fields={
+        "page": serializers.IntegerField(),
+        "label": serializers.CharField(allow_null=True),
+        "markdown": serializers.CharField(),
+        "has_text_layer": serializers.BooleanField(),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+    },
+)
+ConversionSerializer = inline_serializer(
+    "Conversion",
+    {
+        "object": serializers.CharField(default="conversion"),
+        "request_id": serializers.CharField(),
+        "engine": inline_serializer("EngineRef", {"id": serializers.CharField(), "version": serializers.CharField()}),
+        "document": inline_serializer(
+            "ConvertedDocument", {"page_count": serializers.IntegerField(), "sha256": serializers.CharField()}
+        ),
+        "pages": PagesSerializer,
+        "markdown": serializers.CharField(help_text="All delivered pages joined."),
+        "result_truncated": serializers.BooleanField(),
+        "pages_billed": serializers.IntegerField(),
+        "credits_billed": serializers.IntegerField(),
+        "cached": serializers.BooleanField(),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+        "metadata": serializers.DictField(required=False, help_text="Echo of the client metadata, when sent."),
+        "debug": serializers.DictField(required=False, help_text="Timings and engine details, with debug: true."),
+    },
+)
+
+CONVERT_ERRORS = (
+    *INTAKE_ERRORS,
+    *sorted(ENGINE_ERROR_CODES),
+    "metadata_too_large",
+    "unsupported_accept",
+    "too_many_pages",
+    "unsupported_option_value",
+    "ocr_not_available",
+    "debug_not_permitted",
+    "insufficient_credits",
+    "account_delinquent",
+    "conversion_timeout",
+    "bad_request",
+    "rate_limit_pages",
+    "rate_limit_no_value_conversions",
+    "rate_limit_unbilled_work",
+    "rate_limit_new_account",
+)
+
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="1-255 printable ASCII characters; the first non-retryable response is replayed for 24 hours.",
+)
+
+
+def _render(
+    *,
+    payload: dict[str, Any],
+    fmt: str,
+    request_id: str,
+    pages_billed: int,
+    credits_billed: int,
+    cached: bool,
+    parsed: ParsedBody,
+) -> Any:
+    pages = payload["pages"]
+    if fmt == MARKDOWN:
+        text = "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in pages) + "\n"
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+        response["X-Svcx-Pages-Billed"] = str(pages_billed)
+        response["X-Svcx-Credits-Billed"] = str(credits_billed)
+        response["X-Svcx-Result-Truncated"] = "true" if payload["result_truncated"] else "false"
+        response["X-Svcx-Cached"] = "true" if cached else "false"
+        return response
+    body: dict[str, Any] = {
+        "object": "conversion",
+        "request_id": request_id,
+        "engine": payload["engine"],
+        "document": {"page_count": payload["document"]["page_count"], "sha256": payload["document"]["sha256"]},
+        "pages": [{k: p[k] for k in ("page", "label", "markdown", "has_text_layer", "warnings")} for p in pages],
+        "markdown": "\n\n".join(p["markdown"] for p in pages if p["markdown"]),
+        "result_truncated": payload["result_truncated"],
+        "pages_billed": pages_billed,
+        "credits_billed": credits_billed,
+        "cached": cached,
+        "warnings": payload["warnings"],
+    }
+    if parsed.metadata is not None:
+        body["metadata"] = parsed.metadata
+    if parsed.debug:
+        body["debug"] = {
+            "timings": payload.get("timings", {}),
+            "document": payload["document"],
+            "engine": payload["engine"],
+        }
+    return Response(body)
+
+
+def _check_debug(caller: Caller, parsed: ParsedBody) -> None:
+    if parsed.debug and caller.organization.debug_policy == "disabled":
+        raise ServiceError(
+            "debug_not_permitted",
+            "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
+            param="debug",
+        )
+
+
+class ConvertApi(ApiView):
+    """Convert a PDF to Markdown or JSON.
+
+    The body is one of: multipart/form-data with a `file` part (and optional text parts `options`,
+    `password`, `metadata`, `debug`); application/json with `file_id` of a stored file; or the raw
+    PDF as application/pdf with options in the query string (`pages`, `ocr`, `flavor`, `tables`,
+    `fallback`, `debug`), the password in `X-Svcx-Pdf-Password` and metadata in `X-Svcx-Metadata`.
+    `Accept: text/markdown` answers with the Markdown and `X-Svcx-*` billing headers. One page costs
+    one credit; every 4xx and 5xx bills nothing; a cached result bills nothing.
+    """
+
+    required_scope = CONVERT
+    spends_credits = True
+    error_codes = CONVERT_ERRORS
+
+    @extend_schema(
+        summary="Convert a PDF",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request={
+            "multipart/form-data": inline_serializer(
+                "ConvertMultipart",
+                {
+                    "file": serializers.FileField(),
+                    "options": serializers.CharField(required=False, help_text='JSON object, e.g. {"pages": "1-3"}'),
+                    "password": serializers.CharField(required=False),
+                    "metadata": serializers.CharField(required=False, help_text="JSON object, at most 4 KiB"),
+                    "debug": serializers.BooleanField(required=False),
+                },
+            ),
+            "application/json": inline_serializer(
+                "ConvertJson",
+                {
+                    "file_id": serializers.CharField(),
+                    "options": inline_serializer(
+                        "ConvertOptions",
+                        {
+                            "pages": serializers.CharField(
+                                required=False, help_text='1-based ascending ranges: "1-3,7,10-"'
+                            ),
+                            "ocr": serializers.ChoiceField(["off"], required=False),
+                            "flavor": serializers.ChoiceField(["gfm"], required=False),
+                            "tables": serializers.ChoiceField(["markdown", "html", "text"], required=False),
+                            "fallback": serializers.ChoiceField(["empty", "error"], required=False),
+                        },
+                        required=False,
+                    ),
+                    "password": serializers.CharField(required=False),
+                    "metadata": serializers.DictField(required=False),
+                    "debug": serializers.BooleanField(required=False),
+                },
+            ),
+            "application/pdf": OpenApiTypes.BINARY,
+        },
+        responses={
+            200: OpenApiResponse(
+                ConversionSerializer,
+                description="JSON; with Accept: text/markdown, Markdown with `<!-- page N -->` before each page.",
+                examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
+            )
+        },
+    )
+    def post(self, request: Request) -> Any:
+        caller = caller_of(request)
+        raw: HttpRequest = request._request
+        fmt = negotiate(raw.META.get("HTTP_ACCEPT"))
+        with idempotent_body(raw, caller, limit=int(settings.SVCX_CONVERT_UPLOAD_LIMIT)) as body:
+            if isinstance(body, HttpResponse):
+                return body
+            parsed = parse_body(raw, body)
+            try:
+                options: Options = validate_options(parsed.options, prefix=parsed.options_prefix)
+                _check_debug(caller, parsed)
+                with in_flight(raw, caller), resolved_source(caller, parsed) as source:
+                    return self._convert(caller, raw, parsed, fmt, options, source)
+            finally:
+                parsed.close()
+
+    def _convert(
+        self, caller: Caller, raw: HttpRequest, parsed: ParsedBody, fmt: str, options: Options, source: Source
+    ) -> Any:
+        key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=parsed.password)
+        request_id = raw.request_id  # type: ignore[attr-defined]
+        cached = cached_result_get(key=key)
+        if cached is not None:
+            raw.svcx_usage = {"pages": 0, "credits": 0}  # type: ignore[attr-defined]
+            return _render(
+                payload=cached.payload,
+                fmt=fmt,
+                request_id=request_id,
+                pages_billed=0,
+                credits_billed=0,
+                cached=True,
+                parsed=parsed,
+            )
+        work_require(caller, "pages", "new_account", "no_value_conversions", "unbilled_work")
+        try:
+            job = job_execute(
+                raw=raw,
+                caller=caller,
+                source=source.path,
+                sha256=source.sha256,
+                options=options,
+                cache_key=key,
+                password=parsed.password,
+                debug=parsed.debug,
+            )
+        finally:
+            record(raw, meter_peek(caller, "pages"))
+        result = CachedResult.objects.get(key=key)
+        raw.svcx_usage = {"pages": job.pages_billed, "credits": job.credits_billed}  # type: ignore[attr-defined]
+        return _render(
+            payload=result.payload,
+            fmt=fmt,
+            request_id=request_id,
+            pages_billed=job.pages_billed,
+            credits_billed=job.credits_billed,
+            cached=False,
+            parsed=parsed,
+        )
+
+
+def _engine_dict() -> dict[str, Any]:
+    return {
+        "id": engine.ENGINE_ID,
+        "object": "engine",
+        "version": engine.ENGINE_VERSION,
+        "default": True,
+        "description": ENGINE_DESCRIPTION,
+        "ocr": False,
+        "tables": ["markdown", "html", "text"],
+        "flavors": ["gfm"],
+    }
+
+
+ENGINE_FIELDS: dict[str, Any] = {
+    "id": serializers.CharField(),
+    "object": serializers.CharField(default="engine"),
+    "version": serializers.CharField(),
+    "default": serializers.BooleanField(),
+    "description": serializers.CharField(),
+}
+EngineSerializer = inline_serializer("Engine", ENGINE_FIELDS)
+
+
+class EnginesApi(ApiView):
+    """The conversion engines. Any valid key may read them."""
+
+    @extend_schema(
+        summary="List engines",
+        responses={
+            200: inline_serializer(
+                "EngineList",
+                {
+                    "object": serializers.CharField(),
+                    "data": inline_serializer("EngineItem", many=True, fields=ENGINE_FIELDS),
+                },
+            )
+        },
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"object": "list", "data": [_engine_dict()], "has_more": False})
+
+
+class EngineDetailApi(ApiView):
+    """One engine by identifier; an unknown identifier is 404 `engine_not_found`."""
+
+    error_codes = ("engine_not_found",)
+
+    @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
+    def get(self, request: Request, engine_id: str) -> Response:
+        if engine_id != engine.ENGINE_ID:
+            raise ServiceError(
+                "engine_not_found",
+                f"No engine {caller_text(engine_id)!r}; GET /v1/engines lists them.",
+                param="engine_id",
+            )
+        return Response(_engine_dict())

@@ -1,0 +1,300 @@
+"""POST /v1/files, GET and DELETE /v1/files/{id}, POST /v1/inspect, POST /v1/toc."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.authentication import Caller, caller_of
+from accounts.scopes import FILES_READ, FILES_WRITE, INSPECT
+from billing.limits import limit_for
+from billing.meters import meter_consume, meter_require, record
+from conversion.api import IDEMPOTENCY_PARAMETER
+from conversion.files import file_create, file_delete, file_get, storage_used
+from conversion.intake import INTAKE_ERRORS, MULTIPART, PDF, ParsedBody, parse_body
+from conversion.jobs import job_execute
+from conversion.models import ConversionJob, StoredFile
+from conversion.requests import idempotent_body, in_flight, resolved_source
+from svcx.api import ApiView
+from svcx.errors import ServiceError
+from svcx.formats import iso
+
+DOCUMENT_ERRORS = (
+    "pdf_invalid",
+    "pdf_corrupt",
+    "pdf_read_error",
+    "pdf_parse_failed",
+    "pdf_password_incorrect",
+    "pdf_unsupported_security",
+    "pdf_too_complex",
+    "pdf_no_pages",
+)
+
+FILE_FIELDS: dict[str, Any] = {
+    "id": serializers.CharField(),
+    "object": serializers.CharField(default="file"),
+    "filename": serializers.CharField(),
+    "bytes": serializers.IntegerField(),
+    "sha256": serializers.CharField(),
+    "page_count": serializers.IntegerField(allow_null=True),
+    "created_at": serializers.DateTimeField(),
+    "expires_at": serializers.DateTimeField(),
+}
+
+
+def file_dict(record: StoredFile) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "object": "file",
+        "filename": record.filename,
+        "bytes": record.bytes,
+        "sha256": record.sha256,
+        "page_count": record.page_count,
+        "created_at": iso(record.created_at),
+        "expires_at": iso(record.expires_at),
+    }
+
+
+class FileCreateApi(ApiView):
+    """Store a PDF (up to 128 MiB) for later conversions by `file_id`, as a multipart `file` part
+    or a raw application/pdf body (optional query parameter `filename`). Stored files expire after
+    7 days. The upload must complete within 20 seconds of its first byte."""
+
+    required_scope = FILES_WRITE
+    error_codes = (*INTAKE_ERRORS, "storage_quota_exceeded", "pdf_invalid")
+
+    @extend_schema(
+        summary="Upload a file",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request={
+            "multipart/form-data": inline_serializer("FileUpload", {"file": serializers.FileField()}),
+            "application/pdf": OpenApiTypes.BINARY,
+        },
+        responses={201: inline_serializer("File", FILE_FIELDS)},
+    )
+    def post(self, request: Request) -> Any:
+        caller = caller_of(request)
+        raw: HttpRequest = request._request
+        with idempotent_body(
+            raw, caller, limit=int(settings.SVCX_FILES_UPLOAD_LIMIT), encodings=(MULTIPART, PDF)
+        ) as body:
+            if isinstance(body, HttpResponse):
+                return body
+            parsed = parse_body(raw, body, allowed=(), allowed_query=("filename",))
+            try:
+                with in_flight(raw, caller):
+                    return self._store(caller, raw, parsed)
+            finally:
+                parsed.close()
+
+    def _store(self, caller: Caller, raw: HttpRequest, parsed: ParsedBody) -> Response:
+        if parsed.upload is None:
+            raise ServiceError(
+                "missing_source", "Upload the PDF bytes: a multipart `file` part or an application/pdf body."
+            )
+        upload = parsed.upload
+        quota = limit_for(caller.organization, "storage_bytes")
+        used = storage_used(organization=caller.organization, environment=caller.environment)
+        if used + upload.size > quota:  # checked again, under a lock, when storing
+            raise ServiceError(
+                "storage_quota_exceeded",
+                f"Storing {upload.size} bytes would exceed the {quota}-byte storage quota ({used} used). "
+                "Delete files you no longer need.",
+                details={"quota_bytes": quota, "used_bytes": used, "needed_bytes": upload.size},
+            )
+        job = job_execute(
+            raw=raw,
+            caller=caller,
+            kind=ConversionJob.Kind.FILE,
+            source=upload.path,
+            sha256=upload.sha256,
+            password=None,
+        )
+        record = file_create(
+            caller=caller,
+            source=upload.path,
+            size=upload.size,
+            sha256=upload.sha256,
+            filename=parsed.options.get("filename") or upload.filename,
+            page_count=(job.result or {}).get("page_count"),
+        )
+        return Response(file_dict(record), status=201)
+
+
+class FileDetailApi(ApiView):
+    """Read (scope files:read) or delete (scope files:write) a stored file. A file of another
+    organization or environment is 404 `file_not_found`; one past retention is 410 `file_expired`."""
+
+    error_codes = ("file_not_found", "file_expired", "idempotency_conflict", "idempotency_in_progress")
+
+    method_scopes = {"GET": FILES_READ, "HEAD": FILES_READ, "DELETE": FILES_WRITE}
+
+    @extend_schema(summary="Read a file", responses={200: inline_serializer("FileRecord", FILE_FIELDS)})
+    def get(self, request: Request, file_id: str) -> Response:
+        return Response(file_dict(file_get(caller=caller_of(request), file_id=file_id)))
+
+    @extend_schema(
+        summary="Delete a file",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        responses={
+            200: inline_serializer(
+                "FileDeleted",
+                {
+                    "id": serializers.CharField(),
+                    "object": serializers.CharField(),
+                    "deleted": serializers.BooleanField(),
+                },
+            )
+        },
+    )
+    def delete(self, request: Request, file_id: str) -> Any:
+        caller = caller_of(request)
+        raw: HttpRequest = request._request
+        with idempotent_body(raw, caller, limit=0, encodings=None) as body:
+            if isinstance(body, HttpResponse):
+                return body
+            record = file_delete(caller=caller, file_id=file_id)
+            return Response({"id": record.id, "object": "file", "deleted": True})
+
+
+def _document_job(request: Request, kind: str) -> ConversionJob:
+    """Run an inspect or toc job for the request, with its meters; a replay raises _Replay."""
+    caller = caller_of(request)
+    raw: HttpRequest = request._request
+    with idempotent_body(raw, caller, limit=int(settings.SVCX_CONVERT_UPLOAD_LIMIT)) as body:
+        if isinstance(body, HttpResponse):
+            raise _Replay(body)
+        if kind == ConversionJob.Kind.INSPECT:
+            record(raw, meter_consume(caller, "inspect"))
+            if int(settings.SVCX_INSPECT_SAMPLE_PAGES):
+                meter_require(caller, "inspect_sample_pages")
+        else:
+            record(raw, meter_consume(caller, "toc"))
+        parsed = parse_body(raw, body, allowed=("password",), allowed_query=())
+        try:
+            with in_flight(raw, caller), resolved_source(caller, parsed) as source:
+                job = job_execute(
+                    raw=raw,
+                    caller=caller,
+                    kind=kind,
+                    source=source.path,
+                    sha256=source.sha256,
+                    password=parsed.password,
+                )
+        finally:
+            parsed.close()
+        if kind == ConversionJob.Kind.INSPECT:
+            sampled = len((job.result or {}).get("pages", []))
+            if sampled:
+                meter_consume(caller, "inspect_sample_pages", sampled, enforce=False)
+        return job
+
+
+class _Replay(Exception):
+    def __init__(self, response: HttpResponse) -> None:
+        self.response = response
+
+
+def _document_request(name: str) -> dict[str, Any]:
+    """The three encodings of a request that sends a document and, optionally, its password."""
+    password = serializers.CharField(required=False)
+    return {
+        "multipart/form-data": inline_serializer(
+            f"{name}Multipart", {"file": serializers.FileField(), "password": password}
+        ),
+        "application/json": inline_serializer(
+            f"{name}Json", {"file_id": serializers.CharField(), "password": password}
+        ),
+        "application/pdf": OpenApiTypes.BINARY,
+    }
+
+
+PAGE_SAMPLE_FIELDS: dict[str, Any] = {
+    "page": serializers.IntegerField(),
+    "has_text_layer": serializers.BooleanField(),
+    "chars": serializers.IntegerField(),
+    "sample": serializers.CharField(),
+}
+
+
+class InspectApi(ApiView):
+    """Inspect a document for free before converting it: page count, PDF version, encryption,
+    whether extraction is allowed, XFA, outline size, and a text-layer sample of the first pages.
+    An encrypted file without its password is inspected (`password_required: true`), not refused.
+    Takes the same three encodings as /v1/convert (with `password` the only other member)."""
+
+    required_scope = INSPECT
+    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, "rate_limit_inspect")
+
+    @extend_schema(
+        summary="Inspect a PDF",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request=_document_request("Inspect"),
+        responses={
+            200: inline_serializer(
+                "Inspection",
+                {
+                    "object": serializers.CharField(default="inspection"),
+                    "page_count": serializers.IntegerField(allow_null=True),
+                    "pdf_version": serializers.CharField(allow_null=True),
+                    "encrypted": serializers.BooleanField(),
+                    "password_required": serializers.BooleanField(),
+                    "extraction_allowed": serializers.BooleanField(allow_null=True),
+                    "xfa": serializers.BooleanField(),
+                    "outline_items": serializers.IntegerField(),
+                    "pages": inline_serializer("PageSample", PAGE_SAMPLE_FIELDS, many=True),
+                },
+            )
+        },
+    )
+    def post(self, request: Request) -> Any:
+        try:
+            job = _document_job(request, ConversionJob.Kind.INSPECT)
+        except _Replay as replay:
+            return replay.response
+        return Response({"object": "inspection", **(job.result or {})})
+
+
+class TocApi(ApiView):
+    """The document outline (bookmarks) as `entries: [{level, title, page}]`, with pages resolved
+    from destinations and named destinations; empty when the document has none. Bills nothing."""
+
+    required_scope = INSPECT
+    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, "pdf_encrypted", "rate_limit_toc")
+
+    @extend_schema(
+        summary="Read the table of contents",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request=_document_request("Toc"),
+        responses={
+            200: inline_serializer(
+                "Toc",
+                {
+                    "object": serializers.CharField(default="toc"),
+                    "page_count": serializers.IntegerField(),
+                    "entries": inline_serializer(
+                        "TocEntry",
+                        {
+                            "level": serializers.IntegerField(),
+                            "title": serializers.CharField(),
+                            "page": serializers.IntegerField(allow_null=True),
+                        },
+                        many=True,
+                    ),
+                },
+            )
+        },
+    )
+    def post(self, request: Request) -> Any:
+        try:
+            job = _document_job(request, ConversionJob.Kind.TOC)
+        except _Replay as replay:
+            return replay.response
+        return Response({"object": "toc", **(job.result or {})})

@@ -1,0 +1,40 @@
+"""svcx conversion engine: PDF in, GitHub-flavoured Markdown out.
+
+A pure Python package (pikepdf + pdfminer.six): no Django, no settings, no HTTP. Every
+failure leaves as `EngineError` with a catalogue code.
+"""
+
+from .convert import (
+    ENGINE_ID,
+    ENGINE_VERSION,
+    ConversionResult,
+    ConvertOptions,
+    PageResult,
+    PageSample,
+    convert,
+    inspect,
+    preflight,
+    text_sample,
+)
+from .document import DocumentInfo, OutlineEntry
+from .errors import EngineError
+from .pages import PageRanges, parse_page_ranges, select_pages
+
+__all__ = [
+    "ENGINE_ID",
+    "ENGINE_VERSION",
+    "ConversionResult",
+    "ConvertOptions",
+    "DocumentInfo",
+    "EngineError",
+    "OutlineEntry",
+    "PageRanges",
+    "PageResult",
+    "PageSample",
+    "convert",
+    "inspect",
+    "parse_page_ranges",
+    "preflight",
+    "select_pages",
+    "text_sample",
+]

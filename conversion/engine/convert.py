@@ -1,0 +1,544 @@
+"""Public entry points: preflight, inspect, text_sample and convert."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pikepdf
+from pdfminer.pdfdocument import PDFDocument
+from pdfminer.pdfpage import PDFPage
+from pdfminer.pdfparser import PDFParser
+
+from .document import (
+    MAX_PAGE_CONTENT_BYTES,
+    DocumentInfo,
+    OpenedDocument,
+    extraction_not_permitted,
+    open_document,
+)
+from .errors import EngineError
+from .layout import PageAborted, PageModel, PageParser, PageTooComplex
+from .structure import DocStats, render_page
+
+__all__ = [
+    "ENGINE_ID",
+    "ENGINE_VERSION",
+    "ConversionResult",
+    "ConvertOptions",
+    "PageResult",
+    "PageSample",
+    "convert",
+    "inspect",
+    "preflight",
+    "text_sample",
+]
+
+ENGINE_ID: str = "svcx-layout"
+ENGINE_VERSION: str = "1.1.0"
+
+# Pages parsed ahead of the page being rendered, so that running headers and font
+# statistics see some of the following pages without holding the whole document.
+LOOKAHEAD_PAGES = 8
+
+PathLike = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    tables: Literal["markdown", "html", "text"] = "markdown"
+    fallback: Literal["empty", "error"] = "empty"
+    flavor: Literal["gfm"] = "gfm"
+
+
+@dataclass
+class PageSample:
+    page: int
+    has_text_layer: bool
+    chars: int
+    sample: str
+
+
+@dataclass
+class PageResult:
+    page: int
+    label: str | None
+    markdown: str
+    has_text_layer: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ConversionResult:
+    page_count: int
+    pages: list[PageResult]
+    truncated: bool
+    stopped: bool
+    warnings: list[str]
+    timings: dict[str, float]
+
+    @property
+    def markdown(self) -> str:
+        """The delivered pages' Markdown joined with a blank line."""
+        return "\n\n".join(p.markdown for p in self.pages)
+
+
+# --- opening and policy ---------------------------------------------------------------
+
+
+def _check_policy(opened: OpenedDocument) -> None:
+    info = opened.info
+    if info.page_count == 0:
+        raise EngineError(
+            "pdf_no_pages",
+            "The PDF is valid but has no pages. Check that the right file was sent.",
+        )
+    if info.extraction_allowed is False:
+        raise extraction_not_permitted()
+    if opened.xfa_dynamic:
+        raise EngineError(
+            "pdf_is_xfa",
+            "The PDF is a dynamic XFA form whose pages are only produced by an XFA "
+            "viewer. Print or export the filled form to a regular PDF and send that.",
+        )
+
+
+def _open_checked(path: PathLike, password: str | None, *, want_outline: bool) -> OpenedDocument:
+    opened = open_document(path, password=password, want_outline=want_outline)
+    assert isinstance(opened, OpenedDocument)
+    try:
+        _check_policy(opened)
+    except BaseException:
+        opened.close()
+        raise
+    return opened
+
+
+def preflight(path: PathLike, *, password: str | None = None) -> DocumentInfo:
+    """Open and check a document quickly (no text work).
+
+    Returns the document's facts when it can be converted.
+
+    Raises:
+        EngineError: pdf_invalid, pdf_corrupt, pdf_read_error, pdf_encrypted,
+            pdf_password_incorrect, pdf_unsupported_security, pdf_too_complex,
+            pdf_no_pages, pdf_extraction_not_permitted, pdf_is_xfa.
+    """
+    opened = _open_checked(path, password, want_outline=True)
+    opened.close()
+    return opened.info
+
+
+def inspect(path: PathLike, *, password: str | None = None) -> DocumentInfo:
+    """Facts for /v1/inspect; an encrypted file without password is not an error.
+
+    Without a needed password the result has `password_required=True` and no page facts.
+    Zero pages, forbidden extraction and XFA are reported in the result, not raised.
+
+    Raises:
+        EngineError: pdf_invalid, pdf_corrupt, pdf_read_error, pdf_too_complex,
+            pdf_unsupported_security, and pdf_password_incorrect for a wrong password.
+    """
+    opened = open_document(path, password=password, allow_locked=True)
+    if isinstance(opened, DocumentInfo):
+        return opened
+    opened.close()
+    return opened.info
+
+
+# --- pages ----------------------------------------------------------------------------
+
+
+def _pdfminer_pages(opened: OpenedDocument, selected: Sequence[int]) -> Iterator[tuple[int, PDFPage | None]]:
+    """(page number, pdfminer page) for the selected pages only; None for a page that
+    pdfminer cannot find in the document (a broken page object).
+
+    With pikepdf, the selected pages are copied into a fresh unencrypted file, so pdfminer
+    never sees the rest of the document, its encryption or its damaged cross-references.
+    """
+    if opened.pikepdf is not None:
+        src = opened.pikepdf
+        subset = pikepdf.new()
+        for number in selected:
+            source_page = src.pages[number - 1]
+            if _content_bytes(source_page.obj) > MAX_PAGE_CONTENT_BYTES:
+                raise EngineError(
+                    "pdf_too_complex",
+                    f"Page {number} has more content than is parsed. Split or simplify the document.",
+                    details={"page": number},
+                )
+            with warnings.catch_warnings():
+                # Form widgets lose their /AcroForm link in the copy; only text matters here.
+                warnings.simplefilter("ignore")
+                subset.pages.append(source_page)
+        buffer = io.BytesIO()
+        subset.save(buffer, stream_decode_level=pikepdf.StreamDecodeLevel.none)
+        subset.close()
+        buffer.seek(0)
+        doc = PDFDocument(PDFParser(buffer))
+        parsed = PDFPage.create_pages(doc)
+        for number in selected:
+            yield number, next(parsed, None)
+        return
+    wanted = set(selected)
+    last = max(selected)
+    found: set[int] = set()
+    for index, page in enumerate(opened.pdfminer_pages(), start=1):
+        if index in wanted:
+            found.add(index)
+            yield index, page
+        if index >= last:
+            break
+    for number in selected:
+        if number not in found:
+            yield number, None
+
+
+def _content_bytes(page: pikepdf.Dictionary) -> int:
+    contents = page.get("/Contents")
+    streams = contents if isinstance(contents, pikepdf.Array) else [contents]
+    total = 0
+    for stream in streams:
+        if isinstance(stream, pikepdf.Stream):
+            total += int(stream.get("/Length", 0) or 0)
+    return total
+
+
+def _selected(pages: Sequence[int] | None, page_count: int) -> list[int]:
+    if pages is None:
+        return list(range(1, page_count + 1))
+    chosen = sorted({p for p in pages if 1 <= p <= page_count})
+    if not chosen:
+        raise EngineError(
+            "page_range_out_of_bounds",
+            f"The document has {page_count} page(s); none of the requested pages exist.",
+            details={"page_count": page_count},
+            param="options.pages",
+        )
+    return chosen
+
+
+def _parse_failed(number: int) -> EngineError:
+    return EngineError(
+        "pdf_parse_failed",
+        f"Page {number} could not be parsed: its content uses a structure the parser "
+        "does not handle. Re-export the PDF and try again.",
+        details={"page": number},
+    )
+
+
+def _too_complex(number: int, reason: str) -> EngineError:
+    return EngineError(
+        "document_too_complex",
+        f"Page {number} exceeds the work budget ({reason}). Convert fewer or simpler pages.",
+        details={"page": number, "reason": reason},
+    )
+
+
+def _iter_models(
+    opened: OpenedDocument,
+    selected: Sequence[int],
+    should_stop: Callable[[], bool] | None,
+    timings: dict[str, float],
+) -> Iterator[PageModel | int]:
+    """Page models in order; yields a failed page's number instead of its model.
+
+    Stops (returns) when should_stop asks to, dropping the page in progress.
+
+    Raises:
+        EngineError: document_too_complex, pdf_too_complex, pdf_parse_failed.
+    """
+    parser = PageParser(should_stop)
+    pages = _pdfminer_pages(opened, selected)
+    reached: set[int] = set()
+    while True:
+        if should_stop is not None and should_stop():
+            return
+        started = time.monotonic()
+        try:
+            item = next(pages, None)
+        except EngineError:
+            raise
+        except RecursionError:
+            raise EngineError(
+                "pdf_too_complex",
+                "The PDF's page tree is nested too deeply to be parsed. Re-export or simplify the document.",
+            ) from None
+        except Exception:
+            # The page walk itself broke: the pages it did not reach cannot be parsed.
+            yield from (n for n in selected if n not in reached)
+            return
+        if item is None:
+            return
+        number, page = item
+        reached.add(number)
+        if page is None:
+            yield number
+            continue
+        model: PageModel | None
+        try:
+            model = parser.parse(page, number)
+        except PageAborted:
+            return
+        except PageTooComplex as exc:
+            raise _too_complex(number, exc.reason) from None
+        except RecursionError:
+            raise _too_complex(number, "objects nested too deeply") from None
+        except MemoryError:
+            raise _too_complex(number, "out of memory") from None
+        except Exception:
+            # pdfminer raises many unrelated types on broken content; the page is lost,
+            # the others may still convert.
+            model = None
+        finally:
+            timings["layout"] = timings.get("layout", 0.0) + time.monotonic() - started
+        yield model if model is not None else number
+
+
+def text_sample(
+    path: PathLike,
+    *,
+    pages: Sequence[int],
+    password: str | None = None,
+    max_chars: int = 300,
+) -> list[PageSample]:
+    """Per-page text-layer facts and the first `max_chars` characters of text.
+
+    Pages outside the document are ignored. When the permissions forbid extraction the
+    samples are empty strings (the facts are still given).
+
+    Raises:
+        EngineError: the document errors of `inspect`, pdf_encrypted,
+            document_too_complex, pdf_too_complex.
+    """
+    opened = open_document(path, password=password, want_outline=False)
+    assert isinstance(opened, OpenedDocument)
+    try:
+        count = opened.info.page_count or 0
+        chosen = sorted({p for p in pages if 1 <= p <= count})
+        if not chosen:
+            return []
+        allowed = opened.info.extraction_allowed is not False
+        samples: list[PageSample] = []
+        for item in _iter_models(opened, chosen, None, {}):
+            if isinstance(item, int):
+                samples.append(PageSample(page=item, has_text_layer=False, chars=0, sample=""))
+                continue
+            text = "\n".join(ln.text.strip() for ln in item.lines) if allowed else ""
+            samples.append(
+                PageSample(
+                    page=item.number,
+                    has_text_layer=item.has_text_layer,
+                    chars=item.chars,
+                    sample=text[:max_chars],
+                )
+            )
+        return samples
+    except EngineError:
+        raise
+    except Exception:
+        raise _parse_failed(pages[0] if pages else 1) from None
+    finally:
+        opened.close()
+
+
+# --- convert --------------------------------------------------------------------------
+
+
+class _CallbackError(Exception):
+    """Carries an exception of the caller's on_page through the library-error mapping."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _no_text_warning(number: int) -> str:
+    return f"Page {number} has no text layer (scanned or image-only); it was left empty. OCR is not available."
+
+
+def convert(
+    path: PathLike,
+    *,
+    pages: Sequence[int] | None = None,
+    password: str | None = None,
+    options: ConvertOptions = ConvertOptions(),
+    result_budget_bytes: int = 8 * 1024 * 1024,
+    should_stop: Callable[[], bool] | None = None,
+    on_page: Callable[[PageResult], None] | None = None,
+    info: DocumentInfo | None = None,
+) -> ConversionResult:
+    """Convert the selected pages (1-based; None = all) to GitHub-flavoured Markdown.
+
+    Runs preflight itself; a given `info` (from an earlier preflight) saves the outline
+    and page-label work. Only the selected pages are parsed. `should_stop` is polled
+    between pages and inside each page: when it returns True the pages completed so far
+    are returned with `stopped=True`. `on_page` is called after each delivered page.
+    Delivery stops once the Markdown delivered reaches `result_budget_bytes` (UTF-8):
+    that page is delivered, later ones are not, and `truncated` is True.
+
+    A page that fails to parse while others succeed is delivered empty with a warning.
+
+    Raises:
+        EngineError: the preflight errors; page_range_out_of_bounds when no requested
+            page exists; document_has_no_text_layer when no selected page has a text
+            layer; page_has_no_text_layer (details: page) with fallback "error";
+            document_too_complex when a page exhausts its work budget;
+            pdf_too_complex; pdf_parse_failed when no page could be parsed.
+    """
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    opened = _open_checked(path, password, want_outline=info is None)
+    try:
+        doc_info = info if info is not None else opened.info
+        page_count = opened.info.page_count or 0
+        selected = _selected(pages, page_count)
+        timings["open"] = time.monotonic() - started
+        return _convert_opened(
+            opened,
+            doc_info,
+            page_count,
+            selected,
+            options,
+            result_budget_bytes,
+            should_stop,
+            on_page,
+            timings,
+            started,
+        )
+    except EngineError:
+        raise
+    except _CallbackError as exc:
+        # The caller's own callback failed: its exception is theirs, not a PDF error.
+        raise exc.error from None
+    except RecursionError:
+        raise EngineError(
+            "pdf_too_complex",
+            "The PDF's objects are nested too deeply to be parsed. Re-export or simplify the document.",
+        ) from None
+    except MemoryError:
+        raise EngineError(
+            "document_too_complex",
+            "The document needs more memory than the work budget allows. Convert fewer pages.",
+        ) from None
+    except Exception:
+        # Library failures on structures they claim to understand (pikepdf, pdfminer).
+        raise EngineError(
+            "pdf_parse_failed",
+            "The PDF could not be parsed: part of its structure is not understood. Re-export the PDF and try again.",
+        ) from None
+    finally:
+        opened.close()
+
+
+def _convert_opened(
+    opened: OpenedDocument,
+    info: DocumentInfo,
+    page_count: int,
+    selected: list[int],
+    options: ConvertOptions,
+    budget: int,
+    should_stop: Callable[[], bool] | None,
+    on_page: Callable[[PageResult], None] | None,
+    timings: dict[str, float],
+    started: float,
+) -> ConversionResult:
+    stats = DocStats()
+    outline: dict[int, dict[str, int]] = {}
+    for entry in info.outline:
+        if entry.page is not None and entry.title:
+            key = "".join(ch for ch in entry.title.casefold() if ch.isalnum())
+            if key:
+                outline.setdefault(entry.page, {}).setdefault(key, entry.level)
+    labels = info.page_labels
+    delivered: list[PageResult] = []
+    warnings = list(info.warnings)
+    pending: deque[PageModel | int] = deque()
+    delivered_bytes = 0
+    truncated = False
+    any_text = False
+    parsed_ok = 0
+    structure_seconds = 0.0
+
+    def deliver(item: PageModel | int) -> bool:
+        """Render and deliver one page; False once the result budget is reached."""
+        nonlocal delivered_bytes, truncated, structure_seconds
+        t0 = time.monotonic()
+        if isinstance(item, int):
+            number, markdown, has_text = item, "", False
+            page_warnings = [f"Page {item} could not be parsed; it was left empty."]
+        else:
+            number, has_text = item.number, item.has_text_layer
+            page_warnings = []
+            if has_text:
+                markdown = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+            else:
+                markdown = ""
+                page_warnings.append(_no_text_warning(number))
+        label = labels[number - 1] if labels and number <= len(labels) else None
+        result = PageResult(number, label, markdown, has_text, page_warnings)
+        structure_seconds += time.monotonic() - t0
+        delivered.append(result)
+        warnings.extend(page_warnings)
+        if on_page is not None:
+            try:
+                on_page(result)
+            except Exception as exc:
+                raise _CallbackError(exc) from exc
+        delivered_bytes += len(markdown.encode("utf-8"))
+        if delivered_bytes >= budget:
+            truncated = True
+            return False
+        return True
+
+    for item in _iter_models(opened, selected, should_stop, timings):
+        if isinstance(item, PageModel):
+            parsed_ok += 1
+            if item.has_text_layer:
+                any_text = True
+            elif options.fallback == "error":
+                raise EngineError(
+                    "page_has_no_text_layer",
+                    f"Page {item.number} has no text layer (scanned or image-only) and "
+                    'fallback is "error". Use fallback "empty" or leave out that page.',
+                    details={"page": item.number},
+                )
+            stats.add_page(item)
+        pending.append(item)
+        while len(pending) > LOOKAHEAD_PAGES:
+            if not deliver(pending.popleft()):
+                break
+        if truncated:
+            break
+    # The page stream ends early only when should_stop asked it to (between pages or
+    # inside one); a stop after the last page has lost nothing.
+    stopped = not truncated and len(delivered) + len(pending) < len(selected)
+    if not truncated:
+        if parsed_ok == 0 and pending and not stopped:
+            raise _parse_failed(selected[0])
+        if not any_text and not stopped and parsed_ok:
+            raise EngineError(
+                "document_has_no_text_layer",
+                "None of the selected pages has a text layer (the document is scanned "
+                "or image-only) and OCR is not available. Send a PDF with a text layer.",
+                details={"pages": len(selected)},
+            )
+        while pending:
+            if not deliver(pending.popleft()):
+                break
+    timings["structure"] = structure_seconds
+    timings["total"] = time.monotonic() - started
+    return ConversionResult(
+        page_count=page_count,
+        pages=delivered,
+        truncated=truncated,
+        stopped=stopped,
+        warnings=warnings,
+        timings=timings,
+    )

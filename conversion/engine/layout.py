@@ -1,0 +1,438 @@
+"""pdfminer.six layout analysis of one page, under a work budget, into a small page model.
+
+The page model keeps only what the structure pass needs: text lines with their boxes,
+font size and style runs, and the straight rulings that may form table grids. Coordinates
+are turned top-down (y grows downwards) so that reading order sorts naturally.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pdfminer.converter import PDFPageAggregator
+from pdfminer.layout import (
+    LAParams,
+    LTChar,
+    LTCurve,
+    LTFigure,
+    LTLine,
+    LTPage,
+    LTRect,
+    LTTextBox,
+    LTTextLine,
+    LTTextLineVertical,
+)
+from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+from pdfminer.pdfpage import PDFPage
+from pdfminer.utils import mult_matrix
+
+__all__ = [
+    "BOLD",
+    "ITALIC",
+    "MONO",
+    "Line",
+    "PageAborted",
+    "PageModel",
+    "PageParser",
+    "PageTooComplex",
+    "compat_text",
+]
+
+BOLD = 1
+ITALIC = 2
+MONO = 4
+
+# Work budget of one page (document_too_complex). The densest corpus page has ~65,000
+# layout objects and lays out in ~7 s; these leave room for that and stop pathological
+# pages well inside the service's 120 s wall-clock limit.
+MAX_LAYOUT_OBJECTS_PER_PAGE = 400_000
+MAX_SECONDS_PER_PAGE = 45.0
+# How many layout objects between two polls of should_stop and the page clock.
+_POLL_EVERY = 512
+
+
+class PageAborted(Exception):
+    """should_stop asked to stop while a page was in progress."""
+
+
+class PageTooComplex(Exception):
+    """A page exhausted its work budget (objects or seconds)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class Line:
+    """A text line, top-down coordinates (top < bottom)."""
+
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    text: str
+    spans: list[tuple[str, int]]
+    size: float
+    style: int  # style common to every character (BOLD/ITALIC/MONO bits)
+    # Glyph positions for cell splitting: x0 and x1 of each glyph in turn, and its text.
+    # Kept flat (floats and strings are not tracked by the garbage collector; a tuple
+    # per glyph made collections a tenth of the engine's time on long documents).
+    glyph_x: list[float]
+    glyph_text: list[str]
+    vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
+    max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
+
+    @property
+    def chars(self) -> list[tuple[float, float, str]]:
+        """(x0, x1, text) of each glyph."""
+        xs = self.glyph_x
+        return list(zip(xs[0::2], xs[1::2], self.glyph_text, strict=True))
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+    @property
+    def cy(self) -> float:
+        return (self.top + self.bottom) / 2
+
+
+@dataclass
+class PageModel:
+    number: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+    hrules: list[tuple[float, float, float]] = field(default_factory=list)  # (y, x0, x1)
+    vrules: list[tuple[float, float, float]] = field(default_factory=list)  # (x, top, bottom)
+    chars: int = 0  # non-whitespace characters
+
+    @property
+    def has_text_layer(self) -> bool:
+        return self.chars > 0
+
+
+_style_cache: dict[str, int] = {}
+
+# PostScript names only hint at style. TeX fonts encode it in the family name: CM/EC/SF
+# "bx"/"b" bold, "ti"/"sl" italic or slanted, "tt" typewriter.
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|-medi|,bd|-bd\b|^(cm|ec|sf|lm)b[x0-9]")
+_ITALIC_NAME = re.compile(r"italic|ital|oblique|slant|-it\b|,it\b|-it[a-z]*$|^(cm|ec|sf)(ti|sl|bxti|bxsl)")
+_MONO_NAME = re.compile(r"courier|mono|consol|typewriter|menlo|inconsolata|^(cm|ec|sf|lm)tt|^lmmono")
+
+
+def font_style(fontname: str) -> int:
+    """Style bits guessed from a font's PostScript name (subset prefix ignored)."""
+    style = _style_cache.get(fontname)
+    if style is not None:
+        return style
+    name = fontname.split("+", 1)[-1].lower()
+    style = 0
+    if _BOLD_NAME.search(name):
+        style |= BOLD
+    if _ITALIC_NAME.search(name):
+        style |= ITALIC
+    if _MONO_NAME.search(name):
+        style |= MONO
+    _style_cache[fontname] = style
+    return style
+
+
+class _LinesPage(LTPage):
+    """A page whose layout analysis stops at text lines.
+
+    The structure pass builds its own blocks and reading order from lines, so pdfminer's
+    grouping of lines into text boxes (a neighbour search over the whole page) and the
+    per-glyph pass that finishes each box are skipped. Figures keep the full analysis.
+    """
+
+    def analyze(self, laparams: LAParams) -> None:
+        chars: list[Any] = []
+        others: list[Any] = []
+        for obj in self._objs:
+            (chars if type(obj) is LTChar else others).append(obj)
+        for obj in others:
+            obj.analyze(laparams)
+        if not chars:
+            return
+        # Lines without visible text are dropped later, where their glyphs are read anyway.
+        self._objs = [*self.group_objects(laparams, chars), *others]
+
+
+class _BudgetedAggregator(PDFPageAggregator):
+    """Collects a page's layout while counting objects and polling should_stop."""
+
+    def __init__(
+        self,
+        rsrcmgr: PDFResourceManager,
+        laparams: LAParams,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        super().__init__(rsrcmgr, laparams=laparams)
+        self._should_stop = should_stop
+        self.objects = 0
+        self._next_poll = _POLL_EVERY
+        self.started = 0.0
+        self._turned_text = False
+
+    def begin_page(self, page: PDFPage, ctm: Any) -> None:
+        self.objects = 0
+        self._next_poll = _POLL_EVERY
+        self.started = time.monotonic()
+        self._turned_text = False
+        super().begin_page(page, ctm)
+        assert isinstance(self.cur_item, LTPage)
+        self.cur_item = _LinesPage(self.cur_item.pageid, self.cur_item.bbox)
+
+    def end_page(self, page: PDFPage) -> None:
+        # Looking for vertical lines costs a test per pair of glyphs; only pages with
+        # vertical fonts or rotated text can have them.
+        assert self.laparams is not None
+        self.laparams.detect_vertical = self._turned_text
+        super().end_page(page)
+
+    def _count(self, added: int) -> None:
+        self.objects += added
+        if self.objects < self._next_poll:
+            return
+        self._next_poll = self.objects + _POLL_EVERY
+        if self.objects > MAX_LAYOUT_OBJECTS_PER_PAGE:
+            raise PageTooComplex(f"more than {MAX_LAYOUT_OBJECTS_PER_PAGE:,} layout objects")
+        if time.monotonic() - self.started > MAX_SECONDS_PER_PAGE:
+            raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
+        if self._should_stop is not None and self._should_stop():
+            raise PageAborted()
+
+    def render_string(self, *args: Any, **kwargs: Any) -> None:
+        # Counted per text-showing operator rather than per glyph: the glyph path is the
+        # hottest code in pdfminer and a wrapper there costs a few percent.
+        item = self.cur_item
+        before = len(item)
+        if not self._turned_text:
+            textstate = args[0] if args else kwargs["textstate"]
+            a, b, c, d, _, _ = mult_matrix(textstate.matrix, self.ctm)
+            font = textstate.font
+            if abs(b) > 1e-3 * abs(a) or abs(c) > 1e-3 * abs(d) or (font is not None and font.is_vertical()):
+                self._turned_text = True
+        super().render_string(*args, **kwargs)
+        self._count(max(1, len(item) - before))
+
+    def paint_path(self, *args: Any, **kwargs: Any) -> None:
+        self._count(1)
+        super().paint_path(*args, **kwargs)
+
+    def begin_figure(self, *args: Any, **kwargs: Any) -> None:
+        self._count(1)
+        super().begin_figure(*args, **kwargs)
+
+
+class PageParser:
+    """Parses pdfminer pages one at a time into `PageModel`s, sharing font caches."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None = None) -> None:
+        self._rsrcmgr = PDFResourceManager(caching=True)
+        # boxes_flow=None skips pdfminer's O(n^2) text-box grouping: our own reading
+        # order replaces it. all_texts makes text inside form XObjects count as text.
+        self._laparams = LAParams(boxes_flow=None, all_texts=True, detect_vertical=True)
+        self._device = _BudgetedAggregator(self._rsrcmgr, self._laparams, should_stop)
+        self._interpreter = PDFPageInterpreter(self._rsrcmgr, self._device)
+
+    def parse(self, page: PDFPage, number: int) -> PageModel:
+        """Lay out `page` and return its model.
+
+        Raises:
+            PageAborted: should_stop returned True during the page.
+            PageTooComplex: the page exceeded its work budget.
+            Exception: whatever pdfminer raises on a broken page (caller maps it).
+        """
+        self._interpreter.process_page(page)
+        ltpage = self._device.get_result()
+        if time.monotonic() - self._device.started > MAX_SECONDS_PER_PAGE:
+            raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
+        return build_model(ltpage, number)
+
+
+# Lines that may need script repairs; plain Latin lines skip them.
+_NEEDS_REPAIR = re.compile(r"[\u0300-\u036f\u0590-\u08ff\u0900-\u0dff\u0e00-\u0e7f\ufb00-\ufdff\ufe70-\ufeff]")
+_COMPAT = re.compile(r"[\ufb00-\ufb06\ufb13-\ufb17\ufb50-\ufdff\ufe70-\ufeff]+")
+_SPACE_BEFORE_MARK = re.compile(
+    r" +(?=[\u0300-\u036f\u0900-\u0903\u093a-\u094f\u0981-\u0983\u09bc-\u09d7"
+    r"\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])"
+)
+_RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+_LTR_CHAR = re.compile(r"[A-Za-z0-9\u00c0-\u024f]")
+_LTR_RUN = re.compile(r"[A-Za-z0-9\u00c0-\u024f](?:[A-Za-z0-9\u00c0-\u024f .,:;%/'+\-]*[A-Za-z0-9\u00c0-\u024f])?")
+_MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
+
+
+def compat_text(text: str) -> str:
+    """Ligatures and Arabic presentation forms to the letters they stand for."""
+    return _COMPAT.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+
+
+_compat = compat_text
+
+
+def _visual_to_logical(glyphs: Sequence[str]) -> str:
+    """Right-to-left text comes out of pdfminer in visual order; restore reading order.
+
+    Reverse the line, mirror brackets, and turn embedded left-to-right runs (Latin words,
+    numbers) back around. A simplification of the Unicode bidi algorithm that is right
+    for lines written mainly in Arabic or Hebrew.
+    """
+    # Reverse glyph by glyph: one glyph may stand for several letters in logical order
+    # (the lam-alef ligature maps to "\u0644\u0627").
+    reversed_text = "".join(reversed(glyphs)).translate(_MIRROR)
+    return _LTR_RUN.sub(lambda m: m.group(0)[::-1], reversed_text)
+
+
+def _repair_spans(spans: list[tuple[str, int]], common: int, glyphs: Sequence[str]) -> list[tuple[str, int]]:
+    text = "".join(t for t, _ in spans)
+    if not _NEEDS_REPAIR.search(text):
+        return spans
+    rtl = len(_RTL_CHAR.findall(text))
+    if rtl and rtl > len(_LTR_CHAR.findall(text)):
+        # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
+        # Style runs cannot survive the reordering; keep the style the line shares.
+        return [(_compat(_visual_to_logical(glyphs)), max(common, 0))]
+    spans = [(_compat(t), s) for t, s in spans]
+    joined = "".join(t for t, _ in spans)
+    if _SPACE_BEFORE_MARK.search(joined):
+        # Layout put a word space before a combining mark (Thai tone marks, Indic
+        # vowel signs); the mark belongs to the letter before it.
+        return [(_SPACE_BEFORE_MARK.sub("", joined), max(common, 0))]
+    return spans
+
+
+def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
+    # The hot loop of the engine (one pass per glyph): local names, cached styles, the
+    # glyph text read as an attribute, and sizes counted in C once per line.
+    spans: list[tuple[str, int]] = []
+    glyph_x: list[float] = []
+    glyph_text: list[str] = []
+    cur_text: list[str] = []
+    cur_style = -1
+    common = -1  # all bits set until the first visible glyph
+    sizes: list[float] = []
+    visible = 0
+    cache = _style_cache
+    char_type = LTChar
+    add_x = glyph_x.append
+    add_text = glyph_text.append
+    add_size = sizes.append
+    last_x1 = line.x0
+    seen_x1 = 0.0  # end of the last visible glyph
+    after_space = False
+    max_gap = 0.0
+    # Private attributes: the public iterator and get_text() cost a call per glyph.
+    for obj in line._objs:
+        text = obj._text  # LTChar and LTAnno both have it
+        if type(obj) is char_type:
+            style = cache.get(obj.fontname)
+            if style is None:
+                style = font_style(obj.fontname)
+            if not text.isspace():
+                visible += len(text)
+                add_size(obj.size)
+                common &= style
+                if after_space:
+                    if obj.x0 - seen_x1 > max_gap:
+                        max_gap = obj.x0 - seen_x1
+                    after_space = False
+                seen_x1 = obj.x1
+            else:
+                after_space = visible > 0
+            add_x(obj.x0)
+            last_x1 = obj.x1
+            add_x(last_x1)
+            add_text(text)
+        else:
+            if text == "\n":
+                continue
+            # Inserted word spaces take the style of the text before them.
+            style = cur_style if cur_style != -1 else 0
+            after_space = visible > 0
+            add_x(last_x1)
+            add_x(last_x1)
+            add_text(text)
+        if style != cur_style:
+            if cur_text:
+                spans.append(("".join(cur_text), cur_style))
+                cur_text = []
+            cur_style = style
+        cur_text.append(text)
+    if cur_text:
+        spans.append(("".join(cur_text), cur_style))
+    if not visible:
+        return
+    model.chars += visible
+    size_weight: dict[float, int] = {}
+    for raw, count in Counter(sizes).items():
+        rounded = round(raw * 2) / 2
+        size_weight[rounded] = size_weight.get(rounded, 0) + count
+    size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    spans = _repair_spans(spans, common, glyph_text)
+    text = "".join(t for t, _ in spans)
+    model.lines.append(
+        Line(
+            x0=line.x0,
+            top=page_top - line.y1,
+            x1=line.x1,
+            bottom=page_top - line.y0,
+            text=text,
+            spans=spans,
+            size=size,
+            style=max(common, 0),
+            glyph_x=glyph_x,
+            glyph_text=glyph_text,
+            vertical=isinstance(line, LTTextLineVertical),
+            max_gap=max_gap,
+        )
+    )
+
+
+def _collect(model: PageModel, container: Any, page_top: float, depth: int) -> None:
+    for obj in container:
+        if isinstance(obj, LTTextBox):
+            for line in obj:
+                if isinstance(line, LTTextLine):
+                    _add_line(model, line, page_top)
+        elif isinstance(obj, LTTextLine):
+            _add_line(model, obj, page_top)
+        elif isinstance(obj, LTFigure):
+            if depth < 32:
+                _collect(model, obj, page_top, depth + 1)
+        elif isinstance(obj, (LTRect, LTLine, LTCurve)):
+            _add_rulings(model, obj, page_top)
+
+
+def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:
+    x0, y0, x1, y1 = obj.x0, obj.y0, obj.x1, obj.y1
+    w, h = x1 - x0, y1 - y0
+    top, bottom = page_top - y1, page_top - y0
+    if h <= 3 and w > 3:
+        model.hrules.append(((top + bottom) / 2, x0, x1))
+    elif w <= 3 and h > 3:
+        model.vrules.append(((x0 + x1) / 2, top, bottom))
+    elif isinstance(obj, LTRect) and w > 3 and h > 3:
+        # A cell or frame drawn as a rectangle: its edges are rulings, unless it is a
+        # page-sized background that would swallow every grid on the page.
+        if w * h > 0.8 * model.width * model.height:
+            return
+        model.hrules.append((top, x0, x1))
+        model.hrules.append((bottom, x0, x1))
+        model.vrules.append((x0, top, bottom))
+        model.vrules.append((x1, top, bottom))
+
+
+def build_model(ltpage: LTPage, number: int) -> PageModel:
+    model = PageModel(number=number, width=ltpage.width, height=ltpage.height)
+    _collect(model, ltpage, ltpage.y1, 0)
+    return model

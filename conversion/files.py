@@ -1,0 +1,166 @@
+"""Stored files: upload, read, delete, retention and the storage quota."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import storages
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.authentication import Caller
+from accounts.models import Organization
+from billing.limits import limit_for
+from conversion.models import StoredFile
+from svcx.errors import ServiceError, caller_text
+
+
+def _storage():  # type: ignore[no-untyped-def]  # Django's storage type depends on the backend
+    return storages["files"]
+
+
+def _blob_name(caller: Caller, sha256: str) -> str:
+    return f"{caller.org_id}/{caller.environment}/{sha256[:2]}/{sha256}.pdf"
+
+
+def _live(organization: Organization, environment: str) -> Q:
+    return Q(organization=organization, environment=environment, deleted_at__isnull=True, purged_at__isnull=True)
+
+
+def storage_used(*, organization: Organization, environment: str) -> int:
+    """Bytes held for the organization and environment: one blob per distinct content."""
+    rows = StoredFile.objects.filter(_live(organization, environment)).values_list("sha256", "bytes")
+    return sum(dict(rows).values())
+
+
+def file_create(
+    *, caller: Caller, source: Path, size: int, sha256: str, filename: str, page_count: int | None
+) -> StoredFile:
+    """Store the bytes (once per content) and the record.
+
+    Raises 413 `storage_quota_exceeded` (details: quota, used, needed) and leaves nothing
+    behind; the organization's row is locked so that parallel uploads cannot overshoot.
+    """
+    storage = _storage()
+    name = _blob_name(caller, sha256)
+    with transaction.atomic():
+        Organization.objects.select_for_update().get(pk=caller.org_id)
+        quota = limit_for(caller.organization, "storage_bytes")
+        used = storage_used(organization=caller.organization, environment=caller.environment)
+        already_stored = StoredFile.objects.filter(
+            _live(caller.organization, caller.environment), sha256=sha256
+        ).exists()
+        needed = 0 if already_stored else size
+        if used + needed > quota:
+            raise ServiceError(
+                "storage_quota_exceeded",
+                f"Storing this file needs {needed} bytes but only {max(quota - used, 0)} of the {quota}-byte quota "
+                "are free. "
+                "Delete files you no longer need; files also expire after their retention window.",
+                details={"quota_bytes": quota, "used_bytes": used, "needed_bytes": needed},
+            )
+        if not storage.exists(name):
+            with source.open("rb") as handle:
+                storage.save(name, File(handle))
+        return StoredFile.objects.create(
+            organization=caller.organization,
+            environment=caller.environment,
+            api_key_id=caller.key_id,
+            filename=caller_text(filename)[:255],
+            bytes=size,
+            sha256=sha256,
+            page_count=page_count,
+            storage_name=name,
+            expires_at=timezone.now() + timedelta(seconds=float(settings.SVCX_FILE_RETENTION)),
+        )
+
+
+def file_get(*, caller: Caller, file_id: str) -> StoredFile:
+    """The caller's file. Another organization's or environment's id, or a deleted file, is
+    404 `file_not_found` (never 403); a file past retention is 410 `file_expired`."""
+    record = StoredFile.objects.filter(
+        pk=file_id, organization_id=caller.org_id, environment=caller.environment
+    ).first()
+    if record is None or record.deleted_at is not None:
+        raise ServiceError(
+            "file_not_found",
+            f"No file {caller_text(file_id)!r} exists for this organization and environment.",
+            param="file_id",
+        )
+    if record.purged_at is not None or record.expires_at <= timezone.now():
+        raise ServiceError(
+            "file_expired",
+            f"The file {record.id} passed its retention window on {record.expires_at:%Y-%m-%d %H:%M} UTC; "
+            "upload it again.",
+            param="file_id",
+            details={"expired_at": record.expires_at.isoformat().replace("+00:00", "Z")},
+        )
+    return record
+
+
+def _remove_blob_if_unused(record: StoredFile) -> None:
+    still_used = StoredFile.objects.filter(
+        organization_id=record.organization_id,
+        environment=record.environment,
+        sha256=record.sha256,
+        deleted_at__isnull=True,
+        purged_at__isnull=True,
+    ).exclude(pk=record.pk)
+    if not still_used.exists():
+        _storage().delete(record.storage_name)
+
+
+def file_delete(*, caller: Caller, file_id: str) -> StoredFile:
+    """Remove the bytes (unless another live record has the same content) and keep a tombstone."""
+    with transaction.atomic():
+        Organization.objects.select_for_update().get(pk=caller.org_id)
+        record = file_get(caller=caller, file_id=file_id)
+        record.deleted_at = timezone.now()
+        record.save(update_fields=["deleted_at"])
+        _remove_blob_if_unused(record)
+    return record
+
+
+def files_purge_expired() -> int:
+    """Delete the bytes of files past retention (a scheduled job). Returns how many."""
+    purged = 0
+    for record in StoredFile.objects.filter(
+        expires_at__lte=timezone.now(), purged_at__isnull=True, deleted_at__isnull=True
+    )[:1000]:
+        with transaction.atomic():
+            Organization.objects.select_for_update().get(pk=record.organization_id)
+            record.purged_at = timezone.now()
+            record.save(update_fields=["purged_at"])
+            _remove_blob_if_unused(record)
+        purged += 1
+    return purged
+
+
+@contextmanager
+def local_copy(record: StoredFile) -> Iterator[Path]:
+    """A local path to the stored bytes (the file itself on local storage, a temporary
+    download on remote storage)."""
+    storage = _storage()
+    try:
+        local = storage.path(record.storage_name)
+    except NotImplementedError:
+        local = None
+    if local is not None:
+        yield Path(local)
+        return
+    directory = Path(settings.SVCX_SPOOL_DIR)
+    with (
+        tempfile.NamedTemporaryFile(dir=directory, suffix=".pdf") as out,
+        storage.open(record.storage_name, "rb") as src,
+    ):
+        shutil.copyfileobj(src, out)
+        out.flush()
+        yield Path(out.name)

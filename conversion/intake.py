@@ -1,0 +1,450 @@
+"""Request intake shared by convert, inspect, toc and file uploads.
+
+1. `spool_body` copies the raw request body to a temporary file while enforcing the size
+   limit (413 `file_too_large`, as soon as Content-Length or the bytes read say so) and the
+   total-body deadline (408 `request_timeout`), and hashes it (the idempotency fingerprint).
+   Nothing is ever held whole in memory.
+2. `parse_body` reads the spooled body in one of the three encodings of decisions.md 1 and
+   returns the source (an uploaded PDF on disk, or a stored file id) and the raw options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.files.uploadhandler import TemporaryFileUploadHandler
+from django.http import HttpRequest
+from django.http.multipartparser import MultiPartParser, MultiPartParserError
+
+from svcx.errors import ServiceError, caller_text
+
+CHUNK = 64 * 1024
+MULTIPART = "multipart/form-data"
+JSON = "application/json"
+PDF = "application/pdf"
+ENCODINGS = (MULTIPART, JSON, PDF)
+# The JSON encoding never carries the PDF itself (base64 is refused), so its body is small.
+JSON_BODY_LIMIT = 256 * 1024
+
+
+# The errors every endpoint that takes a document in the request can answer (for the
+# OpenAPI description): the request shape, the body limits, idempotency, a stored source,
+# the fleet, and the meters every upload passes.
+INTAKE_ERRORS = (
+    "malformed_json",
+    "multipart_malformed",
+    "missing_source",
+    "multiple_sources",
+    "unsupported_source_type",
+    "unknown_parameter",
+    "invalid_parameter_type",
+    "query_options_not_allowed",
+    "unsupported_content_type",
+    "file_too_large",
+    "request_timeout",
+    "idempotency_conflict",
+    "idempotency_in_progress",
+    "result_expired",
+    "file_not_found",
+    "file_expired",
+    "overloaded",
+    "rate_limit_concurrency",
+    "rate_limit_uploads",
+)
+
+
+def media_type(request: HttpRequest) -> str:
+    return (request.META.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
+
+
+@dataclass
+class SpooledBody:
+    """The raw body on disk (deleted by `close`), its size and SHA-256."""
+
+    path: Path
+    size: int
+    sha256: str
+
+    def close(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _deadline_of(request: HttpRequest) -> float:
+    started = getattr(request, "svcx_started_monotonic", None) or time.monotonic()
+    return float(started) + float(settings.SVCX_UPLOAD_DEADLINE_SECONDS)
+
+
+def _timeout() -> ServiceError:
+    seconds = int(settings.SVCX_UPLOAD_DEADLINE_SECONDS)
+    return ServiceError(
+        "request_timeout",
+        f"The request body did not arrive within {seconds} seconds. On a slow link, upload once with "
+        "POST /v1/files and convert by file_id.",
+        details={"deadline_seconds": seconds},
+    )
+
+
+def too_large(limit: int, what: str = "upload") -> ServiceError:
+    return ServiceError(
+        "file_too_large",
+        f"The {what} is larger than {limit // (1024 * 1024)} MiB. Upload large files once with POST /v1/files "
+        "(up to 128 MiB) and convert them by file_id.",
+        details={"limit_bytes": limit},
+    )
+
+
+def _body_stream(request: HttpRequest) -> Any:
+    """The stream the body is read from. A chunked request has no Content-Length, so Django's
+    own stream would read nothing; the server's input stream decodes the chunks."""
+    if "CONTENT_LENGTH" not in request.META and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+        return request.META["wsgi.input"]
+    return request
+
+
+def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
+    """Copy the body to a temporary file. Raises `file_too_large` or `request_timeout`;
+    nothing is left on disk when it raises."""
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+    deadline = _deadline_of(request)
+    sock = request.META.get("gunicorn.socket")
+    stream = _body_stream(request)
+    digest = hashlib.sha256()
+    size = 0
+    directory = Path(settings.SVCX_SPOOL_DIR)
+    directory.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix="body-", dir=directory)
+    path = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise _timeout()
+                if isinstance(sock, socket.socket):
+                    # A stalled client must not hold a thread past the deadline.
+                    sock.settimeout(remaining)
+                try:
+                    chunk = stream.read(CHUNK)
+                except OSError as exc:
+                    # Django wraps the socket's timeout in UnreadablePostError (an OSError).
+                    if isinstance(exc, TimeoutError) or isinstance(exc.__cause__, TimeoutError):
+                        raise _timeout() from exc
+                    raise ServiceError(
+                        "bad_request", "The request body could not be read; the connection broke."
+                    ) from exc
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    raise too_large(limit)
+                digest.update(chunk)
+                out.write(chunk)
+        if time.monotonic() > deadline:
+            raise _timeout()
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    finally:
+        if isinstance(sock, socket.socket):
+            sock.settimeout(None)
+    return SpooledBody(path=path, size=size, sha256=digest.hexdigest())
+
+
+@dataclass
+class Upload:
+    """A PDF received in the request, on disk."""
+
+    path: Path
+    size: int
+    sha256: str
+    filename: str = ""
+
+
+@dataclass
+class ParsedBody:
+    """What the request asked for, before validation of the options."""
+
+    encoding: str
+    upload: Upload | None = None
+    file_id: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    # Where each option came from, for `param` in errors: "options" (body) or "" (query string).
+    options_prefix: str = "options."
+    password: str | None = None
+    metadata: dict[str, Any] | None = None
+    debug: bool = False
+    temporary: list[Path] = field(default_factory=list)
+
+    def close(self) -> None:
+        for path in self.temporary:
+            path.unlink(missing_ok=True)
+
+
+_SOURCE_MEMBERS = ("file_id", "url", "base64")
+QUERY_OPTIONS = ("pages", "ocr", "flavor", "tables", "fallback", "debug")
+
+
+def _refuse_query(request: HttpRequest) -> None:
+    if request.GET:
+        name = caller_text(next(iter(request.GET)))
+        raise ServiceError(
+            "query_options_not_allowed",
+            f"Query parameter {name!r} is not allowed with a multipart or JSON body; put options in the body's "
+            "`options` object.",
+            param=name,
+        )
+
+
+def _sources(present: list[str]) -> None:
+    """Exactly one source: several is multiple_sources; url or base64 alone is refused."""
+    if len(present) > 1:
+        raise ServiceError(
+            "multiple_sources",
+            f"The request has {len(present)} sources ({', '.join(present)}); send exactly one.",
+            param=present[1],
+        )
+    if present and present[0] in ("url", "base64"):
+        name = present[0]
+        why = "base64 sources are refused permanently" if name == "base64" else "url sources are not available in v1"
+        raise ServiceError(
+            "unsupported_source_type",
+            f"{why}. Upload the PDF bytes (multipart `file` part or an application/pdf body), or upload once with "
+            "POST /v1/files and send `file_id`.",
+            param=name,
+        )
+
+
+def _json_value(raw: str, param: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ServiceError("malformed_json", f"The `{param}` part is not valid JSON.", param=param) from exc
+
+
+def _object(value: Any, param: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ServiceError("invalid_parameter_type", f"`{param}` must be a JSON object.", param=param)
+    return value
+
+
+def _string(value: Any, param: str) -> str:
+    if not isinstance(value, str):
+        raise ServiceError("invalid_parameter_type", f"`{param}` must be a string.", param=param)
+    return value
+
+
+def _boolean(value: Any, param: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ServiceError("invalid_parameter_type", f"`{param}` must be true or false.", param=param)
+
+
+def _metadata(value: Any, param: str) -> dict[str, Any]:
+    metadata = _object(value, param)
+    size = len(json.dumps(metadata, separators=(",", ":")).encode())
+    limit = int(settings.SVCX_METADATA_LIMIT_BYTES)
+    if size > limit:
+        raise ServiceError(
+            "metadata_too_large",
+            f"`metadata` is {size} bytes of JSON; the limit is {limit}. Send a smaller object, such as an id.",
+            param=param,
+            details={"limit_bytes": limit, "size_bytes": size},
+        )
+    return metadata
+
+
+def _parse_json(body: SpooledBody, allowed: tuple[str, ...]) -> ParsedBody:
+    if body.size > JSON_BODY_LIMIT:
+        raise too_large(JSON_BODY_LIMIT, "JSON body")
+    try:
+        data = json.loads(body.path.read_bytes())
+    except (ValueError, RecursionError) as exc:
+        raise ServiceError("malformed_json", "The request body is not valid JSON.") from exc
+    if not isinstance(data, dict):
+        raise ServiceError("invalid_parameter_type", "The JSON body must be an object.")
+    _sources([name for name in _SOURCE_MEMBERS if name in data])
+    for name in data:
+        if name not in allowed and name not in _SOURCE_MEMBERS:
+            raise ServiceError("unknown_parameter", f"Unknown member {caller_text(name)!r}.", param=caller_text(name))
+    if "file_id" not in data:
+        raise ServiceError("missing_source", "No PDF: send `file_id` of a stored file, or upload the bytes.")
+    parsed = ParsedBody(encoding=JSON, file_id=_string(data["file_id"], "file_id"))
+    _fill(parsed, data, lambda value, name: value)
+    return parsed
+
+
+def _fill(parsed: ParsedBody, data: Any, decode: Any) -> None:
+    """Options, password, metadata and debug from a JSON object or multipart text parts."""
+    if "options" in data:
+        parsed.options = _object(decode(data["options"], "options"), "options")
+    if "password" in data:
+        parsed.password = _string(data["password"], "password")
+    if "metadata" in data:
+        parsed.metadata = _metadata(decode(data["metadata"], "metadata"), "metadata")
+    if "debug" in data:
+        parsed.debug = _boolean(data["debug"], "debug")
+
+
+def _closing_delimiter_present(request: HttpRequest, body: SpooledBody) -> bool:
+    """Whether the body ends with its closing boundary: a truncated upload does not, and
+    Django's parser would otherwise read it as a shorter, valid form."""
+    boundary = (request.META.get("CONTENT_TYPE") or "").split("boundary=", 1)[-1].split(";")[0].strip().strip('"')
+    closing = f"--{boundary}--".encode()
+    with body.path.open("rb") as stream:
+        stream.seek(max(0, body.size - len(closing) - 64))
+        return closing in stream.read()
+
+
+def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str, ...]) -> ParsedBody:
+    if not _closing_delimiter_present(request, body):
+        raise ServiceError(
+            "multipart_malformed", "The multipart/form-data body does not end with its closing boundary (cut short?)."
+        )
+    meta = {**request.META, "CONTENT_LENGTH": str(body.size)}
+    # Parts go straight to disk, never into memory.
+    handlers = [TemporaryFileUploadHandler(request)]
+    try:
+        with body.path.open("rb") as stream:
+            fields, files = MultiPartParser(meta, stream, handlers, request.encoding).parse()
+    except (MultiPartParserError, TooManyFieldsSent, TooManyFilesSent, UnicodeDecodeError, ValueError) as exc:
+        raise ServiceError("multipart_malformed", "The multipart/form-data body does not parse.") from exc
+    except RequestDataTooBig as exc:
+        raise ServiceError("multipart_malformed", "A text part of the multipart body is too large.") from exc
+    parsed = ParsedBody(encoding=MULTIPART)
+    uploaded = files.getlist("file")
+    for name in list(fields) + list(files):
+        if name not in allowed and name not in _SOURCE_MEMBERS and name != "file":
+            raise ServiceError("unknown_parameter", f"Unknown part {caller_text(name)!r}.", param=caller_text(name))
+    for name in list(fields) + list(files):
+        if len(fields.getlist(name)) + len(files.getlist(name)) > 1:
+            param = caller_text(name)
+            if name == "file":
+                raise ServiceError(
+                    "multiple_sources", "The request has more than one `file` part; send exactly one.", param="file"
+                )
+            raise ServiceError("invalid_parameter_type", f"Part {param!r} appears more than once.", param=param)
+    present = (["file"] if uploaded or "file" in fields else []) + [n for n in _SOURCE_MEMBERS if n in fields]
+    _sources(present)
+    if not present:
+        raise ServiceError("missing_source", "No PDF: add a part named `file` with the PDF bytes.")
+    if uploaded:
+        part = uploaded[0]
+        temp_path = Path(part.temporary_file_path())
+        # Keep the spooled part: the upload handler would delete it when the object is collected.
+        kept = temp_path.with_name(temp_path.name + ".pdf")
+        os.link(temp_path, kept)
+        parsed.temporary.append(kept)
+        parsed.upload = Upload(
+            path=kept, size=part.size, sha256=_sha256_file(kept), filename=caller_text(part.name or "")
+        )
+        part.close()
+    elif "file" in fields:
+        raise ServiceError(
+            "invalid_parameter_type",
+            "The `file` part must be a file (with a filename), not a text field.",
+            param="file",
+        )
+    else:
+        parsed.file_id = str(fields["file_id"])
+    _fill(parsed, fields, _json_value)
+    return parsed
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1024 * 1024), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _parse_pdf(request: HttpRequest, body: SpooledBody, allowed_query: tuple[str, ...]) -> ParsedBody:
+    for name in request.GET:
+        if name not in allowed_query:
+            raise ServiceError(
+                "unknown_parameter",
+                f"Unknown query parameter {caller_text(name)!r}; accepted: {', '.join(allowed_query)}.",
+                param=caller_text(name),
+            )
+        if len(request.GET.getlist(name)) > 1:
+            raise ServiceError(
+                "invalid_parameter_type", f"Query parameter {name!r} appears more than once.", param=name
+            )
+    if body.size == 0:
+        raise ServiceError("missing_source", "The application/pdf body is empty: send the PDF bytes as the body.")
+    parsed = ParsedBody(
+        encoding=PDF, upload=Upload(path=body.path, size=body.size, sha256=body.sha256), options_prefix=""
+    )
+    parsed.options = {name: request.GET[name] for name in request.GET if name != "debug"}
+    if "debug" in request.GET:
+        parsed.debug = _boolean(request.GET["debug"], "debug")
+    password = request.META.get("HTTP_X_SVCX_PDF_PASSWORD")
+    if password is not None:
+        parsed.password = password
+    metadata = request.META.get("HTTP_X_SVCX_METADATA")
+    if metadata is not None:
+        parsed.metadata = _metadata(_json_value(metadata, "X-Svcx-Metadata"), "X-Svcx-Metadata")
+    return parsed
+
+
+def parse_body(
+    request: HttpRequest,
+    body: SpooledBody,
+    *,
+    allowed: tuple[str, ...] = ("options", "password", "metadata", "debug"),
+    allowed_query: tuple[str, ...] = QUERY_OPTIONS,
+) -> ParsedBody:
+    """The request's source and raw options. Raises the request-shape errors of decisions.md 1.
+
+    For an application/pdf body the spooled body itself is the upload (no copy is made).
+    """
+    kind = media_type(request)
+    if kind == PDF:
+        return _parse_pdf(request, body, allowed_query)
+    if kind == JSON:
+        _refuse_query(request)
+        return _parse_json(body, allowed)
+    if kind == MULTIPART:
+        _refuse_query(request)
+        return _parse_multipart(request, body, allowed)
+    raise unsupported_content_type(kind)
+
+
+def unsupported_content_type(kind: str) -> ServiceError:
+    shown = caller_text(kind) or "none"
+    return ServiceError(
+        "unsupported_content_type",
+        f"Content-Type {shown!r} is not accepted. Send multipart/form-data (a `file` part), application/json "
+        "(with `file_id`) or application/pdf (the raw PDF).",
+        details={"accepted": list(ENCODINGS)},
+    )
+
+
+def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODINGS) -> str:
+    """The body encoding, checked before any byte of the body is read."""
+    kind = media_type(request)
+    if kind not in encodings:
+        if (
+            not kind
+            and not request.META.get("CONTENT_LENGTH", "0").strip("0")
+            and "HTTP_TRANSFER_ENCODING" not in request.META
+        ):
+            raise ServiceError("missing_source", "The request has no body: send a PDF.")
+        raise unsupported_content_type(kind)
+    if kind == MULTIPART and "boundary=" not in (request.META.get("CONTENT_TYPE") or ""):
+        raise ServiceError("multipart_malformed", "The multipart/form-data Content-Type has no boundary.")
+    return kind

@@ -1,0 +1,266 @@
+"""The web side of a conversion: the result cache, overload checks, submitting a job to the
+workers and waiting for it without holding a process per waiting request."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import math
+import socket
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from accounts.authentication import Caller
+from billing.ledger import credits_release
+from billing.meters import meter_consume, meter_require
+from conversion.engine import ENGINE_VERSION
+from conversion.models import CachedResult, ConversionJob
+from conversion.options import Options
+from svcx.errors import ServiceError
+from svcx.handlers import request_id_of
+from svcx.redis import redis_client
+from workers.heartbeat import live_workers
+
+logger = logging.getLogger("svcx.conversion")
+CACHE_LIFETIME = timedelta(hours=24)
+CONVERT_PAGE_LIMIT = 200
+TEST_KEY_PAGE_LIMIT = 5
+
+
+def result_cache_key(*, caller: Caller, sha256: str, options: Options, password: str | None) -> str:
+    """Organization, environment, content, normalised options, engine version, and whether (and
+    with which password) an encrypted file was opened: a result never reaches a request that
+    could not have produced it."""
+    opened_with = hashlib.sha256(f"{sha256}:{password}".encode()).hexdigest() if password else ""
+    raw = "|".join([caller.org_id, caller.environment, sha256, options.cache_key(), ENGINE_VERSION, opened_with])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def cached_result_get(*, key: str) -> CachedResult | None:
+    return CachedResult.objects.filter(key=key, created_at__gt=timezone.now() - CACHE_LIFETIME).order_by().first()
+
+
+def queue_for(caller: Caller) -> str:
+    # Test keys run on their own workers (interface.md 5.3.2: separate infrastructure).
+    return settings.SVCX_QUEUE_PREFIX + ("convert_test" if caller.is_test else "convert")
+
+
+def queue_depth(queue: str) -> int:
+    client = redis_client()
+    if client is not None:
+        return int(client.llen(queue))
+    folder = Path(str(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]))
+    return sum(1 for _ in folder.glob("*.msg")) if folder.is_dir() else 0
+
+
+def fleet_check(queue: str) -> None:
+    """503 `overloaded` when no worker is alive or the queue is deeper than allowed."""
+    retry_ms = int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000)
+    if not live_workers():
+        raise ServiceError(
+            "overloaded",
+            "No conversion worker is available right now; retry after Retry-After.",
+            retry_after_ms=retry_ms,
+            details={"reason": "no_live_workers"},
+        )
+    depth = queue_depth(queue)
+    if depth >= int(settings.SVCX_QUEUE_MAX_DEPTH):
+        raise ServiceError(
+            "overloaded",
+            "The conversion fleet is saturated; retry after Retry-After.",
+            retry_after_ms=retry_ms,
+            details={"reason": "queue_full", "queue_depth": depth},
+        )
+
+
+def job_submit(
+    *,
+    caller: Caller,
+    request_id: str,
+    kind: str = ConversionJob.Kind.CONVERT,
+    source: Path,
+    sha256: str,
+    password: str | None,
+    options: Options | None = None,
+    cache_key: str = "",
+    debug: bool = False,
+) -> ConversionJob:
+    """Record the job and queue it (after commit) on the caller's environment's queue.
+
+    All PDF work runs on the workers, never in a web thread: a slow document cannot stall
+    the other requests a web process is holding."""
+    from workers.tasks import convert_task
+
+    queue = queue_for(caller)
+    fleet_check(queue)
+    job = ConversionJob.objects.create(
+        request_id=request_id,
+        kind=kind,
+        organization=caller.organization,
+        environment=caller.environment,
+        api_key_id=caller.key_id,
+        source_path=str(source),
+        sha256=sha256,
+        options={
+            "pages": options.pages,
+            "tables": options.tables,
+            "fallback": options.fallback,
+            "flavor": options.flavor,
+        }
+        if options is not None
+        else {},
+        cache_key=cache_key,
+        max_pages=TEST_KEY_PAGE_LIMIT if caller.is_test else CONVERT_PAGE_LIMIT,
+        debug=debug,
+    )
+    transaction.on_commit(lambda: convert_task.apply_async(args=(request_id, password), queue=queue))
+    return job
+
+
+def _done_key(request_id: str) -> str:
+    return f"svcx:job:{request_id}:done"
+
+
+def job_notify_done(*, request_id: str) -> None:
+    client = redis_client()
+    if client is not None:
+        pipe = client.pipeline()
+        pipe.rpush(_done_key(request_id), 1)
+        pipe.expire(_done_key(request_id), 300)
+        pipe.execute()
+
+
+def client_gone(request_meta: dict[str, Any]) -> bool:
+    """Whether the client closed its connection (a peek at the socket, when there is one)."""
+    sock = request_meta.get("gunicorn.socket")
+    if not isinstance(sock, socket.socket):
+        return False
+    try:
+        sock.settimeout(0)
+        data = sock.recv(1, socket.MSG_PEEK)
+        return data == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            sock.settimeout(None)
+
+
+def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> ConversionJob:
+    """Block this thread until the job finishes, the client leaves or the wait limit passes.
+
+    With Redis the wait is a BLPOP woken by the worker; without, a poll of the job row.
+    Raises 503 `overloaded` when the job never started, 504 `conversion_timeout` when it ran past
+    the wall-clock limit; in both cases, and when the client left, the job is abandoned.
+    """
+    client = redis_client()
+    started = time.monotonic()
+    queue_limit = float(settings.SVCX_QUEUE_WAIT_LIMIT)
+    run_limit = float(settings.SVCX_CONVERSION_TIME_LIMIT) + float(settings.SVCX_CONVERSION_GRACE)
+    while True:
+        if client is not None:
+            client.blpop([_done_key(request_id)], timeout=1)
+        else:
+            time.sleep(0.05)
+        job = ConversionJob.objects.get(pk=request_id)
+        if job.status in (ConversionJob.Status.SUCCEEDED, ConversionJob.Status.FAILED):
+            return job
+        if is_client_gone():
+            _abandon(request_id)
+            raise ServiceError("bad_request", "The client closed the connection.")
+        waited = time.monotonic() - started
+        if job.status == ConversionJob.Status.QUEUED and waited > queue_limit:
+            if _abandon(request_id):
+                raise ServiceError(
+                    "overloaded",
+                    "The conversion did not start in time: the fleet is saturated. Retry after Retry-After.",
+                    retry_after_ms=int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000),
+                    details={"reason": "queue_wait"},
+                )
+        elif job.heartbeat_at is not None and (timezone.now() - job.heartbeat_at).total_seconds() > float(
+            settings.SVCX_WORKER_LOST_AFTER
+        ):
+            if _abandon(request_id):
+                credits_release(request_id=request_id)
+                logger.error("conversion worker lost", extra={"request_id": request_id})
+                raise ServiceError(
+                    "internal_error",
+                    "The worker running the conversion was lost. Nothing was billed; retry the request.",
+                    details={"pages_completed": job.pages_completed},
+                )
+        elif (
+            job.started_at is not None
+            and (timezone.now() - job.started_at).total_seconds() > run_limit
+            and _abandon(request_id)
+        ):
+            credits_release(request_id=request_id)
+            raise ServiceError(
+                "conversion_timeout",
+                "The conversion exceeded its wall-clock limit.",
+                details={
+                    "pages_completed": job.pages_completed,
+                    "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
+                },
+            )
+
+
+def _abandon(request_id: str) -> bool:
+    """Mark the job abandoned unless it already finished; True when it was abandoned now."""
+    return bool(
+        ConversionJob.objects.filter(
+            pk=request_id, status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING]
+        ).update(status=ConversionJob.Status.ABANDONED, finished_at=timezone.now())
+    )
+
+
+def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> ConversionJob:
+    """Submit a job for this request, wait for it, and return it; its error is raised as the
+    request's error."""
+    request_id = request_id_of(raw)
+    job_submit(caller=caller, request_id=request_id, **submit)
+    job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw.META))
+    _account_work(caller, job)
+    if job.error:
+        error = job.error
+        raise ServiceError(
+            error["code"],
+            error.get("message"),
+            param=error.get("param"),
+            details=error.get("details") or {},
+            retry_after_ms=error.get("retry_after_ms"),
+            headers=error.get("headers") or {},
+        )
+    return job
+
+
+NO_TEXT_CODES = ("document_has_no_text_layer", "page_has_no_text_layer")
+
+
+def _account_work(caller: Caller, job: ConversionJob) -> None:
+    """Count what the job cost against the meters of work that earned nothing: worker seconds
+    of requests that billed zero, and conversions that produced no text."""
+    if job.started_at and job.finished_at and not job.credits_billed:
+        seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
+        if seconds:
+            meter_consume(caller, "unbilled_work", seconds, enforce=False)
+    if job.kind == ConversionJob.Kind.CONVERT:
+        code = (job.error or {}).get("code")
+        if code in NO_TEXT_CODES or (job.result is not None and not job.result.get("text_chars")):
+            meter_consume(caller, "no_value_conversions", 1, enforce=False)
+
+
+def work_require(caller: Caller, *meters: str) -> None:
+    """Refuse (429) before dispatch when a meter of work is already used up."""
+    for name in meters:
+        meter_require(caller, name)

@@ -1,0 +1,129 @@
+"""Conversion jobs, the result cache, and idempotency records."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from accounts.models import ENVIRONMENT_CHOICES, Organization
+from svcx.ids import new_file_id
+
+
+class ConversionJob(models.Model):
+    """One conversion request handed to a worker. The web request waits for it to finish.
+
+    Status moves queued -> running -> succeeded | failed, or to abandoned when the web side
+    gave up (client gone, wait exceeded): a worker that finishes an abandoned job releases its
+    hold instead of billing.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        ABANDONED = "abandoned"
+
+    class Kind(models.TextChoices):
+        CONVERT = "convert"
+        INSPECT = "inspect"
+        TOC = "toc"
+        FILE = "file"  # the pre-flight of an upload to /v1/files
+
+    request_id = models.CharField(primary_key=True, max_length=40)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.CONVERT)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
+    api_key_id = models.CharField(max_length=40)
+    source_path = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    options = models.JSONField(default=dict)
+    cache_key = models.CharField(max_length=64, blank=True, default="")
+    max_pages = models.IntegerField(default=0)
+    debug = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    pages_completed = models.IntegerField(default=0)
+    # Outcome: the cached result's key on success, or the error (code, message, param, details).
+    error = models.JSONField(null=True, blank=True)
+    # The answer of a job other than a conversion (whose result goes to the result cache).
+    result = models.JSONField(null=True, blank=True)
+    pages_billed = models.IntegerField(default=0)
+    credits_billed = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    # Renewed by the worker every few seconds while it runs the job; a stale one means the
+    # worker was lost.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"], name="job_status_time")]
+
+    def __str__(self) -> str:
+        return f"{self.request_id} {self.status}"
+
+
+class CachedResult(models.Model):
+    """A conversion result kept 24 hours, keyed by organization, environment, the PDF's SHA-256,
+    the normalised options and the engine version (hashed into `key`)."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
+    payload = models.JSONField()
+    pages_converted = models.IntegerField()
+    created_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class IdempotencyRecord(models.Model):
+    """An Idempotency-Key of an organization and environment, and the response stored for it."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    request_id = models.CharField(max_length=40)
+    # Until when the first attempt counts as running; a crashed attempt's key becomes usable again.
+    lease_until = models.DateTimeField()
+    completed = models.BooleanField(default=False)
+    status = models.PositiveSmallIntegerField(null=True)
+    headers = models.JSONField(default=dict)
+    body = models.BinaryField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "environment", "key"], name="idempotency_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.organization_id} {self.key}"
+
+
+class StoredFile(models.Model):
+    """An uploaded PDF kept for later conversions. The bytes are content-addressed per
+    organization and environment (one blob per SHA-256); a deleted or expired record keeps its
+    row as a tombstone so that later reads are answered correctly."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_file_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
+    api_key_id = models.CharField(max_length=40)
+    filename = models.CharField(max_length=255, blank=True, default="")
+    bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    page_count = models.IntegerField(null=True, blank=True)
+    storage_name = models.CharField(max_length=300)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization", "environment", "sha256"], name="file_org_env_sha")]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.filename}"

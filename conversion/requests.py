@@ -1,0 +1,80 @@
+"""What every PDF-taking endpoint does with its request before its own work: check the
+encoding, spool the body, settle idempotency, parse, and resolve the source to a local file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.http import HttpRequest, HttpResponse
+
+from accounts.authentication import Caller
+from billing.meters import concurrency_acquire, concurrency_release, meter_consume, meter_require, record
+from conversion.files import file_get, local_copy
+from conversion.idempotency import idempotency_begin
+from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
+from svcx.gate import request_gate
+from svcx.handlers import request_id_of
+
+
+@contextmanager
+def idempotent_body(
+    raw: HttpRequest, caller: Caller, *, limit: int, encodings: tuple[str, ...] | None = ENCODINGS
+) -> Iterator[SpooledBody | HttpResponse]:
+    """The spooled body, or the stored response when this request replays an Idempotency-Key.
+
+    A first attempt's claim is left on the request; ApiView.finalize_response stores the answer.
+    The spooled body is deleted on exit. `encodings=None`: the body is not read as a document
+    (a DELETE), only digested.
+    """
+    if encodings is not None:
+        check_content_type(raw, encodings)
+    # Refuse over-limit callers before reading the body; count only once it is not a replay.
+    meter_require(caller, "requests")
+    declared = raw.META.get("CONTENT_LENGTH", "")
+    if declared.isdigit() and int(declared) > 0:
+        meter_require(caller, "uploads", int(declared))
+    body = spool_body(raw, limit=limit)
+    try:
+        claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)
+        if isinstance(claim, HttpResponse):
+            yield claim
+            return
+        if claim is not None:
+            raw.svcx_idempotency_claim = claim  # type: ignore[attr-defined]  # stored by finalize_response
+        request_gate(raw, caller)
+        if body.size:
+            record(raw, meter_consume(caller, "uploads", body.size))
+        yield body
+    finally:
+        body.close()
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    sha256: str
+
+
+@contextmanager
+def resolved_source(caller: Caller, parsed: ParsedBody) -> Iterator[Source]:
+    """The PDF the request names: its upload, or the caller's stored file (404 / 410)."""
+    if parsed.upload is not None:
+        yield Source(path=parsed.upload.path, sha256=parsed.upload.sha256)
+        return
+    record = file_get(caller=caller, file_id=parsed.file_id or "")
+    with local_copy(record) as path:
+        yield Source(path=path, sha256=record.sha256)
+
+
+@contextmanager
+def in_flight(raw: HttpRequest, caller: Caller) -> Iterator[None]:
+    """Hold one of the organization's concurrency slots while the request works."""
+    state = concurrency_acquire(caller, request_id_of(raw))
+    record(raw, state)
+    try:
+        yield
+    finally:
+        concurrency_release(caller, request_id_of(raw))

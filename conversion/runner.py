@@ -1,0 +1,300 @@
+"""The worker side of a conversion: pre-flight, page selection, the credit hold, the engine
+under the wall-clock limit, the result cache, and billing. Called by the Celery task."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from billing.ledger import credits_capture, credits_hold, credits_release, hold_renew
+from billing.meters import OrgScope, meter_consume
+from conversion import engine
+from conversion.jobs import job_notify_done
+from conversion.models import CachedResult, ConversionJob
+from conversion.options import engine_error
+from svcx.errors import ServiceError
+
+logger = logging.getLogger("svcx.worker")
+LEASE_RENEW_SECONDS = 5.0
+CANCEL_CHECK_SECONDS = 1.0
+
+
+class _Clock:
+    """should_stop for the engine: the wall-clock deadline, the web side giving up, and the
+    hold's lease kept alive while the conversion runs."""
+
+    def __init__(self, job: ConversionJob, deadline: float) -> None:
+        self.job = job
+        self.deadline = deadline
+        self.hold_taken = False
+        self.pages_completed = 0
+        self.timed_out = False
+        self.cancelled = False
+        self._renewed = time.monotonic()
+        self._checked = time.monotonic()
+
+    def beat(self) -> None:
+        ConversionJob.objects.filter(pk=self.job.pk).update(
+            heartbeat_at=timezone.now(), pages_completed=self.pages_completed
+        )
+        if self.hold_taken:
+            hold_renew(request_id=self.job.request_id)
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if now >= self.deadline:
+            self.timed_out = True
+            return True
+        if now - self._renewed >= LEASE_RENEW_SECONDS:
+            self.beat()
+            self._renewed = now
+        if now - self._checked >= CANCEL_CHECK_SECONDS:
+            self._checked = now
+            status = ConversionJob.objects.filter(pk=self.job.pk).values_list("status", flat=True).first()
+            if status != ConversionJob.Status.RUNNING:
+                self.cancelled = True
+                return True
+        return False
+
+
+def _fail(job: ConversionJob, error: ServiceError) -> None:
+    payload = {
+        "code": error.code,
+        "message": error.message,
+        "param": error.param,
+        "details": error.details,
+        "retry_after_ms": error.retry_after_ms,
+        "headers": error.headers,
+    }
+    ConversionJob.objects.filter(pk=job.pk, status=ConversionJob.Status.RUNNING).update(
+        status=ConversionJob.Status.FAILED, error=payload, finished_at=timezone.now()
+    )
+
+
+def _engine_failure(exc: engine.EngineError) -> ServiceError:
+    # Page-range errors raised here (out of bounds) are about the request's options.pages.
+    return engine_error(exc, param="options.pages" if exc.code.startswith("page_range") else None)
+
+
+def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
+    return {
+        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+        "document": {
+            "page_count": result.page_count,
+            "sha256": sha256,
+            "pdf_version": info.pdf_version,
+            "repaired": info.repaired,
+        },
+        "pages": [
+            {
+                "page": p.page,
+                "label": p.label,
+                "markdown": p.markdown,
+                "has_text_layer": p.has_text_layer,
+                "warnings": p.warnings,
+            }
+            for p in result.pages
+        ],
+        "result_truncated": result.truncated,
+        "pages_converted": len(result.pages),
+        "warnings": list(info.warnings) + list(result.warnings),
+        "timings": dict(result.timings),
+    }
+
+
+def job_run(*, request_id: str, password: str | None) -> None:
+    """Run one conversion job. Safe to call twice: only a queued job is claimed."""
+    now = timezone.now()
+    claimed = ConversionJob.objects.filter(pk=request_id, status=ConversionJob.Status.QUEUED).update(
+        status=ConversionJob.Status.RUNNING, started_at=now, heartbeat_at=now
+    )
+    if not claimed:
+        return
+    job = ConversionJob.objects.select_related("organization").get(pk=request_id)
+    deadline = time.monotonic() + float(settings.SVCX_CONVERSION_TIME_LIMIT)
+    clock = _Clock(job, deadline)
+    try:
+        if job.kind == ConversionJob.Kind.CONVERT:
+            _run(job, password, clock)
+        else:
+            _run_document(job, password)
+    except ServiceError as exc:
+        credits_release(request_id=request_id)
+        _fail(job, exc)
+    except Exception:
+        logger.exception("conversion crashed", extra={"request_id": request_id})
+        credits_release(request_id=request_id)
+        _fail(job, ServiceError("internal_error"))
+    finally:
+        job_notify_done(request_id=request_id)
+
+
+def job_time_limit_hit(*, request_id: str) -> None:
+    """The task's soft time limit fired (the engine did not stop in time): a timeout."""
+    credits_release(request_id=request_id)
+    job = ConversionJob.objects.get(pk=request_id)
+    _fail(
+        job,
+        ServiceError(
+            "conversion_timeout",
+            "The conversion exceeded its wall-clock limit.",
+            details={
+                "pages_completed": job.pages_completed,
+                "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
+            },
+        ),
+    )
+    job_notify_done(request_id=request_id)
+
+
+def _run(job: ConversionJob, password: str | None, clock: _Clock) -> None:
+    options = job.options
+    try:
+        info = engine.preflight(job.source_path, password=password)
+        ranges = engine.parse_page_ranges(options["pages"]) if options.get("pages") else None
+        pages = engine.select_pages(ranges, info.page_count or 0)
+    except engine.EngineError as exc:
+        raise _engine_failure(exc) from exc
+    if len(pages) > job.max_pages:
+        who = "a test key" if job.environment == "test" else "/v1/convert"
+        raise ServiceError(
+            "too_many_pages",
+            f"The selection has {len(pages)} pages; {who} converts at most {job.max_pages} per request. "
+            "Select fewer with options.pages.",
+            param="options.pages",
+            details={"pages_selected": len(pages), "max_pages": job.max_pages, "page_count": info.page_count},
+        )
+    # The page meters count selected pages, known only now; they refuse before the hold.
+    scope = OrgScope(organization=job.organization, environment=job.environment)
+    meter_consume(scope, "pages", len(pages))
+    meter_consume(scope, "new_account", len(pages))
+    credits_hold(
+        organization=job.organization,
+        environment=job.environment,
+        api_key_id=job.api_key_id,
+        request_id=job.request_id,
+        pages=len(pages),
+    )
+    clock.hold_taken = True
+
+    def on_page(page: engine.PageResult) -> None:
+        # Progress is written with the clock's next heartbeat, not once per page.
+        clock.pages_completed += 1
+
+    try:
+        result = engine.convert(
+            job.source_path,
+            pages=pages,
+            password=password,
+            options=engine.ConvertOptions(
+                tables=options["tables"], fallback=options["fallback"], flavor=options["flavor"]
+            ),
+            result_budget_bytes=int(settings.SVCX_RESULT_BUDGET_BYTES),
+            should_stop=clock,
+            on_page=on_page,
+            info=info,
+        )
+    except engine.EngineError as exc:
+        raise _engine_failure(exc) from exc
+    if clock.cancelled:
+        raise ServiceError("internal_error", "The request was abandoned before the conversion finished.")
+    if result.stopped:
+        raise ServiceError(
+            "conversion_timeout",
+            f"The conversion exceeded its wall-clock limit of {int(settings.SVCX_CONVERSION_TIME_LIMIT)} seconds after "
+            f"{len(result.pages)} of {len(pages)} pages. Convert fewer pages per request with options.pages.",
+            details={
+                "pages_completed": len(result.pages),
+                "pages_selected": len(pages),
+                "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
+            },
+        )
+    _succeed(job, _payload(result, info, job.sha256))
+
+
+def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
+    """Cache the result and bill the pages converted, atomically with the job's success; a job
+    the web side abandoned meanwhile is released instead."""
+    pages = int(payload["pages_converted"])
+    with transaction.atomic():
+        text_chars = sum(len(p["markdown"].strip()) for p in payload["pages"])
+        finished = ConversionJob.objects.filter(pk=job.pk, status=ConversionJob.Status.RUNNING).update(
+            status=ConversionJob.Status.SUCCEEDED,
+            pages_completed=pages,
+            result={"pages_converted": pages, "text_chars": text_chars},
+        )
+        if not finished:
+            credits_release(request_id=job.request_id)
+            return
+        CachedResult.objects.update_or_create(
+            key=job.cache_key,
+            defaults={
+                "organization_id": job.organization_id,
+                "environment": job.environment,
+                "payload": payload,
+                "pages_converted": pages,
+                "created_at": timezone.now(),
+            },
+        )
+        credits = credits_capture(request_id=job.request_id, pages=pages)
+        ConversionJob.objects.filter(pk=job.pk).update(
+            pages_billed=pages, credits_billed=credits, finished_at=timezone.now()
+        )
+
+
+def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:
+    return [{"level": e.level, "title": e.title, "page": e.page} for e in info.outline]
+
+
+def _inspection(job: ConversionJob, password: str | None) -> dict[str, Any]:
+    info = engine.inspect(job.source_path, password=password)
+    # `password_required` is a fact of the document; `page_count` is None when it was not opened.
+    opened = info.page_count is not None
+    if opened and info.page_count == 0:
+        raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
+    samples: list[dict[str, Any]] = []
+    sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), info.page_count or 0)
+    if sample_pages and opened and info.extraction_allowed is not False:
+        pages = list(range(1, sample_pages + 1))
+        samples = [
+            {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}
+            for s in engine.text_sample(job.source_path, pages=pages, password=password)
+        ]
+    return {
+        "page_count": info.page_count,
+        "pdf_version": info.pdf_version,
+        "encrypted": info.encrypted,
+        "password_required": info.password_required,
+        "extraction_allowed": info.extraction_allowed,
+        "xfa": info.xfa,
+        "outline_items": len(info.outline),
+        "page_labels": info.page_labels[:sample_pages] if info.page_labels else None,
+        "repaired": info.repaired,
+        "warnings": list(info.warnings),
+        "pages": samples,
+    }
+
+
+def _run_document(job: ConversionJob, password: str | None) -> None:
+    """Inspect, table of contents, or the pre-flight of an upload: answers, not billed."""
+    try:
+        if job.kind == ConversionJob.Kind.INSPECT:
+            result = _inspection(job, password)
+        elif job.kind == ConversionJob.Kind.TOC:
+            info = engine.inspect(job.source_path, password=password)
+            if info.page_count is None:
+                raise ServiceError("pdf_encrypted", "The PDF is encrypted: send its password to read the outline.")
+            result = {"page_count": info.page_count, "entries": _outline(info)}
+        else:
+            info = engine.inspect(job.source_path, password=password)
+            result = {"page_count": info.page_count}
+    except engine.EngineError as exc:
+        raise _engine_failure(exc) from exc
+    ConversionJob.objects.filter(pk=job.pk, status=ConversionJob.Status.RUNNING).update(
+        status=ConversionJob.Status.SUCCEEDED, result=result, finished_at=timezone.now()
+    )

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from conversion import api, documents_api
+
+urlpatterns = [
+    path("v1/convert", api.ConvertApi.as_view(), name="convert"),
+    path("v1/engines", api.EnginesApi.as_view(), name="engines"),
+    path("v1/engines/<str:engine_id>", api.EngineDetailApi.as_view(), name="engine"),
+    path("v1/files", documents_api.FileCreateApi.as_view(), name="files"),
+    path("v1/files/<str:file_id>", documents_api.FileDetailApi.as_view(), name="file"),
+    path("v1/inspect", documents_api.InspectApi.as_view(), name="inspect"),
+    path("v1/toc", documents_api.TocApi.as_view(), name="toc"),
+]

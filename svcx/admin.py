@@ -1,0 +1,21 @@
+"""Admin building blocks shared by the apps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A record staff may read but never add, change or delete (ledgers, logs)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

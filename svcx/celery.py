@@ -1,0 +1,34 @@
+"""The Celery application. Workers run `celery -A svcx worker`; the scheduler `celery -A svcx beat`."""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
+
+app = Celery("svcx")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["workers"])
+
+
+def _install_worker_steps() -> None:
+    from workers.heartbeat import HeartbeatStep
+
+    app.steps["worker"].add(HeartbeatStep)
+
+
+_install_worker_steps()
+
+
+@worker_process_init.connect
+def _freeze_startup_heap(**_: Any) -> None:
+    """Move everything loaded at start-up (Django, Celery, the engine's modules) out of the
+    garbage collector's reach. The engine allocates millions of short-lived objects; without
+    this every full collection also walks the ~100,000 start-up objects, which made a
+    conversion about a third slower in a worker than in a bare process."""
+    gc.freeze()

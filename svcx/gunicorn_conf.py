@@ -1,0 +1,28 @@
+"""Gunicorn settings for the web tier (`gunicorn -c python:svcx.gunicorn_conf svcx.wsgi`).
+
+Threads, not processes: a conversion request mostly waits for a Celery worker, so each web
+process holds many waiting requests, one thread each, instead of one OS process per request.
+"""
+
+from svcx.env import env_int, env_str
+
+bind = env_str("SVCX_BIND", "127.0.0.1:8000")
+worker_class = "svcx.gunicorn_worker.JsonErrorThreadWorker"
+workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
+threads = env_int("WEB_THREADS", 32, minimum=1)
+# Longer than the conversion wall-clock limit (120 s by default), so a waiting request is never
+# killed by the web tier before the worker reports a timeout.
+timeout = env_int("WEB_TIMEOUT", 180, minimum=1)
+graceful_timeout = 30
+keepalive = 5
+# The access line is written by the request middleware as JSON, without query strings.
+accesslog = None
+errorlog = "-"
+loglevel = env_str("LOG_LEVEL", "info").lower()
+
+
+def post_worker_init(worker: object) -> None:
+    """Keep the loaded application out of the garbage collector's reach (see svcx.celery)."""
+    import gc
+
+    gc.freeze()

@@ -1,0 +1,164 @@
+"""Rendering of every non-2xx response as the error envelope of interface.md section 7.1.
+
+Everything that can fail a request ends up here: ServiceError raised by our code, DRF's own
+exceptions, Django's exceptions (404, 403, suspicious requests, oversized bodies), database
+outages and unexpected exceptions. Nothing else builds an error response.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from typing import Any
+
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+from svcx.errors import ServiceError, doc_url
+from svcx.ids import new_request_id
+
+logger = logging.getLogger("svcx.errors")
+
+
+def request_id_of(request: Any) -> str:
+    """The id the request middleware gave this request (a fresh one if it never ran)."""
+    rid = getattr(request, "request_id", None)
+    if rid is None:
+        rid = new_request_id()
+        with contextlib.suppress(AttributeError):
+            request.request_id = rid
+    return str(rid)
+
+
+def envelope(error: ServiceError, request_id: str) -> dict[str, Any]:
+    spec = error.spec
+    return {
+        "error": {
+            "type": spec.type,
+            "code": error.code,
+            "message": error.message,
+            "param": error.param,
+            "retryable": spec.retryable,
+            "retry_after_ms": error.retry_after_ms,
+            "doc_url": doc_url(error.code),
+            "request_id": request_id,
+            "details": error.details,
+        }
+    }
+
+
+def _error_headers(error: ServiceError, request_id: str) -> dict[str, str]:
+    headers = {"X-Request-Id": request_id, **error.headers}
+    if error.retry_after_ms is not None and "Retry-After" not in headers:
+        headers["Retry-After"] = str(max(1, math.ceil(error.retry_after_ms / 1000)))
+    if error.spec.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="svcx", error="invalid_token"'
+    return headers
+
+
+def error_response(error: ServiceError, request: Any) -> JsonResponse:
+    """The envelope for `error` as a plain Django response (usable outside DRF)."""
+    request_id = request_id_of(request)
+    response = JsonResponse(
+        envelope(error, request_id), status=error.spec.status, json_dumps_params={"separators": (",", ":")}
+    )
+    for name, value in _error_headers(error, request_id).items():
+        response[name] = value
+    response.svcx_error_code = error.code  # type: ignore[attr-defined]  # read by the access log
+    return response
+
+
+def _drf_error(exc: drf.APIException, request: Any) -> ServiceError:
+    if isinstance(exc, drf.MethodNotAllowed):
+        return ServiceError("method_not_allowed")
+    if isinstance(exc, drf.NotAcceptable):
+        return ServiceError("unsupported_accept")
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return ServiceError("unsupported_content_type")
+    if isinstance(exc, drf.ParseError):
+        content_type = getattr(request, "content_type", "") or ""
+        code = "multipart_malformed" if content_type.startswith("multipart/") else "malformed_json"
+        return ServiceError(code)
+    if isinstance(exc, drf.NotAuthenticated):
+        return ServiceError("missing_api_key")
+    if isinstance(exc, drf.AuthenticationFailed):
+        return ServiceError("invalid_api_key")
+    if isinstance(exc, drf.PermissionDenied):
+        return ServiceError("insufficient_scope")
+    if isinstance(exc, drf.NotFound):
+        return ServiceError("unknown_endpoint")
+    if isinstance(exc, drf.Throttled):
+        wait = int((getattr(exc, "wait", None) or 1) * 1000)
+        return ServiceError("rate_limit_requests", retry_after_ms=wait)
+    if isinstance(exc, drf.ValidationError):
+        param = None
+        if isinstance(exc.detail, dict) and exc.detail:
+            param = str(next(iter(exc.detail)))
+        return ServiceError("invalid_parameter_type", param=param)
+    return ServiceError("bad_request") if exc.status_code < 500 else ServiceError("internal_error")
+
+
+def to_service_error(exc: BaseException, request: Any) -> ServiceError:
+    """Map any exception to the catalogue error it means for the client."""
+    if isinstance(exc, ServiceError):
+        return exc
+    if isinstance(exc, drf.APIException):
+        return _drf_error(exc, request)
+    if isinstance(exc, Http404):
+        return ServiceError("unknown_endpoint")
+    if isinstance(exc, RequestDataTooBig):
+        return ServiceError("file_too_large")
+    if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
+        return ServiceError("multipart_malformed")
+    if isinstance(exc, (SuspiciousOperation, BadRequest)):
+        return ServiceError("bad_request")
+    if isinstance(exc, PermissionDenied):
+        return ServiceError("insufficient_scope")
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        logger.error("database unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
+        return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"database": "down"}})
+    if isinstance(exc, DatabaseError):
+        logger.error("database error", exc_info=exc, extra={"request_id": request_id_of(request)})
+        return ServiceError("internal_error")
+    logger.error("unhandled exception", exc_info=exc, extra={"request_id": request_id_of(request)})
+    return ServiceError("internal_error")
+
+
+def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER: every exception raised inside an API view."""
+    request = context.get("request")
+    error = to_service_error(exc, request)
+    request_id = request_id_of(request)
+    response = Response(
+        envelope(error, request_id), status=error.spec.status, headers=_error_headers(error, request_id)
+    )
+    response.svcx_error_code = error.code  # type: ignore[attr-defined]  # read by the access log
+    return response
+
+
+# Django's handlers, for what fails outside a DRF view.
+def handler400(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(to_service_error(exception, request) if exception else ServiceError("bad_request"), request)
+
+
+def handler403(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(ServiceError("insufficient_scope"), request)
+
+
+def handler404(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
+    return error_response(ServiceError("unknown_endpoint"), request)
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    return error_response(ServiceError("internal_error"), request)

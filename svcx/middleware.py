@@ -1,0 +1,176 @@
+"""Middleware that applies to every request: request ids and the access log, CORS, and the
+error envelope for whatever fails outside a DRF view."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from accounts.authentication import client_ip
+from billing.usage import request_log_record
+from svcx.errors import ServiceError
+from svcx.handlers import error_response, to_service_error
+from svcx.ids import new_request_id
+
+access_log = logging.getLogger("svcx.access")
+logger = logging.getLogger("svcx.middleware")
+
+# The only CORS-open endpoints (interface.md 5.1.3); both accept GET only.
+CORS_OPEN_PATHS = frozenset({"/v1/health", "/v1/openapi.json"})
+_CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+    "Access-Control-Allow-Headers": "*",
+    "Access-Control-Expose-Headers": "X-Request-Id",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+class RequestIdMiddleware:
+    """Gives every request an id, stamps it on the response, and writes one JSON access line.
+
+    The line names the path without its query string: a key wrongly sent as a query parameter
+    must never reach the log.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request.request_id = new_request_id()  # type: ignore[attr-defined]  # our per-request attribute
+        # The upload deadline counts from here: the headers have arrived, the body starts.
+        request.svcx_started_monotonic = time.monotonic()  # type: ignore[attr-defined]
+        started_at = timezone.now()
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+        except Exception as exc:  # a failure in middleware below us: still answer with the envelope
+            response = error_response(to_service_error(exc, request), request)
+        if not response.has_header("X-Request-Id"):  # a replayed response keeps its original id
+            response["X-Request-Id"] = request.request_id  # type: ignore[attr-defined]
+        auth = getattr(request, "svcx_auth", None)
+        duration_ms = round((time.perf_counter() - started) * 1000, 2)
+        if auth is not None:
+            _record_request(request, response, auth, started_at, duration_ms)
+        access_log.info(
+            "request",
+            extra={
+                "request_id": request.request_id,  # type: ignore[attr-defined]
+                "method": request.method,
+                "path": loggable_path(request.path),
+                "status": response.status_code,
+                "error_code": getattr(response, "svcx_error_code", None),
+                "duration_ms": duration_ms,
+                "org_id": getattr(auth, "org_id", None),
+                "api_key_id": getattr(auth, "key_id", None),
+            },
+        )
+        return response
+
+
+# Paths whose last segment is a secret (the single-use key reveal token).
+_SECRET_PATH_PREFIXES = ("/reveal/",)
+
+
+def loggable_path(path: str) -> str:
+    for prefix in _SECRET_PATH_PREFIXES:
+        if path.startswith(prefix):
+            return prefix + "[redacted]"
+    return path
+
+
+def _record_request(
+    request: HttpRequest, response: HttpResponse, auth: Any, started_at: datetime, duration_ms: float
+) -> None:
+    """The request log row of an authenticated request (source of usage and activity reports)."""
+    usage = getattr(request, "svcx_usage", None) or {}
+    try:
+        request_log_record(
+            request_id=request.request_id,  # type: ignore[attr-defined]
+            organization_id=auth.org_id,
+            environment=auth.environment,
+            api_key_id=auth.key_id,
+            method=request.method or "",
+            endpoint=request.path,
+            status=response.status_code,
+            error_code=getattr(response, "svcx_error_code", None) or "",
+            pages=int(usage.get("pages", 0)),
+            credits=int(usage.get("credits", 0)),
+            client_ip=client_ip(request),
+            duration_ms=duration_ms,
+            created_at=started_at,
+        )
+    except Exception:
+        # The answer is already decided; a failed log write must not turn it into an error.
+        logger.exception("request log write failed", extra={"request_id": request.request_id})  # type: ignore[attr-defined]
+
+
+class CorsMiddleware:
+    """CORS is open on /v1/health and /v1/openapi.json and off everywhere else.
+
+    Preflight on an open path is answered here with 204. Everywhere else no Access-Control-*
+    header ever leaves the service; the view refuses OPTIONS with 405.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        open_path = request.path in CORS_OPEN_PATHS
+        response = HttpResponse(status=204) if open_path and request.method == "OPTIONS" else self.get_response(request)
+        if open_path:
+            for name, value in _CORS_HEADERS.items():
+                response[name] = value
+        else:
+            for name in [h for h in response.headers if h.lower().startswith("access-control-")]:
+                del response[name]
+        return response
+
+
+class ErrorEnvelopeMiddleware:
+    """Turns view exceptions and any non-JSON error response into the envelope.
+
+    DRF views render their own errors through the exception handler; this covers plain Django
+    views, the admin and anything that returns an HTML error page (Django's CSRF failure page,
+    a bare HttpResponseNotFound). It also works with DEBUG=True, where Django would otherwise
+    show its technical pages.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith("application/json"):
+            converted = error_response(_error_for_status(response.status_code), request)
+            if response.has_header("Allow"):
+                converted["Allow"] = response["Allow"]
+            return converted
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse:
+        return error_response(to_service_error(exception, request), request)
+
+
+_STATUS_CODES = {
+    400: "bad_request",
+    401: "missing_api_key",
+    403: "insufficient_scope",
+    404: "unknown_endpoint",
+    405: "method_not_allowed",
+    406: "unsupported_accept",
+    413: "file_too_large",
+    415: "unsupported_content_type",
+    503: "service_unavailable",
+}
+
+
+def _error_for_status(status: int) -> ServiceError:
+    code = _STATUS_CODES.get(status, "bad_request" if status < 500 else "internal_error")
+    return ServiceError(code)

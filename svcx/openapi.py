@@ -1,0 +1,158 @@
+"""OpenAPI generation: drf-spectacular, plus the envelope, error codes and headers svcx adds
+to every operation, all read from the error catalogue and the views themselves."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema
+
+from svcx.errors import CATALOGUE, ERROR_TYPES
+
+# Codes any authenticated endpoint can answer, before its own.
+AUTHENTICATED_CODES = (
+    "missing_api_key",
+    "invalid_api_key",
+    "revoked_api_key",
+    "expired_api_key",
+    "insufficient_scope",
+    "ip_not_allowed",
+    "account_suspended",
+    "rate_limit_requests",
+    "unsupported_option_value",  # an unknown X-Svcx-Simulate code on a test key
+)
+# Codes any endpoint can answer.
+COMMON_CODES = ("method_not_allowed", "internal_error", "service_unavailable")
+
+REQUEST_ID_HEADER = {
+    "X-Request-Id": {
+        "description": "Identifier of this request (`req_...`), on every response; quote it to support.",
+        "schema": {"type": "string", "pattern": "^req_[0-9A-Za-z]+$"},
+    }
+}
+
+ENVELOPE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": [
+                "type",
+                "code",
+                "message",
+                "param",
+                "retryable",
+                "retry_after_ms",
+                "doc_url",
+                "request_id",
+                "details",
+            ],
+            "properties": {
+                "type": {"type": "string", "enum": list(ERROR_TYPES)},
+                "code": {"type": "string", "enum": sorted(CATALOGUE)},
+                "message": {"type": "string"},
+                "param": {"type": "string", "nullable": True},
+                "retryable": {"type": "boolean"},
+                "retry_after_ms": {"type": "integer", "nullable": True},
+                "doc_url": {"type": "string", "format": "uri"},
+                "request_id": {"type": "string"},
+                "details": {"type": "object", "additionalProperties": True},
+            },
+        }
+    },
+}
+
+
+RATE_LIMIT_HEADERS = {
+    f"x-ratelimit-{part}-{{meter}}": {
+        "description": f"{text} of each meter that applied to the request (meters: requests, pages, concurrency, "
+        "uploads, inspect, toc); one header per meter, with the meter's name in place of {meter}.",
+        "schema": {"type": "integer"},
+    }
+    for part, text in (
+        ("limit", "The limit"),
+        ("remaining", "What is left"),
+        ("reset", "Seconds until the window resets"),
+    )
+}
+SIMULATE_PARAMETER = {
+    "name": "X-Svcx-Simulate",
+    "in": "header",
+    "required": False,
+    "description": "Test keys only: return this error code as a real request would (details.simulated: true). "
+    "Live keys ignore it.",
+    "schema": {"type": "string"},
+}
+
+
+def error_codes_of(view: Any) -> list[str]:
+    codes = list(COMMON_CODES) + list(getattr(view, "error_codes", ()))
+    if getattr(view, "authenticated", True):
+        codes += AUTHENTICATED_CODES
+    return sorted(set(codes))
+
+
+class SvcxAutoSchema(AutoSchema):
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        authenticated = getattr(self.view, "authenticated", True)
+        for response in operation.get("responses", {}).values():
+            response.setdefault("headers", {}).update(REQUEST_ID_HEADER)
+            if authenticated:
+                response["headers"].update(RATE_LIMIT_HEADERS)
+        by_status: dict[int, list[str]] = defaultdict(list)
+        for code in error_codes_of(self.view):
+            by_status[CATALOGUE[code].status].append(code)
+        for status, codes in sorted(by_status.items()):
+            headers = dict(REQUEST_ID_HEADER)
+            if authenticated:
+                headers.update(RATE_LIMIT_HEADERS)
+            if status == 401:
+                headers["WWW-Authenticate"] = {
+                    "schema": {"type": "string"},
+                    "description": 'Bearer realm="svcx", error="invalid_token"',
+                }
+            if status == 405:
+                headers["Allow"] = {"schema": {"type": "string"}, "description": "The methods the endpoint accepts."}
+            if any(CATALOGUE[c].retryable and status in (429, 503, 409) for c in codes):
+                headers["Retry-After"] = {
+                    "schema": {"type": "integer"},
+                    "description": "Seconds to wait before retrying.",
+                }
+            operation["responses"][str(status)] = {
+                "description": "Error envelope. Codes: " + ", ".join(f"`{c}`" for c in codes),
+                "headers": headers,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": "#/components/schemas/ErrorEnvelope"},
+                        "x-error-codes": codes,
+                    }
+                },
+            }
+        if not authenticated:
+            operation["security"] = []
+        else:
+            operation.setdefault("parameters", []).append(SIMULATE_PARAMETER)
+        return operation
+
+
+def only_public_api(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tuple[Any, ...]]:
+    """Preprocessing hook: describe the /v1 API only."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/v1/")]
+
+
+def add_envelope(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: the shared envelope component and the bearer security scheme."""
+    components = result.setdefault("components", {})
+    components.setdefault("schemas", {})["ErrorEnvelope"] = ENVELOPE_SCHEMA
+    components.setdefault("securitySchemes", {})["bearer"] = {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "`Authorization: Bearer <API_KEY>`; a 63-character key svcx_sk_live_... or svcx_sk_test_...",
+    }
+    result["security"] = [{"bearer": []}]
+    return result

@@ -1,0 +1,90 @@
+"""`make run`: migrate, make sure a demo organization with keys exists, then run the web server,
+a Celery worker and the Celery scheduler until interrupted.
+
+Without DATABASE_URL / REDIS_URL it all runs on the embedded default (SQLite and a file-system
+broker under var/), so a fresh machine needs no server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).parent / name)
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
+    os.chdir(ROOT)
+    (ROOT / "var").mkdir(exist_ok=True)
+    python = sys.executable
+    subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
+    subprocess.run([python, "manage.py", "svcx", "demo"], check=True)
+
+    bind = os.environ.setdefault("SVCX_BIND", "127.0.0.1:8000")
+    commands = {
+        "web": [_bin("gunicorn"), "-c", "python:svcx.gunicorn_conf", "svcx.wsgi:application"],
+        "worker": [
+            _bin("celery"),
+            "-A",
+            "svcx",
+            "worker",
+            "-Q",
+            "default,convert,convert_test",
+            "--concurrency",
+            os.environ.get("WORKER_CONCURRENCY", "2"),
+            "--loglevel",
+            "INFO",
+        ],
+        "beat": [
+            _bin("celery"),
+            "-A",
+            "svcx",
+            "beat",
+            "--loglevel",
+            "INFO",
+            "--schedule",
+            str(ROOT / "var" / "celerybeat-schedule"),
+        ],
+    }
+    children = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
+    print(f"svcx: web on http://{bind} (health: http://{bind}/v1/health); Ctrl-C stops everything.", flush=True)
+
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    exit_code = 0
+    while not stopping:
+        for name, child in children.items():
+            if child.poll() is not None:
+                print(f"svcx: {name} exited with {child.returncode}; stopping the rest.", file=sys.stderr, flush=True)
+                exit_code = child.returncode or 1
+                stopping = True
+        time.sleep(0.5)
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    for child in children.values():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,267 @@
+"""The one settings module of svcx, driven by environment variables (see .env.example).
+
+With neither DATABASE_URL nor REDIS_URL set, the service runs on an embedded default that
+needs no server: SQLite, a file-system Celery broker and a file-based cache under `SVCX_VAR_DIR`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from svcx.env import (
+    env_bool,
+    env_duration,
+    env_int,
+    env_list,
+    env_str,
+    parse_database_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("SVCX_VAR_DIR", str(BASE_DIR / "var")))
+
+SECRET_KEY = env_str("SECRET_KEY", "dev-insecure-secret-key-change-me")
+# Server-side secret mixed into the stored hash of every API key. Changing it invalidates all keys.
+SVCX_KEY_PEPPER = env_str("SVCX_KEY_PEPPER", "dev-insecure-key-pepper-change-me")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["*"])
+
+# The public address of the service, used for absolute links (doc_url, top-up, reveal links).
+SVCX_PUBLIC_URL = env_str("SVCX_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+SVCX_DOCS_URL = env_str("SVCX_DOCS_URL", f"{SVCX_PUBLIC_URL}/docs").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "svcx",
+    "accounts",
+    "billing",
+    "conversion",
+    "workers",
+]
+
+MIDDLEWARE = [
+    "svcx.middleware.RequestIdMiddleware",
+    "svcx.middleware.CorsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "svcx.middleware.ErrorEnvelopeMiddleware",
+]
+
+ROOT_URLCONF = "svcx.urls"
+APPEND_SLASH = False
+WSGI_APPLICATION = "svcx.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_database_url = env_str("DATABASE_URL", "")
+_database: dict[str, Any] = (
+    parse_database_url(_database_url)
+    if _database_url
+    else {"ENGINE": "django.db.backends.sqlite3", "NAME": str(VAR_DIR / "svcx.sqlite3")}
+)
+_database["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+_database["CONN_HEALTH_CHECKS"] = True
+if _database["ENGINE"].endswith("sqlite3"):
+    # Web threads and workers share one file: wait for the write lock instead of failing.
+    _database["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    _database["CONN_MAX_AGE"] = 0
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("SVCX_CACHE_PREFIX", "svcx"),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "svcx.negotiation.JsonOnlyNegotiation",
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "EXCEPTION_HANDLER": "svcx.handlers.drf_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "svcx.openapi.SvcxAutoSchema",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "svcx API",
+    "DESCRIPTION": (
+        "Convert PDF documents to Markdown or JSON. Every non-2xx response carries the error "
+        "envelope `{error: {type, code, message, param, retryable, retry_after_ms, doc_url, "
+        "request_id, details}}`; see the documentation pages under /docs/errors/."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["svcx.openapi.only_public_api"],
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "svcx.openapi.add_envelope"],
+    "AUTHENTICATION_WHITELIST": [],
+    "SERVERS": [{"url": SVCX_PUBLIC_URL}],
+}
+
+# Celery: Redis when REDIS_URL names one, else a broker on the file system that needs no server.
+if REDIS_URL:
+    CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
+    CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL)
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+else:
+    _broker_dir = VAR_DIR / "broker"
+    for _folder in (_broker_dir / "queue", _broker_dir / "processed", _broker_dir / "control", VAR_DIR / "results"):
+        _folder.mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{VAR_DIR / 'results'}"
+
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# A conversion is acknowledged when it finishes, one at a time per worker process, so a lost
+# worker loses only its own job (which the web side then reports as 500 internal_error).
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_REJECT_ON_WORKER_LOST = False
+# Kilobytes: a worker child that grew past this is replaced after its task.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("SVCX_WORKER_MAX_MEMORY_KB", 1_500_000, minimum=100_000)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    "holds-sweep": {"task": "billing.holds_sweep", "schedule": env_duration("SVCX_HOLD_SWEEP_INTERVAL", "10s")},
+    "usage-copy": {"task": "billing.usage_copy", "schedule": env_duration("SVCX_USAGE_COPY_INTERVAL", "10s")},
+    "conversion-housekeeping": {"task": "conversion.housekeeping", "schedule": 3600},
+    "files-purge": {"task": "conversion.files_purge", "schedule": env_duration("SVCX_FILES_PURGE_INTERVAL", "5m")},
+}
+
+# Seconds a worker's heartbeat stays valid; health counts a worker alive while it is fresh.
+SVCX_WORKER_HEARTBEAT_INTERVAL = env_duration("SVCX_WORKER_HEARTBEAT_INTERVAL", "5s")
+SVCX_WORKER_HEARTBEAT_TTL = env_duration("SVCX_WORKER_HEARTBEAT_TTL", "15s")
+SVCX_HEALTH_TIMEOUT = env_duration("SVCX_HEALTH_TIMEOUT", "2s")
+
+# Conversion (decisions.md 3 and 5).
+SVCX_CONVERSION_TIME_LIMIT = int(env_duration("SVCX_CONVERSION_TIME_LIMIT", "120s"))
+# How long past the limit the web side waits for a worker's own timeout report.
+SVCX_CONVERSION_GRACE = env_duration("SVCX_CONVERSION_GRACE", "30s")
+# A job not started by a worker within this long is answered 503 overloaded.
+SVCX_QUEUE_WAIT_LIMIT = env_duration("SVCX_QUEUE_WAIT_LIMIT", "30s")
+# A running job whose worker has not reported for this long is lost (500, hold released).
+SVCX_WORKER_LOST_AFTER = env_duration("SVCX_WORKER_LOST_AFTER", "20s")
+# Prefix of the conversion queue names, for deployments that share one Redis.
+SVCX_QUEUE_PREFIX = env_str("SVCX_QUEUE_PREFIX", "")
+SVCX_QUEUE_MAX_DEPTH = env_int("SVCX_QUEUE_MAX_DEPTH", 200, minimum=1)
+SVCX_OVERLOAD_RETRY_AFTER = env_duration("SVCX_OVERLOAD_RETRY_AFTER", "5s")
+SVCX_RESULT_BUDGET_BYTES = env_int("SVCX_RESULT_BUDGET_BYTES", 8 * 1024 * 1024, minimum=1024)
+SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0)
+SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)
+SVCX_FILES_UPLOAD_LIMIT = env_int("SVCX_FILES_UPLOAD_LIMIT", 128 * 1024 * 1024, minimum=1)
+SVCX_UPLOAD_DEADLINE_SECONDS = env_duration("SVCX_UPLOAD_DEADLINE", "20s")
+# Request bodies are spooled here; workers read uploads from it, so it is shared storage.
+SVCX_SPOOL_DIR = Path(env_str("SVCX_SPOOL_DIR", str(VAR_DIR / "spool")))
+SVCX_SPOOL_DIR.mkdir(parents=True, exist_ok=True)
+FILE_UPLOAD_TEMP_DIR = str(SVCX_SPOOL_DIR)
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
+
+# Stored files: retention, and where the bytes live (Django's storage API; point the "files"
+# storage at an S3-compatible backend in production by changing its BACKEND and OPTIONS).
+SVCX_FILE_RETENTION = env_duration("SVCX_FILE_RETENTION", "7d")
+SVCX_FILES_DIR = Path(env_str("SVCX_FILES_DIR", str(VAR_DIR / "files")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(SVCX_FILES_DIR)}},
+}
+# Pages of the text-layer sample /v1/inspect returns (each counts against the daily budget).
+SVCX_INSPECT_SAMPLE_PAGES = env_int("SVCX_INSPECT_SAMPLE_PAGES", 3, minimum=0)
+
+# Rate limits and quotas (decisions.md 6); organizations can have their own (admin, operator command).
+SVCX_LIMIT_REQUESTS_PER_MINUTE = env_int("SVCX_LIMIT_REQUESTS_PER_MINUTE", 600, minimum=0)
+SVCX_LIMIT_PAGES_PER_MINUTE = env_int("SVCX_LIMIT_PAGES_PER_MINUTE", 6000, minimum=0)
+SVCX_LIMIT_CONCURRENCY = env_int("SVCX_LIMIT_CONCURRENCY", 8, minimum=0)
+SVCX_LIMIT_UPLOAD_BYTES_PER_MINUTE = env_int("SVCX_LIMIT_UPLOAD_BYTES_PER_MINUTE", 1024**3, minimum=0)
+SVCX_LIMIT_INSPECT_PER_MINUTE = env_int("SVCX_LIMIT_INSPECT_PER_MINUTE", 60, minimum=0)
+SVCX_LIMIT_INSPECT_SAMPLE_PAGES_PER_DAY = env_int("SVCX_LIMIT_INSPECT_SAMPLE_PAGES_PER_DAY", 1000, minimum=0)
+SVCX_LIMIT_TOC_PER_MINUTE = env_int("SVCX_LIMIT_TOC_PER_MINUTE", 60, minimum=0)
+SVCX_LIMIT_NO_VALUE_CONVERSIONS_PER_HOUR = env_int("SVCX_LIMIT_NO_VALUE_CONVERSIONS_PER_HOUR", 100, minimum=0)
+SVCX_LIMIT_UNBILLED_WORK_SECONDS_PER_HOUR = env_int("SVCX_LIMIT_UNBILLED_WORK_SECONDS_PER_HOUR", 600, minimum=0)
+SVCX_LIMIT_NEW_ACCOUNT_PAGES_PER_DAY = env_int("SVCX_LIMIT_NEW_ACCOUNT_PAGES_PER_DAY", 2000, minimum=0)
+SVCX_STORAGE_QUOTA_BYTES = env_int("SVCX_STORAGE_QUOTA_BYTES", 1024**3, minimum=0)
+
+# Client address: the socket peer, unless a trusted proxy in front sets this header (for example
+# X-Forwarded-For); then the address that many hops from the right of the header is used.
+SVCX_TRUSTED_PROXY_HEADER = env_str("SVCX_TRUSTED_PROXY_HEADER", "")
+SVCX_TRUSTED_PROXY_COUNT = env_int("SVCX_TRUSTED_PROXY_COUNT", 1, minimum=1)
+
+# A credit hold's lease: renewed while its request runs; the sweeper releases lapsed ones, so
+# lease + sweep interval stays under the 60 seconds the specification allows.
+SVCX_HOLD_LEASE_SECONDS = env_int("SVCX_HOLD_LEASE_SECONDS", 30, minimum=5)
+
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "svcx <no-reply@svcx.local>")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "svcx.logging.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # The request middleware writes the one access line; Django's own would repeat the path.
+        "django.request": {"level": "CRITICAL", "propagate": True},
+        "django.server": {"level": "CRITICAL", "propagate": True},
+        "pikepdf": {"level": "WARNING", "propagate": True},
+        "pdfminer": {"level": "WARNING", "propagate": True},
+    },
+}

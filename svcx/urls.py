@@ -1,0 +1,24 @@
+"""Routes. Each app adds its /v1 routes with its feature; the catch-all answers the rest."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from svcx import views
+
+handler400 = "svcx.handlers.handler400"
+handler403 = "svcx.handlers.handler403"
+handler404 = "svcx.handlers.handler404"
+handler500 = "svcx.handlers.handler500"
+
+urlpatterns = [
+    path("v1/health", views.HealthApi.as_view(), name="health"),
+    path("v1/openapi.json", views.OpenApiApi.as_view(), name="openapi"),
+    path("", include("accounts.urls")),
+    path("", include("billing.urls")),
+    path("", include("conversion.urls")),
+    path("docs/", views.docs_index, name="docs-index"),
+    path("docs/errors/<str:code>", views.docs_error, name="docs-error"),
+    path("admin/", admin.site.urls),
+    # Must stay last: any other path, any method, is 404 `unknown_endpoint` in the envelope.
+    re_path(r"", views.unknown_endpoint),
+]

@@ -1,0 +1,113 @@
+"""The service's own endpoints: health, the OpenAPI document, the error documentation pages,
+and the answer for any route that does not exist."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from svcx.api import ApiView
+from svcx.errors import CATALOGUE, ServiceError, caller_text
+from svcx.handlers import error_response
+from svcx.health import health_checks
+
+
+class HealthApi(ApiView):
+    """Whether the service can take work: the database, Redis and at least one worker answer.
+
+    200 when all are up; otherwise 503 `service_unavailable` whose `details.checks` names what
+    is down. No key is needed; an `Authorization` header is ignored.
+    """
+
+    authenticated = False
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+    error_codes = ("service_unavailable",)
+
+    @extend_schema(
+        summary="Health check",
+        responses={
+            200: inline_serializer(
+                "Health",
+                {
+                    "status": serializers.CharField(),
+                    "checks": serializers.DictField(),
+                    "request_id": serializers.CharField(),
+                },
+            )
+        },
+    )
+    def get(self, request: Request) -> Response:
+        checks = health_checks()
+        down = [name for name, state in checks.items() if not state["ok"]]
+        if down:
+            raise ServiceError(
+                "service_unavailable",
+                f"Down: {', '.join(down)}. Retry after the Retry-After interval.",
+                details={"checks": checks},
+                retry_after_ms=5000,
+            )
+        return Response({"status": "ok", "checks": checks})
+
+
+@cache
+def _openapi_document() -> dict[str, Any]:
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+class OpenApiApi(ApiView):
+    """The OpenAPI 3 description of every endpoint, generated from the code. No key is needed."""
+
+    authenticated = False
+    authentication_classes: list[Any] = []
+    permission_classes: list[Any] = []
+
+    @extend_schema(summary="OpenAPI description", responses={200: {"type": "object"}})
+    def get(self, request: Request) -> Response:
+        return Response(_openapi_document())
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        # The document is OpenAPI, where a top-level request_id would be invalid: the id is in the header.
+        return super(ApiView, self).finalize_response(request, response, *args, **kwargs)
+
+
+@csrf_exempt
+def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Any path no route matches: 404 `unknown_endpoint`, whatever the method."""
+    path = request.path
+    message = f"No endpoint {caller_text(path)} exists. Every route lives under /v1; see /v1/openapi.json."
+    if path.endswith("/") and len(path) > 1:
+        try:
+            resolved = resolve(path.rstrip("/"))
+        except Resolver404:
+            resolved = None
+        if resolved is not None and resolved.func is not unknown_endpoint:
+            message = f"No endpoint {caller_text(path)} exists; remove the trailing slash."
+    return error_response(ServiceError("unknown_endpoint", message), request)
+
+
+def docs_index(request: HttpRequest) -> HttpResponse:
+    codes = sorted(CATALOGUE.values(), key=lambda spec: (spec.status, spec.code))
+    return render(request, "svcx/docs_index.html", {"codes": codes})
+
+
+def docs_error(request: HttpRequest, code: str) -> HttpResponse:
+    spec = CATALOGUE.get(code)
+    if spec is None:
+        return error_response(
+            ServiceError(
+                "unknown_endpoint", f"No documentation page for error code {caller_text(code)!r}; see /docs/."
+            ),
+            request,
+        )
+    return render(request, "svcx/docs_error.html", {"spec": spec})

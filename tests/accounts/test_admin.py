@@ -1,0 +1,155 @@
+"""Staff actions in the Django admin: keys shown once, rotation, revocation, leaks, suspension."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from accounts.models import ApiKey, AuditEvent, Organization
+from billing.models import LedgerEntry
+from tests.factories import bearer, make_key, make_org
+
+pytestmark = [pytest.mark.django_db]
+SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
+
+
+@pytest.fixture
+def staff(client: Client) -> Any:
+    user = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
+    client.force_login(user)
+    return user
+
+
+def _action(client: Client, model: str, action: str, ids: list[str], **extra: Any) -> Any:
+    return client.post(f"/admin/accounts/{model}/", {"action": action, "_selected_action": ids, **extra})
+
+
+def test_staff_creates_a_key_and_sees_the_secret_once(client: Client, staff: Any) -> None:
+    org = make_org()
+
+    response = client.post(
+        "/admin/accounts/apikey/add/",
+        {
+            "organization": org.pk,
+            "environment": "live",
+            "name": "web",
+            "project": "",
+            "preset": "read_only",
+            "allowlist": "",
+            "expires_at": "",
+        },
+    )
+
+    assert response.status_code == 200
+    secrets = SECRET.findall(response.content.decode())
+    assert len(secrets) == 1
+    key = ApiKey.objects.get(organization=org)
+    assert key.scopes == ["files:read", "account:read"]
+    assert client.get("/v1/account", **bearer(secrets[0])).status_code == 200
+    assert secrets[0] not in client.get(f"/admin/accounts/apikey/{key.pk}/change/").content.decode()
+    assert AuditEvent.objects.filter(action="key.create", actor=staff).exists()
+
+
+def test_staff_rotates_with_a_chosen_overlap(client: Client, staff: Any) -> None:
+    minted = make_key(make_org())
+
+    response = _action(client, "apikey", "rotate_1h", [minted.api_key.pk])
+
+    secrets = SECRET.findall(response.content.decode())
+    assert len(secrets) == 1
+    old = ApiKey.objects.get(pk=minted.api_key.pk)
+    assert old.replaced_by is not None
+    assert AuditEvent.objects.get(action="key.rotate").details["overlap"] == "1h"
+
+
+def test_staff_revokes(client: Client, staff: Any) -> None:
+    minted = make_key(make_org())
+
+    _action(client, "apikey", "revoke", [minted.api_key.pk])
+
+    assert client.get("/v1/account", **bearer(minted.secret)).json()["error"]["code"] == "revoked_api_key"
+
+
+def test_staff_confirms_a_leak_without_seeing_the_replacement(client: Client, staff: Any) -> None:
+    minted = make_key(make_org())
+
+    response = _action(client, "apikey", "confirm_leak", [minted.api_key.pk])
+
+    assert not SECRET.findall(
+        client.get(response["Location"]).content.decode() if response.status_code == 302 else response.content.decode()
+    )
+    assert ApiKey.objects.get(pk=minted.api_key.pk).revoked_at is not None
+    assert ApiKey.objects.filter(organization=minted.api_key.organization, revoked_at__isnull=True).count() == 1
+
+
+def test_staff_downloads_the_activity_report(client: Client, staff: Any) -> None:
+    minted = make_key(make_org())
+    client.get("/v1/account", **bearer(minted.secret))
+
+    response = _action(client, "apikey", "activity_report", [minted.api_key.pk])
+
+    assert response["Content-Type"] == "text/csv"
+    lines = response.content.decode().strip().splitlines()
+    assert lines[0].startswith("created_at,request_id")
+    assert len(lines) == 2
+
+
+def test_staff_suspends_and_marks_delinquent(client: Client, staff: Any) -> None:
+    org = make_org()
+
+    _action(client, "organization", "suspend", [org.pk])
+    assert Organization.objects.get(pk=org.pk).status == "suspended"
+    _action(client, "organization", "unsuspend", [org.pk])
+
+    page = _action(client, "organization", "mark_delinquent", [org.pk])
+    assert "debt" in page.content.decode()
+    _action(client, "organization", "mark_delinquent", [org.pk], apply="Apply", debt="70")
+    assert Organization.objects.get(pk=org.pk).delinquent_debt == 70
+    actions = set(AuditEvent.objects.filter(actor=staff).values_list("action", flat=True))
+    assert {"organization.suspend", "organization.unsuspend", "organization.delinquent"} <= actions
+
+
+def test_staff_grants_and_refunds_with_a_reason(client: Client, staff: Any) -> None:
+    org = make_org()
+
+    _action(client, "organization", "grant_credits", [org.pk], apply="Apply", credits="30", reason="promo")
+    _action(
+        client,
+        "organization",
+        "refund_or_adjust",
+        [org.pk],
+        apply="Apply",
+        kind="refund",
+        credits="5",
+        reason="bad output",
+    )
+
+    rows = {r.kind: r for r in LedgerEntry.objects.filter(organization=org)}
+    assert rows["grant"].credits == 30
+    assert (rows["refund"].credits, rows["refund"].reason, rows["refund"].actor_label) == (5, "bad output", "staff")
+    assert rows["refund"].balance_after == 35
+
+
+def test_staff_sets_a_limit_override(client: Client, staff: Any) -> None:
+    org = make_org()
+
+    response = client.post(
+        f"/admin/accounts/organization/{org.pk}/change/",
+        {
+            "name": org.name,
+            "debug_policy": "enabled",
+            "limits": '{"requests": 12}',
+            "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0",
+            "memberships-MIN_NUM_FORMS": "0",
+            "memberships-MAX_NUM_FORMS": "1000",
+        },
+    )
+
+    assert response.status_code == 302
+    assert Organization.objects.get(pk=org.pk).limits == {"requests": 12}
+    assert AuditEvent.objects.filter(action="organization.set_limit", actor=staff).exists()

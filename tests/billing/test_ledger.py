@@ -1,0 +1,202 @@
+"""The credit ledger: holds, captures, releases, invariants, concurrency."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+from django.db import close_old_connections, connection
+from django.db.models import Sum
+
+from accounts.models import Organization
+from billing.ledger import credits_capture, credits_hold, credits_release
+from billing.models import CreditBalance, CreditHold, LedgerEntry, TestAllowance
+from billing.selectors import credits_get
+from svcx.errors import ServiceError
+from tests.factories import make_org
+
+pytestmark = [pytest.mark.django_db]
+BALANCE_KINDS = ["grant", "capture", "refund", "adjustment"]
+AVAILABLE_KINDS = ["grant", "hold", "release", "refund", "adjustment"]
+
+
+def assert_invariants(org: Organization, environment: str = "live") -> None:
+    """Rows of balance-moving kinds sum to the balance; adding holds and releases gives available."""
+    rows = LedgerEntry.objects.filter(organization=org, environment=environment)
+    credits = credits_get(organization=org, environment=environment)
+    assert (rows.filter(kind__in=BALANCE_KINDS).aggregate(s=Sum("credits"))["s"] or 0) == credits.balance
+    assert (rows.filter(kind__in=AVAILABLE_KINDS).aggregate(s=Sum("credits"))["s"] or 0) == credits.available
+    assert credits.available >= 0
+
+
+def hold(org: Organization, request_id: str, pages: int, environment: str = "live") -> None:
+    credits_hold(organization=org, environment=environment, api_key_id="key_x", request_id=request_id, pages=pages)
+
+
+def test_hold_reserves_without_lowering_the_balance() -> None:
+    org = make_org(credits=10)
+
+    hold(org, "req_1", 4)
+
+    assert credits_get(organization=org, environment="live") == type(credits_get(organization=org, environment="live"))(
+        balance=10, held=4
+    )
+    row = LedgerEntry.objects.get(kind="hold")
+    assert (row.credits, row.balance_after, row.request_id) == (-4, 10, "req_1")
+    assert_invariants(org)
+
+
+def test_capture_of_fewer_pages_releases_the_rest() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_1", 5)
+
+    billed = credits_capture(request_id="req_1", pages=3)
+
+    assert billed == 3
+    credits = credits_get(organization=org, environment="live")
+    assert (credits.balance, credits.held, credits.available) == (7, 0, 7)
+    rows = {r.kind: r for r in LedgerEntry.objects.filter(request_id="req_1")}
+    assert (rows["capture"].credits, rows["capture"].balance_after) == (-3, 7)
+    assert (rows["release"].credits, rows["release"].balance_after) == (2, 7)
+    assert_invariants(org)
+
+
+def test_release_returns_everything() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_1", 6)
+
+    credits_release(request_id="req_1")
+
+    assert credits_get(organization=org, environment="live").available == 10
+    assert CreditHold.objects.get(request_id="req_1").status == "released"
+    assert not LedgerEntry.objects.filter(kind="capture").exists()
+    assert_invariants(org)
+
+
+def test_replayed_capture_or_release_changes_nothing() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_1", 5)
+    credits_capture(request_id="req_1", pages=5)
+    rows_before = LedgerEntry.objects.count()
+
+    assert credits_capture(request_id="req_1", pages=5) == 0
+    credits_release(request_id="req_1")
+    hold(org, "req_1", 5)  # holding again for the same request returns the existing hold
+
+    assert LedgerEntry.objects.count() == rows_before
+    assert credits_get(organization=org, environment="live").balance == 5
+    assert_invariants(org)
+
+
+def test_insufficient_credits_leaves_nothing_behind() -> None:
+    org = make_org(credits=3)
+
+    with pytest.raises(ServiceError) as caught:
+        hold(org, "req_1", 4)
+
+    assert caught.value.code == "insufficient_credits"
+    assert caught.value.details["credits_required"] == 4
+    assert caught.value.details["credits_available"] == 3
+    assert caught.value.details["top_up_url"].startswith("http")
+    assert not CreditHold.objects.exists()
+    assert LedgerEntry.objects.filter(organization=org).count() == 1
+    assert credits_get(organization=org, environment="live").held == 0
+
+
+def test_database_refuses_a_negative_available_balance() -> None:
+    from django.db import IntegrityError, transaction
+
+    org = make_org(credits=2)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CreditBalance.objects.filter(organization=org, environment="live").update(held=3)
+
+
+def test_test_keys_bill_zero_and_count_against_the_allowance() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_t", 5, environment="test")
+
+    assert credits_capture(request_id="req_t", pages=4) == 0
+
+    allowance = TestAllowance.objects.get(organization=org)
+    assert (allowance.used, allowance.held) == (4, 0)
+    assert credits_get(organization=org, environment="live").balance == 10
+    assert LedgerEntry.objects.get(request_id="req_t", kind="capture").credits == 0
+    assert LedgerEntry.objects.get(request_id="req_t", kind="capture").pages == 4
+
+
+def test_test_allowance_runs_out_at_5000_pages_a_month() -> None:
+    org = make_org()
+    hold(org, "req_a", 1, environment="test")
+    TestAllowance.objects.filter(organization=org).update(used=4997)
+
+    with pytest.raises(ServiceError) as caught:
+        hold(org, "req_b", 5, environment="test")
+
+    assert caught.value.code == "insufficient_credits"
+    assert caught.value.details["test_allowance"] is True
+    assert caught.value.details["credits_available"] == 2  # 5000 - 4997 used - 1 held
+    hold(org, "req_c", 2, environment="test")
+
+
+def _in_threads(count: int, target: Callable[[int], None]) -> None:
+    def run(i: int) -> None:
+        try:
+            target(i)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_parallel_holds_never_overspend_a_balance_of_twenty() -> None:
+    org = make_org(credits=20)
+    outcomes: list[str] = []
+
+    def attempt(i: int) -> None:
+        try:
+            hold(org, f"req_{i}", 1)
+            outcomes.append("held")
+        except ServiceError as exc:
+            outcomes.append(exc.code)
+
+    _in_threads(50, attempt)
+
+    assert outcomes.count("held") == 20
+    assert outcomes.count("insufficient_credits") == 30
+    credits = credits_get(organization=org, environment="live")
+    assert (credits.balance, credits.held) == (20, 20)
+    assert_invariants(org)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_captures_and_releases_keep_the_ledger_exact() -> None:
+    org = make_org(credits=100)
+    for i in range(20):
+        hold(org, f"req_{i}", 5)
+
+    def settle(i: int) -> None:
+        # Each request is settled twice, concurrently, in two different ways.
+        if i % 2:
+            credits_capture(request_id=f"req_{i // 2}", pages=3)
+        else:
+            credits_capture(request_id=f"req_{i // 2}", pages=3) if i % 4 else credits_release(
+                request_id=f"req_{i // 2}"
+            )
+
+    _in_threads(40, settle)
+
+    assert not CreditHold.objects.filter(status="held").exists()
+    assert (
+        LedgerEntry.objects.filter(kind="capture").count()
+        + LedgerEntry.objects.filter(kind="release", credits=5).count()
+        == 20
+    )
+    assert_invariants(org)

@@ -1,0 +1,232 @@
+"""Shared fixtures. Tests run on the real PostgreSQL and Redis named by DATABASE_URL and
+REDIS_URL (the Makefile points them at this machine's servers) and start real Celery workers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pikepdf
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.test import Client
+
+from tests.conversion.engine.pdfs import Text, make_pdf
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_DIR = ROOT.parent / "shared" / "spec"
+CORPUS = ROOT.parent / "shared" / "corpus" / "real"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.hasplugin("django"):
+        return  # `-p no:django`: pure tests only (engine, key format)
+    engine = str(settings.DATABASES["default"]["ENGINE"])
+    if not engine.endswith("postgresql") or not settings.REDIS_URL:
+        pytest.exit(
+            "The tests run on PostgreSQL and Redis: use `make test`, or set DATABASE_URL and REDIS_URL.",
+            returncode=2,
+        )
+
+
+@pytest.fixture(autouse=True)
+def _test_settings(request: pytest.FixtureRequest) -> None:
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    settings = request.getfixturevalue("settings")
+    settings.SVCX_DOCS_URL = "https://svcx.test/docs"
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client()
+
+
+def database_url_for_children() -> str:
+    """DATABASE_URL naming the test database, for worker processes started by a test."""
+    db = connection.settings_dict
+    user = quote(db.get("USER") or "")
+    password = quote(db.get("PASSWORD") or "")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    return f"postgresql://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class WorkerProcess:
+    def __init__(self, process: subprocess.Popen[bytes], hostname: str, log: Path) -> None:
+        self.process = process
+        self.hostname = hostname
+        self.log = log
+
+    def stop(self) -> None:
+        """Stop the worker and every process it started (pool children hold DB connections)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=20)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def start_worker(
+    tmp_path: Path,
+    *,
+    queues: str = "default,convert,convert_test",
+    env: dict[str, str] | None = None,
+    beat: bool = False,
+) -> WorkerProcess:
+    """Start a real `celery worker` on the test database and Redis; wait until it heartbeats."""
+    from workers.heartbeat import live_workers
+
+    hostname = f"test-{os.getpid()}-{time.monotonic_ns()}@localhost"
+    log = tmp_path / "worker.log"
+    child_env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_children(),
+        "REDIS_URL": settings.REDIS_URL,
+        "SVCX_WORKER_HEARTBEAT_INTERVAL": "1s",
+        **(env or {}),
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "svcx",
+            "worker",
+            "-Q",
+            queues,
+            "-n",
+            hostname,
+            "--concurrency",
+            "1",
+            "--loglevel",
+            "INFO",
+            "--without-mingle",
+            "--without-gossip",
+            *(["-B", "--schedule", str(tmp_path / "beat-schedule")] if beat else []),
+        ],
+        cwd=ROOT,
+        env=child_env,
+        start_new_session=True,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    worker = WorkerProcess(process, hostname, log)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited early:\n{log.read_text()[-3000:]}")
+        if hostname in live_workers():
+            return worker
+        time.sleep(0.2)
+    worker.stop()
+    raise RuntimeError(f"worker did not come up:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def celery_worker(transactional_db: None, tmp_path: Path) -> Iterator[WorkerProcess]:
+    worker = start_worker(tmp_path)
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture(scope="session")
+def session_worker(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    """One real worker for the whole session (tests using it need committed data:
+    `django_db(transaction=True)`)."""
+    with django_db_blocker.unblock():
+        worker = start_worker(tmp_path_factory.mktemp("session-worker"))
+    yield worker
+    worker.stop()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_web(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A real gunicorn serving the app on the test database; returns (process, base URL)."""
+    import urllib.request
+
+    port = free_port()
+    child_env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_children(),
+        "REDIS_URL": settings.REDIS_URL,
+        "SVCX_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "2",
+        "WEB_THREADS": "4",
+        **(env or {}),
+    }
+    log = (tmp_path / "web.log").open("wb")
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "-c", "python:svcx.gunicorn_conf", "svcx.wsgi:application"],
+        cwd=ROOT,
+        env=child_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(base + "/docs/", timeout=1)
+            return process, base
+        except OSError:
+            time.sleep(0.2)
+    process.terminate()
+    raise RuntimeError("web server did not come up")
+
+
+@pytest.fixture
+def web_process(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    process, base = start_web(tmp_path)
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+
+
+# PDFs made in the tests ------------------------------------------------------------------
+
+
+def text_pdf(path: Path, pages: list[str]) -> Path:
+    """A PDF with one line of Helvetica text (a heading-sized title and a sentence) per page."""
+    return make_pdf(
+        path,
+        [
+            [Text(72, 700, f"Chapter {i}", size=20, font="B"), Text(72, 660, body)]
+            for i, body in enumerate(pages, start=1)
+        ],
+    )
+
+
+@pytest.fixture
+def three_pages(tmp_path: Path) -> Path:
+    return text_pdf(
+        tmp_path / "three.pdf", ["Alpha text on the first page.", "Beta text on page two.", "Gamma on three."]
+    )
+
+
+@pytest.fixture
+def encrypted(tmp_path: Path, three_pages: Path) -> Path:
+    target = tmp_path / "locked.pdf"
+    with pikepdf.open(three_pages) as pdf:
+        pdf.save(target, encryption=pikepdf.Encryption(user="s3cret", owner="owner-pw", R=6))
+    return target

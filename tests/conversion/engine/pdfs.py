@@ -1,0 +1,120 @@
+"""Tiny PDF writer for engine tests: standard-14 fonts and raw content streams.
+
+Coordinates are PDF points with the origin at the bottom left of a US Letter page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pikepdf
+
+FONTS = {
+    "R": "Helvetica",
+    "B": "Helvetica-Bold",
+    "I": "Helvetica-Oblique",
+    "BI": "Helvetica-BoldOblique",
+    "M": "Courier",
+}
+WIDTH, HEIGHT = 612, 792
+
+
+@dataclass(frozen=True)
+class Text:
+    x: float
+    y: float
+    text: str
+    size: float = 11
+    font: str = "R"
+
+
+@dataclass(frozen=True)
+class Rule:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Several font runs on one baseline, written one after the other."""
+
+    x: float
+    y: float
+    runs: tuple[tuple[str, str], ...]  # (font key, text)
+    size: float = 11
+
+
+Op = Text | Rule | Runs
+
+
+def _literal(text: str) -> bytes:
+    raw = text.encode("cp1252")
+    out = bytearray(b"(")
+    for byte in raw:
+        if byte in b"()\\":
+            out += b"\\" + bytes([byte])
+        elif byte < 32 or byte > 126:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b")")
+
+
+def content(ops: list[Op]) -> bytes:
+    parts: list[bytes] = []
+    for op in ops:
+        if isinstance(op, Text):
+            parts.append(
+                b"BT /F%s %g Tf %g %g Td %s Tj ET" % (op.font.encode(), op.size, op.x, op.y, _literal(op.text))
+            )
+        elif isinstance(op, Runs):
+            body = b" ".join(b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text)) for font, text in op.runs)
+            parts.append(b"BT %g %g Td %s ET" % (op.x, op.y, body))
+        else:
+            parts.append(b"0.5 w %g %g m %g %g l S" % (op.x0, op.y0, op.x1, op.y1))
+    return b"\n".join(parts)
+
+
+def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
+    pdf = pikepdf.new()
+    fonts = pikepdf.Dictionary(
+        {
+            f"/F{key}": pdf.make_indirect(
+                pikepdf.Dictionary(
+                    Type=pikepdf.Name.Font,
+                    Subtype=pikepdf.Name.Type1,
+                    BaseFont=pikepdf.Name("/" + base),
+                    Encoding=pikepdf.Name.WinAnsiEncoding,
+                )
+            )
+            for key, base in FONTS.items()
+        }
+    )
+    for ops in pages:
+        page = pikepdf.Page(
+            pikepdf.Dictionary(
+                Type=pikepdf.Name.Page,
+                MediaBox=[0, 0, WIDTH, HEIGHT],
+                Resources=pikepdf.Dictionary(Font=fonts),
+                Contents=pdf.make_stream(content(ops)),
+            )
+        )
+        pdf.pages.append(page)
+    pdf.save(path)
+    return path
+
+
+def lines(
+    x: float,
+    top: float,
+    texts: list[str],
+    *,
+    size: float = 11,
+    leading: float = 14,
+    font: str = "R",
+) -> list[Op]:
+    """Consecutive lines starting at baseline `top`, one `leading` apart."""
+    return [Text(x, top - i * leading, t, size, font) for i, t in enumerate(texts)]

@@ -1,0 +1,425 @@
+"""Structure recovery on small generated PDFs: exact Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pikepdf
+
+from conversion.engine import ConvertOptions, convert
+
+from .pdfs import Op, Rule, Runs, Text, lines, make_pdf
+
+
+def md(path: Path, **kwargs: Any) -> str:
+    return convert(path, **kwargs).markdown
+
+
+def test_large_bold_line_becomes_heading_and_lines_reflow_into_a_paragraph(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 700, "Annual Report", 20, "B"),
+                *lines(
+                    72,
+                    660,
+                    [
+                        "The year was good for the company and",
+                        "its many customers around the world.",
+                    ],
+                ),
+                Text(72, 610, "Second paragraph starts here.", 11),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "# Annual Report\n\n"
+        "The year was good for the company and its many customers around the world.\n\n"
+        "Second paragraph starts here."
+    )
+
+
+def test_heading_levels_follow_font_size_ranks(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Title", 24, "B"),
+                Text(72, 680, "Section", 16, "B"),
+                *lines(72, 650, ["Body text of the section that is long enough to be body."]),
+                Text(72, 620, "Subsection", 13, "B"),
+                *lines(72, 590, ["More body text follows the subsection heading here."]),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "# Title\n\n## Section\n\nBody text of the section that is long enough to be body.\n\n"
+        "### Subsection\n\nMore body text follows the subsection heading here."
+    )
+
+
+def test_end_of_line_hyphen_is_repaired(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "This sentence shows an exam-",
+                    "ple of hyphen-",
+                    "ation repair, not Jean-",
+                    "Paul.",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == "This sentence shows an example of hyphenation repair, not Jean- Paul."
+
+
+def test_hyphen_of_a_compound_the_document_writes_whole_is_kept_at_a_line_break(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "The policy covers full-time and part-time staff alike, and",
+                    "it applies to full-time and part-",
+                    "time staff on fixed terms; its exam-",
+                    "ple shows a free-",
+                    "software licence on open-",
+                    "source terms.",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "The policy covers full-time and part-time staff alike, and it applies to full-time and part-time "
+        "staff on fixed terms; its example shows a freesoftware licence on opensource terms."
+    )
+
+
+def test_compound_of_two_long_words_the_document_uses_keeps_its_hyphen(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "Free programs and the software they need are shared; the free-",
+                    "software movement grew from that, and its work-",
+                    "ing groups met often.",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "Free programs and the software they need are shared; the free-software movement grew "
+        "from that, and its working groups met often."
+    )
+
+
+def test_list_running_on_into_the_next_column_keeps_its_depth(tmp_path: Path) -> None:
+    left = [f"Left column line {i} of the first column text" for i in range(1, 7)]
+    right = [f"Right column line {i} of the second column" for i in range(1, 7)]
+    ops = [
+        *lines(72, 700, left, size=10, leading=12),
+        Text(84, 620, "1. Fill in the form at the board.", 10),
+        *lines(320, 700, ["2. Pay the fee to the treasurer.", "3. Collect your key from the shed."], size=10),
+        *lines(320, 660, right, size=10, leading=12),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert "1. Fill in the form at the board.\n2. Pay the fee to the treasurer.\n3. Collect your key" in md(pdf)
+
+
+def test_bullets_become_a_nested_list(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *lines(72, 700, ["Intro paragraph before the list."]),
+                Text(72, 670, "\u2022 First item"),
+                Text(90, 656, "- Nested item"),
+                Text(72, 642, "\u2022 Second item that wraps onto"),
+                Text(82, 628, "a second line"),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "Intro paragraph before the list.\n\n- First item\n  - Nested item\n- Second item that wraps onto a second line"
+    )
+
+
+def test_numbered_items_become_an_ordered_list(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [lines(72, 700, ["1. Unpack the box.", "2. Plug it in.", "3. Switch it on."])],
+    )
+    assert md(pdf) == "1. Unpack the box.\n2. Plug it in.\n3. Switch it on."
+
+
+def _grid_page() -> list[Op]:
+    ops: list[Op] = []
+    xs = [72, 200, 330, 460]
+    ys = [700, 680, 660, 640]
+    for y in ys:
+        ops.append(Rule(xs[0], y, xs[-1], y))
+    for x in xs:
+        ops.append(Rule(x, ys[-1], x, ys[0]))
+    cells = [["Name", "Qty", "Price"], ["Apple", "3", "1.20"], ["Pear | big", "10", "0.80"]]
+    for r, row in enumerate(cells):
+        for c, text in enumerate(row):
+            ops.append(Text(xs[c] + 4, ys[r] - 14, text, 10))
+    ops.append(Text(72, 600, "After the table.", 11))
+    return ops
+
+
+def test_ruled_grid_becomes_a_pipe_table(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [_grid_page()])
+    assert md(pdf) == (
+        "| Name | Qty | Price |\n|---|---|---|\n| Apple | 3 | 1.20 |\n| Pear \\| big | 10 | 0.80 |\n\nAfter the table."
+    ).replace("|---|---|---|", "| --- | --- | --- |")
+
+
+def test_ruled_grid_renders_as_html_when_asked(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [_grid_page()])
+    assert md(pdf, options=ConvertOptions(tables="html")) == (
+        "<table>\n<thead>\n<tr>\n<th>Name</th>\n<th>Qty</th>\n<th>Price</th>\n</tr>\n</thead>\n<tbody>\n"
+        "<tr><td>Apple</td><td>3</td><td>1.20</td></tr>\n"
+        "<tr><td>Pear | big</td><td>10</td><td>0.80</td></tr>\n</tbody>\n</table>\n\n"
+        "After the table."
+    )
+
+
+def test_tables_text_mode_keeps_cells_as_plain_lines(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [_grid_page()])
+    assert md(pdf, options=ConvertOptions(tables="text")) == (
+        "Name Qty Price\n\nApple 3 1.20\n\nPear | big 10 0.80\n\nAfter the table."
+    )
+
+
+def test_aligned_columns_without_rules_become_a_table(tmp_path: Path) -> None:
+    rows = [
+        ("Country", "Capital", "Population"),
+        ("France", "Paris", "67M"),
+        ("Spain", "Madrid", "47M"),
+        ("Italy", "Rome", "59M"),
+    ]
+    ops: list[Op] = [Text(72, 720, "Countries of Europe are listed below.")]
+    for i, (a, b, c) in enumerate(rows):
+        y = 690 - i * 16
+        ops += [Text(72, y, a, 10), Text(220, y, b, 10), Text(380, y, c, 10)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == (
+        "Countries of Europe are listed below.\n\n"
+        "| Country | Capital | Population |\n| --- | --- | --- |\n"
+        "| France | Paris | 67M |\n| Spain | Madrid | 47M |\n| Italy | Rome | 59M |"
+    )
+
+
+def test_cells_that_layout_joins_into_one_line_are_split_into_columns(tmp_path: Path) -> None:
+    # Columns about one em apart: layout reads "Rain mm Wind km/h Sun h" as one line.
+    rows = [
+        ("Station", "Rain mm", "Wind km/h", "Sun h"),
+        ("Hill Top", "12.4", "31", "4.5"),
+        ("Valley Farm", "8.1", "22", "6.0"),
+        ("Town Centre", "6.9", "18", "5.2"),
+    ]
+    ops: list[Op] = [*lines(72, 720, ["Weekly weather at the three stations of the county network."])]
+    for i, row in enumerate(rows):
+        ops += [Text(x, 690 - 16 * i, cell, 10) for x, cell in zip((72, 141, 192, 251), row, strict=True)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == (
+        "Weekly weather at the three stations of the county network.\n\n"
+        "| Station | Rain mm | Wind km/h | Sun h |\n| --- | --- | --- | --- |\n"
+        "| Hill Top | 12.4 | 31 | 4.5 |\n| Valley Farm | 8.1 | 22 | 6.0 |\n| Town Centre | 6.9 | 18 | 5.2 |"
+    )
+
+
+def test_two_column_gaps_inside_lines_alone_do_not_make_a_table(tmp_path: Path) -> None:
+    code = ["SELECT name, total", "FROM           orders", "WHERE          total > 10", "ORDER BY       name;"]
+    ops: list[Op] = [*lines(72, 720, ["The query below lists the large orders by customer name."])]
+    for i, row in enumerate(code[1:], start=1):
+        keyword, rest = row.split(maxsplit=1) if not row.startswith("ORDER") else ("ORDER BY", row[8:])
+        ops += [Text(72, 700 - 14 * i, keyword, 10), Text(72 + 60, 700 - 14 * i, rest.strip(), 10)]
+    ops.append(Text(72, 700, code[0], 10))
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert "|" not in md(pdf)
+
+
+def test_spanning_title_wrapped_into_the_first_column_stays_one_heading(tmp_path: Path) -> None:
+    left = [f"Left column line {i} of the first column text" for i in range(1, 9)]
+    right = [f"Right column line {i} of the second column" for i in range(1, 9)]
+    ops = [
+        Text(72, 750, "Seagrass Recovery After the Great Storm", 22, "B"),
+        Text(72, 724, "Damage", 22, "B"),
+        *lines(72, 680, left, size=10, leading=12),
+        *lines(320, 680, right, size=10, leading=12),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf).split("\n\n")[0] == "# Seagrass Recovery After the Great Storm Damage"
+
+
+def test_two_columns_are_read_column_by_column(tmp_path: Path) -> None:
+    left = [f"Left column line {i} of the first column text" for i in range(1, 9)]
+    right = [f"Right column line {i} of the second column" for i in range(1, 9)]
+    ops = [
+        Text(72, 740, "A Two Column Article", 18, "B"),
+        *lines(72, 700, left, size=10, leading=12),
+        *lines(320, 700, right, size=10, leading=12),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == ("# A Two Column Article\n\n" + " ".join(left) + "\n\n" + " ".join(right))
+
+
+def test_running_headers_footers_and_page_numbers_are_removed(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(72, 760, "ACME Corp - Internal Report", 9),
+            *lines(72, 600, [f"Body of page {n} talks about topic {n}."]),
+            Text(300, 30, str(n), 9),
+        ]
+        for n in (1, 2, 3)
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", pages)
+    result = convert(pdf)
+    assert [p.markdown for p in result.pages] == [
+        "Body of page 1 talks about topic 1.",
+        "Body of page 2 talks about topic 2.",
+        "Body of page 3 talks about topic 3.",
+    ]
+
+
+def test_single_page_drops_small_margin_header_and_page_number(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 760, "ACME Corp", 9),
+                *lines(72, 600, ["Body text of the only page."]),
+                Text(300, 30, "Page 1 of 1", 9),
+            ]
+        ],
+    )
+    assert md(pdf) == "Body text of the only page."
+
+
+def test_single_page_keeps_a_body_size_title_and_a_footnote_in_the_margins(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 760, "Notes on the harvest", 11),
+                *lines(72, 600, ["Body text of the only page, long enough to be the body."]),
+                Text(72, 40, "1 The yield was measured by hand.", 8),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "Notes on the harvest\n\nBody text of the only page, long enough to be the body.\n\n"
+        "1 The yield was measured by hand."
+    )
+
+
+def test_alternating_headers_of_a_two_page_document_are_removed(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(360, 760, "Chapter 2 - The Reading Room", 9),
+            *lines(72, 600, ["Body text of the first page, long enough to be the body."]),
+            Text(300, 30, "1", 11),
+        ],
+        [
+            Text(72, 760, "Guide to the Archive", 9),
+            *lines(72, 600, ["Body text of the second page, long enough to be the body."]),
+            Text(300, 30, "2", 11),
+        ],
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown for p in result.pages] == [
+        "Body text of the first page, long enough to be the body.",
+        "Body text of the second page, long enough to be the body.",
+    ]
+
+
+def test_monospace_block_becomes_fenced_code(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *lines(72, 720, ["Run this program to see the greeting:"]),
+                *lines(72, 690, ["def main():", "    print('hi')"], size=10, leading=12, font="M"),
+                *lines(72, 640, ["It prints hi."]),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "Run this program to see the greeting:\n\n```\ndef main():\n    print('hi')\n```\n\nIt prints hi."
+    )
+
+
+def test_bold_and_italic_runs_become_emphasis(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(
+                    72,
+                    700,
+                    (
+                        ("R", "Plain "),
+                        ("B", "strong"),
+                        ("R", " and "),
+                        ("I", "slanted"),
+                        ("R", " words."),
+                    ),
+                )
+            ]
+        ],
+    )
+    assert md(pdf) == "Plain **strong** and *slanted* words."
+
+
+def test_markdown_characters_in_text_are_escaped(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 700, "# not a heading"),
+                Text(72, 660, "1. is not a list when it is a sentence? It is a list."),
+                Text(
+                    72,
+                    620,
+                    "Use *stars*, _under_, [link](x), <b> and a \\ backslash; snake_case stays.",
+                ),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "\\# not a heading\n\n"
+        "1. is not a list when it is a sentence? It is a list.\n\n"
+        "Use \\*stars\\*, \\_under\\_, \\[link\\](x), \\<b> and a \\\\ backslash; snake_case stays."
+    )
+
+
+def test_outline_title_on_the_page_makes_a_heading(tmp_path: Path) -> None:
+    path = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *lines(72, 700, ["Scope of work"]),
+                *lines(72, 670, ["The scope covers the whole building."]),
+            ]
+        ],
+    )
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        with pdf.open_outline() as outline:
+            parent = pikepdf.OutlineItem("Chapter", 0)
+            parent.children.append(pikepdf.OutlineItem("Scope of work", 0))
+            outline.root.append(parent)
+        pdf.save(path)
+    assert md(path) == "## Scope of work\n\nThe scope covers the whole building."

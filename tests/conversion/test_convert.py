@@ -1,0 +1,309 @@
+"""POST /v1/convert through HTTP with a real Celery worker."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from billing.models import CreditHold, LedgerEntry, RequestLog
+from billing.selectors import credits_get
+from conversion.models import ConversionJob
+from tests.conftest import WorkerProcess, text_pdf
+from tests.conversion.engine.pdfs import Text, make_pdf
+from tests.factories import bearer, make_key, make_org
+from tests.svcx.test_envelope import assert_envelope
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def account(session_worker: WorkerProcess) -> dict[str, Any]:
+    org = make_org(credits=100)
+    return {"org": org, "live": make_key(org), "test": make_key(org, "test")}
+
+
+def post_pdf(client: Client, secret: str, path: Path, query: str = "", **headers: Any) -> Any:
+    return client.post(
+        f"/v1/convert{query}", data=path.read_bytes(), content_type="application/pdf", **bearer(secret), **headers
+    )
+
+
+def kinds(org: Any) -> list[str]:
+    return sorted(LedgerEntry.objects.filter(organization=org).exclude(kind="grant").values_list("kind", flat=True))
+
+
+def test_multipart_upload_converts_to_json_and_bills_per_page(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    with three_pages.open("rb") as handle:
+        response = client.post("/v1/convert", {"file": handle}, **bearer(account["live"].secret))
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["object"] == "conversion"
+    assert body["request_id"] == response["X-Request-Id"]
+    assert body["document"]["page_count"] == 3
+    assert len(body["document"]["sha256"]) == 64
+    assert [p["page"] for p in body["pages"]] == [1, 2, 3]
+    assert all(p["has_text_layer"] for p in body["pages"])
+    assert "Alpha text on the first page." in body["pages"][0]["markdown"]
+    assert "Gamma on three." in body["markdown"]
+    assert (body["pages_billed"], body["credits_billed"], body["cached"], body["result_truncated"]) == (
+        3,
+        3,
+        False,
+        False,
+    )
+    assert body["engine"]["id"] == "svcx-layout"
+    assert credits_get(organization=account["org"], environment="live").balance == 97
+    assert kinds(account["org"]) == ["capture", "hold"]
+    log = RequestLog.objects.get(request_id=body["request_id"])
+    assert (log.pages, log.credits, log.status, log.endpoint) == (3, 3, 200, "/v1/convert")
+
+
+def test_raw_pdf_with_query_pages_converts_only_those_pages_as_markdown(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    response = post_pdf(client, account["live"].secret, three_pages, "?pages=2-3", HTTP_ACCEPT="text/markdown")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/markdown")
+    text = response.content.decode()
+    assert text.startswith("<!-- page 2 -->\n")
+    assert "<!-- page 3 -->" in text
+    assert "<!-- page 1 -->" not in text
+    assert "Alpha" not in text
+    assert (response["X-Svcx-Pages-Billed"], response["X-Svcx-Credits-Billed"]) == ("2", "2")
+    assert (response["X-Svcx-Result-Truncated"], response["X-Svcx-Cached"]) == ("false", "false")
+
+
+def test_multipart_options_metadata_and_debug(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    with three_pages.open("rb") as handle:
+        response = client.post(
+            "/v1/convert",
+            {
+                "file": handle,
+                "options": json.dumps({"pages": "1", "tables": "html"}),
+                "metadata": json.dumps({"job": 7}),
+                "debug": "true",
+            },
+            **bearer(account["live"].secret),
+        )
+
+    body = response.json()
+    assert [p["page"] for p in body["pages"]] == [1]
+    assert body["metadata"] == {"job": 7}
+    assert "timings" in body["debug"]
+
+
+def test_second_identical_request_is_a_cache_hit_billing_nothing(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    first = post_pdf(client, account["live"].secret, three_pages).json()
+    rows = LedgerEntry.objects.count()
+
+    second = post_pdf(client, account["live"].secret, three_pages).json()
+
+    assert (second["cached"], second["pages_billed"], second["credits_billed"]) == (True, 0, 0)
+    assert second["pages"] == first["pages"]
+    assert LedgerEntry.objects.count() == rows
+    assert credits_get(organization=account["org"], environment="live").balance == 97
+
+
+def test_cache_is_not_shared_across_environments_or_options(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    post_pdf(client, account["live"].secret, three_pages)
+
+    assert post_pdf(client, account["test"].secret, three_pages).json()["cached"] is False
+    assert post_pdf(client, account["live"].secret, three_pages, "?pages=1").json()["cached"] is False
+
+
+def test_test_key_bills_zero_and_counts_the_allowance(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    body = post_pdf(client, account["test"].secret, three_pages).json()
+
+    assert (body["pages_billed"], body["credits_billed"]) == (3, 0)
+    account_view = client.get("/v1/account", **bearer(account["test"].secret)).json()
+    assert account_view["test_allowance"]["used"] == 3
+    assert credits_get(organization=account["org"], environment="live").balance == 100
+
+
+def test_test_key_is_capped_at_five_pages(client: Client, account: dict[str, Any], tmp_path: Path) -> None:
+    six = text_pdf(tmp_path / "six.pdf", [f"Page {i}" for i in range(6)])
+
+    error = assert_envelope(post_pdf(client, account["test"].secret, six), 400, "too_many_pages")
+
+    assert error["details"]["max_pages"] == 5
+    assert post_pdf(client, account["test"].secret, six, "?pages=2-6").status_code == 200
+    assert not CreditHold.objects.filter(status="held").exists()
+
+
+def test_more_than_200_pages_is_too_many(client: Client, account: dict[str, Any], tmp_path: Path) -> None:
+    many = text_pdf(tmp_path / "many.pdf", ["x"] * 201)
+
+    error = assert_envelope(post_pdf(client, account["live"].secret, many), 400, "too_many_pages")
+
+    assert (error["details"]["pages_selected"], error["details"]["max_pages"]) == (201, 200)
+    assert kinds(account["org"]) == []
+
+
+def test_selection_past_the_end_is_out_of_bounds_and_billed_zero(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    error = assert_envelope(
+        post_pdf(client, account["live"].secret, three_pages, "?pages=7-9"), 422, "page_range_out_of_bounds"
+    )
+
+    assert error["type"] == "invalid_request_error"
+    assert error["details"]["page_count"] == 3
+    assert kinds(account["org"]) == []
+
+
+def test_selection_reaching_past_the_end_is_clipped(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    body = post_pdf(client, account["live"].secret, three_pages, "?pages=2-").json()
+
+    assert [p["page"] for p in body["pages"]] == [2, 3]
+    assert body["pages_billed"] == 2
+
+
+def test_encrypted_pdf_needs_the_password(client: Client, account: dict[str, Any], encrypted: Path) -> None:
+    secret = account["live"].secret
+
+    error = assert_envelope(post_pdf(client, secret, encrypted), 422, "pdf_encrypted")
+    assert error["type"] == "document_error"
+    assert_envelope(
+        post_pdf(client, secret, encrypted, HTTP_X_SVCX_PDF_PASSWORD="wrong"), 422, "pdf_password_incorrect"
+    )
+    body = post_pdf(client, secret, encrypted, HTTP_X_SVCX_PDF_PASSWORD="s3cret").json()
+
+    assert "Beta text on page two." in body["markdown"]
+    # The result of the right password is not served to a request without one.
+    assert_envelope(post_pdf(client, secret, encrypted), 422, "pdf_encrypted")
+
+
+def test_not_a_pdf_is_pdf_invalid_and_billed_zero(client: Client, account: dict[str, Any], tmp_path: Path) -> None:
+    fake = tmp_path / "fake.pdf"
+    fake.write_text("<html><body>not a pdf</body></html>")
+
+    assert_envelope(post_pdf(client, account["live"].secret, fake), 422, "pdf_invalid")
+
+    assert kinds(account["org"]) == []
+    assert credits_get(organization=account["org"], environment="live").available == 100
+
+
+def test_insufficient_credits_is_402_with_details_and_no_hold(
+    client: Client, session_worker: WorkerProcess, three_pages: Path
+) -> None:
+    org = make_org(credits=2)
+    minted = make_key(org)
+
+    error = assert_envelope(post_pdf(client, minted.secret, three_pages), 402, "insufficient_credits")
+
+    assert (error["details"]["credits_required"], error["details"]["credits_available"]) == (3, 2)
+    assert error["details"]["top_up_url"]
+    assert kinds(org) == []
+
+
+def test_fallback_error_refuses_a_page_without_text(client: Client, account: dict[str, Any], tmp_path: Path) -> None:
+    mixed = make_pdf(tmp_path / "mixed.pdf", [[Text(72, 700, "Words here.")], []])
+
+    error = assert_envelope(
+        post_pdf(client, account["live"].secret, mixed, "?fallback=error"), 422, "page_has_no_text_layer"
+    )
+    body = post_pdf(client, account["live"].secret, mixed).json()
+
+    assert error["details"]["page"] == 2
+    assert [p["has_text_layer"] for p in body["pages"]] == [True, False]
+    assert body["pages"][1]["markdown"] == ""
+    assert body["warnings"] or body["pages"][1]["warnings"]
+
+
+def test_idempotent_replay_bills_once(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    first = post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="job-1")
+    replay = post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="job-1")
+
+    assert replay.status_code == 200
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay.json() == first.json()
+    assert replay["X-Request-Id"] == first["X-Request-Id"]
+    assert credits_get(organization=account["org"], environment="live").balance == 97
+
+
+def test_same_key_different_request_is_a_conflict(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="job-2")
+
+    error = assert_envelope(
+        post_pdf(client, account["live"].secret, three_pages, "?pages=1", HTTP_IDEMPOTENCY_KEY="job-2"),
+        409,
+        "idempotency_conflict",
+    )
+
+    assert error["retryable"] is False
+
+
+def test_idempotency_keys_are_scoped_to_the_organization_not_the_key(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    other_key = make_key(account["org"])
+    post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="shared")
+
+    replay = post_pdf(client, other_key.secret, three_pages, HTTP_IDEMPOTENCY_KEY="shared")
+
+    assert replay["Idempotent-Replayed"] == "true"
+
+
+def test_a_stored_error_is_replayed(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    first = post_pdf(client, account["live"].secret, three_pages, "?pages=9", HTTP_IDEMPOTENCY_KEY="bad-range")
+
+    replay = post_pdf(client, account["live"].secret, three_pages, "?pages=9", HTTP_IDEMPOTENCY_KEY="bad-range")
+
+    assert first.status_code == replay.status_code == 422
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay.json() == first.json()
+
+
+def test_concurrent_requests_under_one_key_bill_once(account: dict[str, Any], tmp_path: Path) -> None:
+    pdf = text_pdf(tmp_path / "c.pdf", ["one", "two", "three", "four"])
+    results: list[Any] = []
+
+    def send() -> None:
+        try:
+            results.append(post_pdf(Client(), account["live"].secret, pdf, HTTP_IDEMPOTENCY_KEY="race"))
+        finally:
+            connection.close()  # this thread's own connection
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    statuses = sorted(r.status_code for r in results)
+    assert statuses in ([200, 200], [200, 409])
+    for r in results:
+        if r.status_code == 409:
+            assert r.json()["error"]["code"] == "idempotency_in_progress"
+            assert r["Retry-After"] == "1"
+    assert credits_get(organization=account["org"], environment="live").balance == 96
+    assert LedgerEntry.objects.filter(organization=account["org"], kind="capture").count() == 1
+
+
+def test_every_job_settles_its_hold(
+    client: Client, account: dict[str, Any], three_pages: Path, encrypted: Path
+) -> None:
+    post_pdf(client, account["live"].secret, three_pages)
+    post_pdf(client, account["live"].secret, encrypted)
+    post_pdf(client, account["live"].secret, three_pages, "?pages=1")
+
+    assert not CreditHold.objects.filter(status="held").exists()
+    for request_id in ConversionJob.objects.values_list("request_id", flat=True):
+        movements = sorted(LedgerEntry.objects.filter(request_id=request_id).values_list("kind", flat=True))
+        assert movements in ([], ["capture", "hold"], ["hold", "release"], ["capture", "hold", "release"])

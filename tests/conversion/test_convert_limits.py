@@ -1,0 +1,214 @@
+"""Convert under pressure: the wall-clock limit, a lost worker, overload, a slow upload, a
+client that leaves, each leaving no hold behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from billing.models import CreditHold, LedgerEntry
+from billing.selectors import credits_get
+from conversion.models import ConversionJob, StoredFile
+from tests.conftest import CORPUS, WorkerProcess, start_web, start_worker
+from tests.factories import bearer, make_key, make_org
+from tests.svcx.test_envelope import assert_envelope
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+LONG_BOOK = CORPUS / "files" / "pdfjs__freeculture.pdf"
+
+
+def post_pdf(client: Client, secret: str, path: Path, query: str = "", **headers: Any) -> Any:
+    return client.post(
+        f"/v1/convert{query}", data=path.read_bytes(), content_type="application/pdf", **bearer(secret), **headers
+    )
+
+
+@pytest.fixture
+def isolated(settings: Any, tmp_path: Path) -> Any:
+    """A worker of its own, on queues no other worker reads."""
+    prefix = f"iso{time.monotonic_ns()}-"
+    settings.SVCX_QUEUE_PREFIX = prefix
+    worker = start_worker(
+        tmp_path, queues=f"{prefix}convert,{prefix}convert_test", env={"SVCX_CONVERSION_TIME_LIMIT": "2s"}
+    )
+    yield worker
+    worker.stop()
+
+
+def test_wall_clock_limit_is_504_with_pages_completed(client: Client, settings: Any, isolated: WorkerProcess) -> None:
+    settings.SVCX_CONVERSION_TIME_LIMIT = 2
+    org = make_org(credits=500)
+    minted = make_key(org)
+
+    response = post_pdf(client, minted.secret, LONG_BOOK, "?pages=1-200")
+
+    error = assert_envelope(response, 504, "conversion_timeout")
+    assert error["type"] == "timeout_error"
+    assert 0 < error["details"]["pages_completed"] < 200
+    assert credits_get(organization=org, environment="live").balance == 500
+    assert not CreditHold.objects.filter(status="held").exists()
+    assert not LedgerEntry.objects.filter(kind="capture").exists()
+
+
+def test_a_killed_worker_is_500_and_releases_the_hold(client: Client, settings: Any, isolated: WorkerProcess) -> None:
+    settings.SVCX_WORKER_LOST_AFTER = 3
+    org = make_org(credits=500)
+    minted = make_key(org)
+    outcome: list[Any] = []
+
+    def send() -> None:
+        try:
+            outcome.append(post_pdf(Client(), minted.secret, LONG_BOOK, "?pages=1-200"))
+        finally:
+            connection.close()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not CreditHold.objects.filter(status="held").exists():
+        time.sleep(0.05)
+    assert CreditHold.objects.filter(status="held").exists()
+    os.killpg(isolated.process.pid, signal.SIGKILL)
+    sender.join(timeout=60)
+
+    error = assert_envelope(outcome[0], 500, "internal_error")
+    assert error["retryable"] is True
+    assert credits_get(organization=org, environment="live").held == 0
+    assert credits_get(organization=org, environment="live").balance == 500
+
+
+def test_no_live_worker_is_503_overloaded(client: Client, settings: Any, three_pages: Path) -> None:
+    minted = make_key(make_org(credits=10))
+    settings.REDIS_URL = settings.REDIS_URL.rsplit("/", 1)[0] + "/14"  # a Redis database no worker announces itself in
+
+    response = post_pdf(client, minted.secret, three_pages)
+
+    error = assert_envelope(response, 503, "overloaded")
+    assert error["retryable"] is True
+    assert int(response["Retry-After"]) >= 1
+    assert error["details"]["reason"] == "no_live_workers"
+    assert not ConversionJob.objects.exists()
+
+
+def test_a_full_queue_is_503_overloaded(
+    client: Client, settings: Any, session_worker: WorkerProcess, three_pages: Path
+) -> None:
+    settings.SVCX_QUEUE_MAX_DEPTH = 0
+    minted = make_key(make_org(credits=10))
+
+    error = assert_envelope(post_pdf(client, minted.secret, three_pages), 503, "overloaded")
+
+    assert error["details"]["reason"] == "queue_full"
+
+
+def test_a_job_no_worker_takes_is_503_after_the_queue_wait(
+    client: Client, settings: Any, session_worker: WorkerProcess, three_pages: Path
+) -> None:
+    settings.SVCX_QUEUE_PREFIX = f"nobody{time.monotonic_ns()}-"
+    settings.SVCX_QUEUE_WAIT_LIMIT = 1
+    org = make_org(credits=10)
+    minted = make_key(org)
+
+    error = assert_envelope(post_pdf(client, minted.secret, three_pages), 503, "overloaded")
+
+    assert error["details"]["reason"] == "queue_wait"
+    assert ConversionJob.objects.get().status == "abandoned"
+    assert not CreditHold.objects.exists()
+
+
+def _raw_request(base: str, head: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock.sendall(head.encode())
+    return sock
+
+
+def _read_response(sock: socket.socket) -> tuple[int, dict[str, Any]]:
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    if b"chunked" in head.lower():
+        decoded, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line, 16)
+            if size == 0:
+                break
+            decoded, rest = decoded + rest[:size], rest[size + 2 :]
+        body = decoded
+    return status, json.loads(body)
+
+
+def test_a_body_slower_than_the_deadline_is_408_on_every_upload_endpoint(
+    tmp_path: Path, session_worker: WorkerProcess
+) -> None:
+    minted = make_key(make_org(credits=10))
+    process, base = start_web(tmp_path, env={"SVCX_UPLOAD_DEADLINE": "2s"})
+    outcomes = {}
+    try:
+        for path in ("/v1/convert", "/v1/files", "/v1/inspect", "/v1/toc"):
+            sock = _raw_request(
+                base,
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 5000\r\n"
+                f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
+            )
+            started = time.monotonic()
+            for _ in range(3):  # a trickle, then silence
+                sock.sendall(b"%PDF-")
+                time.sleep(0.5)
+            status, body = _read_response(sock)
+            outcomes[path] = (status, body["error"]["code"], body["error"]["type"], time.monotonic() - started)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+    for path, (status, code, type_, elapsed) in outcomes.items():
+        assert (status, code, type_) == (408, "request_timeout", "timeout_error"), path
+        assert elapsed < 10, path
+    assert not ConversionJob.objects.exists()
+    assert not StoredFile.objects.exists()
+
+
+def test_a_client_that_leaves_has_its_job_abandoned_and_nothing_billed(
+    tmp_path: Path, settings: Any, isolated: WorkerProcess
+) -> None:
+    org = make_org(credits=500)
+    minted = make_key(org)
+    pdf = LONG_BOOK.read_bytes()
+    process, base = start_web(tmp_path, env={"SVCX_QUEUE_PREFIX": settings.SVCX_QUEUE_PREFIX})
+    try:
+        sock = _raw_request(
+            base,
+            "POST /v1/convert?pages=1-200 HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+            f"Content-Length: {len(pdf)}\r\nAuthorization: Bearer {minted.secret}\r\n\r\n",
+        )
+        sock.sendall(pdf)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not ConversionJob.objects.filter(status="running").exists():
+            time.sleep(0.05)
+        sock.close()
+        while time.monotonic() < deadline and ConversionJob.objects.filter(status="running").exists():
+            time.sleep(0.1)
+        time.sleep(1.5)  # the worker notices within a second and releases
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+    assert ConversionJob.objects.get().status == "abandoned"
+    assert credits_get(organization=org, environment="live").balance == 500
+    assert not CreditHold.objects.filter(status="held").exists()

@@ -1,0 +1,296 @@
+"""Request-shape errors of POST /v1/convert (decisions.md 1 and 2): each is refused before any
+job, hold or ledger row exists."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from billing.models import CreditHold, LedgerEntry
+from conversion.models import ConversionJob
+from tests.factories import bearer, make_key, make_org
+from tests.svcx.test_envelope import assert_envelope
+
+pytestmark = [pytest.mark.django_db]
+PDF_BYTES = b"%PDF-1.4\n%fake but never opened\n"
+
+
+@pytest.fixture
+def secret() -> str:
+    return make_key(make_org(credits=100)).secret
+
+
+@pytest.fixture(autouse=True)
+def _nothing_happened() -> Any:
+    yield
+    assert not ConversionJob.objects.exists()
+    assert not CreditHold.objects.exists()
+    assert not LedgerEntry.objects.exclude(kind="grant").exists()
+
+
+def post_json(client: Client, secret: str, body: Any, query: str = "", **extra: Any) -> Any:
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(f"/v1/convert{query}", data=data, content_type="application/json", **bearer(secret), **extra)
+
+
+def post_multipart(client: Client, secret: str, parts: dict[str, Any], query: str = "") -> Any:
+    return client.post(f"/v1/convert{query}", parts, **bearer(secret))
+
+
+def upload(tmp_path: Path) -> Any:
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(PDF_BYTES)
+    return path.open("rb")
+
+
+def test_malformed_json(client: Client, secret: str) -> None:
+    assert_envelope(post_json(client, secret, b'{"file_id": '), 400, "malformed_json")
+
+
+def test_json_body_must_be_an_object(client: Client, secret: str) -> None:
+    assert_envelope(post_json(client, secret, [1, 2]), 400, "invalid_parameter_type")
+
+
+def test_malformed_multipart(client: Client, secret: str) -> None:
+    response = client.post(
+        "/v1/convert", data=b"--xyz\r\nnot a part", content_type="multipart/form-data; boundary=xyz", **bearer(secret)
+    )
+    assert_envelope(response, 400, "multipart_malformed")
+
+
+def test_multipart_without_boundary(client: Client, secret: str) -> None:
+    response = client.post("/v1/convert", data=b"--x--", content_type="multipart/form-data", **bearer(secret))
+    assert_envelope(response, 400, "multipart_malformed")
+
+
+def test_missing_source_in_each_encoding(client: Client, secret: str) -> None:
+    assert_envelope(post_json(client, secret, {"options": {}}), 400, "missing_source")
+    assert_envelope(post_multipart(client, secret, {"options": "{}"}), 400, "missing_source")
+    assert_envelope(
+        client.post("/v1/convert", data=b"", content_type="application/pdf", **bearer(secret)), 400, "missing_source"
+    )
+    assert_envelope(client.post("/v1/convert", **bearer(secret)), 400, "missing_source")
+
+
+def test_multiple_sources(client: Client, secret: str, tmp_path: Path) -> None:
+    error = assert_envelope(
+        post_multipart(client, secret, {"file": upload(tmp_path), "file_id": "file_abc"}), 400, "multiple_sources"
+    )
+    assert error["param"] == "file_id"
+    assert_envelope(
+        post_json(client, secret, {"file_id": "file_abc", "url": "https://x/y.pdf"}), 400, "multiple_sources"
+    )
+    assert_envelope(post_json(client, secret, {"file_id": "file_abc", "base64": "JVBER"}), 400, "multiple_sources")
+
+
+@pytest.mark.parametrize(("member", "said"), [("base64", "refused permanently"), ("url", "not available in v1")])
+def test_unsupported_source_types(client: Client, secret: str, member: str, said: str) -> None:
+    error = assert_envelope(post_json(client, secret, {member: "x"}), 400, "unsupported_source_type")
+
+    assert error["param"] == member
+    assert said in error["message"]
+
+
+def test_unknown_top_level_member_and_part(client: Client, secret: str, tmp_path: Path) -> None:
+    error = assert_envelope(post_json(client, secret, {"file_id": "file_a", "colour": "red"}), 400, "unknown_parameter")
+    assert error["param"] == "colour"
+    error = assert_envelope(
+        post_multipart(client, secret, {"file": upload(tmp_path), "colour": "red"}), 400, "unknown_parameter"
+    )
+    assert error["param"] == "colour"
+
+
+@pytest.mark.parametrize("encoding", ["json", "multipart"])
+def test_unknown_option_names_its_exact_path(client: Client, secret: str, tmp_path: Path, encoding: str) -> None:
+    options = {"pages": "1", "colour": "red"}
+    if encoding == "json":
+        response = post_json(client, secret, {"file_id": "file_a", "options": options})
+    else:
+        response = post_multipart(client, secret, {"file": upload(tmp_path), "options": json.dumps(options)})
+
+    error = assert_envelope(response, 400, "unknown_parameter")
+
+    assert error["param"] == "options.colour"
+
+
+def test_unknown_query_option_on_raw_pdf(client: Client, secret: str) -> None:
+    response = client.post("/v1/convert?colour=red", data=PDF_BYTES, content_type="application/pdf", **bearer(secret))
+
+    assert assert_envelope(response, 400, "unknown_parameter")["param"] == "colour"
+
+
+@pytest.mark.parametrize(
+    ("options", "param"),
+    [({"pages": [1, 2]}, "options.pages"), ({"tables": 3}, "options.tables"), ({"ocr": False}, "options.ocr")],
+)
+def test_wrong_option_type(client: Client, secret: str, options: dict[str, Any], param: str) -> None:
+    error = assert_envelope(
+        post_json(client, secret, {"file_id": "file_a", "options": options}), 400, "invalid_parameter_type"
+    )
+
+    assert error["param"] == param
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ({"file_id": 7}, "file_id"),
+        ({"file_id": "f", "options": "pages=1"}, "options"),
+        ({"file_id": "f", "password": 1}, "password"),
+        ({"file_id": "f", "metadata": [1]}, "metadata"),
+        ({"file_id": "f", "debug": "yes"}, "debug"),
+    ],
+)
+def test_wrong_member_type(client: Client, secret: str, body: dict[str, Any], param: str) -> None:
+    assert assert_envelope(post_json(client, secret, body), 400, "invalid_parameter_type")["param"] == param
+
+
+def test_query_options_with_a_body_are_refused(client: Client, secret: str, tmp_path: Path) -> None:
+    assert_envelope(post_json(client, secret, {"file_id": "f"}, "?pages=1"), 400, "query_options_not_allowed")
+    assert_envelope(
+        post_multipart(client, secret, {"file": upload(tmp_path)}, "?pages=1"), 400, "query_options_not_allowed"
+    )
+
+
+def test_metadata_over_4_kib_is_413(client: Client, secret: str, tmp_path: Path) -> None:
+    big = {"note": "x" * 5000}
+
+    error = assert_envelope(post_json(client, secret, {"file_id": "f", "metadata": big}), 413, "metadata_too_large")
+    assert error["details"]["limit_bytes"] == 4096
+    assert_envelope(
+        post_multipart(client, secret, {"file": upload(tmp_path), "metadata": json.dumps(big)}),
+        413,
+        "metadata_too_large",
+    )
+    response = client.post(
+        "/v1/convert",
+        data=PDF_BYTES,
+        content_type="application/pdf",
+        HTTP_X_SVCX_METADATA=json.dumps(big),
+        **bearer(secret),
+    )
+    assert_envelope(response, 413, "metadata_too_large")
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/octet-stream", "application/x-www-form-urlencoded"]
+)
+def test_other_content_types_are_415_listing_the_three(client: Client, secret: str, content_type: str) -> None:
+    error = assert_envelope(
+        client.post("/v1/convert", data=b"x", content_type=content_type, **bearer(secret)),
+        415,
+        "unsupported_content_type",
+    )
+
+    for accepted in ("multipart/form-data", "application/json", "application/pdf"):
+        assert accepted in error["message"]
+
+
+@pytest.mark.parametrize(
+    "accept", ["text/html", "application/xml", "image/*", "text/markdown;q=0, application/json;q=0"]
+)
+def test_unacceptable_accept_is_406(client: Client, secret: str, accept: str) -> None:
+    assert_envelope(post_json(client, secret, {"file_id": "f"}, HTTP_ACCEPT=accept), 406, "unsupported_accept")
+
+
+def test_upload_over_32_mib_is_413_from_content_length(client: Client, secret: str) -> None:
+    response = client.post(
+        "/v1/convert",
+        data=PDF_BYTES,
+        content_type="application/pdf",
+        CONTENT_LENGTH=str(33 * 1024 * 1024),
+        **bearer(secret),
+    )
+    assert_envelope(response, 413, "file_too_large")
+
+
+def test_upload_over_the_limit_is_413_while_reading(client: Client, secret: str, settings: Any) -> None:
+    settings.SVCX_CONVERT_UPLOAD_LIMIT = 1000
+
+    response = client.post("/v1/convert", data=PDF_BYTES * 100, content_type="application/pdf", **bearer(secret))
+
+    assert_envelope(response, 413, "file_too_large")
+    assert not list(Path(settings.SVCX_SPOOL_DIR).glob("body-*"))
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "param"),
+    [
+        ({"ocr": "auto"}, "ocr_not_available", "options.ocr"),
+        ({"flavor": "commonmark"}, "unsupported_option_value", "options.flavor"),
+        ({"flavor": "mmd"}, "unsupported_option_value", "options.flavor"),
+        ({"tables": "auto"}, "unsupported_option_value", "options.tables"),
+        ({"fallback": "headings"}, "unsupported_option_value", "options.fallback"),
+        ({"pages": "0-3"}, "page_range_zero", "options.pages"),
+        ({"pages": "7-3"}, "page_range_reversed", "options.pages"),
+        ({"pages": "5,3"}, "page_range_invalid", "options.pages"),
+        ({"pages": "1-5,3-7"}, "page_range_invalid", "options.pages"),
+        ({"pages": "abc"}, "page_range_invalid", "options.pages"),
+        ({"pages": ",".join(str(i) for i in range(1, 1002))}, "page_range_too_complex", "options.pages"),
+        ({"pages": "1" + " " * 2100}, "page_range_too_complex", "options.pages"),
+    ],
+)
+def test_option_values_are_refused_with_their_code(
+    client: Client, secret: str, options: dict[str, Any], code: str, param: str
+) -> None:
+    error = assert_envelope(post_json(client, secret, {"file_id": "f", "options": options}), 400, code)
+
+    assert error["param"] == param
+    assert error["type"] == "invalid_request_error"
+
+
+def test_query_option_errors_name_the_query_parameter(client: Client, secret: str) -> None:
+    response = client.post("/v1/convert?pages=0", data=PDF_BYTES, content_type="application/pdf", **bearer(secret))
+
+    assert assert_envelope(response, 400, "page_range_zero")["param"] == "pages"
+
+
+def test_debug_refused_when_the_policy_is_disabled(client: Client) -> None:
+    minted = make_key(make_org(credits=10, debug_policy="disabled"))
+
+    error = assert_envelope(
+        post_json(client, minted.secret, {"file_id": "f", "debug": True}), 403, "debug_not_permitted"
+    )
+
+    assert error["type"] == "permission_error"
+
+
+def test_unknown_file_id_is_404(client: Client, secret: str) -> None:
+    assert_envelope(post_json(client, secret, {"file_id": "file_nope"}), 404, "file_not_found")
+
+
+def test_wrong_method_and_missing_scope(client: Client) -> None:
+    org = make_org()
+    reader = make_key(org, preset="read_only")
+
+    assert client.get("/v1/convert", **bearer(reader.secret))["Allow"] == "POST"
+    assert_envelope(post_json(client, reader.secret, {"file_id": "f"}), 403, "insufficient_scope")
+
+
+def test_invalid_idempotency_key(client: Client, secret: str) -> None:
+    error = assert_envelope(
+        post_json(client, secret, {"file_id": "f"}, HTTP_IDEMPOTENCY_KEY="x" * 256), 400, "invalid_parameter_type"
+    )
+
+    assert error["param"] == "Idempotency-Key"
+
+
+def test_a_replay_after_24_hours_is_result_expired(client: Client, secret: str) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversion.models import IdempotencyRecord
+
+    headers = {"HTTP_IDEMPOTENCY_KEY": "old-one"}
+    first = post_json(client, secret, {"file_id": "file_nope"}, **headers)
+    assert first.status_code == 404
+    IdempotencyRecord.objects.update(completed_at=timezone.now() - timedelta(hours=25))
+
+    error = assert_envelope(post_json(client, secret, {"file_id": "file_nope"}, **headers), 410, "result_expired")
+
+    assert error["type"] == "not_found_error"

@@ -1,0 +1,46 @@
+"""A documentation page for every error code, and doc_url pointing at it."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client
+
+from svcx.errors import CATALOGUE
+
+
+@pytest.mark.parametrize("code", sorted(CATALOGUE))
+def test_every_code_has_a_page(client: Client, code: str) -> None:
+    response = client.get(f"/docs/errors/{code}")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
+    text = response.content.decode()
+    assert code in text
+    assert str(CATALOGUE[code].status) in text
+    assert CATALOGUE[code].help.split(".")[0].replace('"', "&quot;").replace("'", "&#x27;")[:40] in text
+
+
+def test_index_lists_every_code(client: Client) -> None:
+    text = client.get("/docs/").content.decode()
+
+    for code in CATALOGUE:
+        assert f"/docs/errors/{code}" in text
+
+
+def test_doc_url_of_an_error_resolves_to_its_page(client: Client, settings: object) -> None:
+    settings.SVCX_DOCS_URL = "http://testserver/docs"  # type: ignore[attr-defined]
+    doc_url = client.get("/v1/none").json()["error"]["doc_url"]
+
+    page = client.get(urlsplit(doc_url).path)
+
+    assert page.status_code == 200
+    assert "unknown_endpoint" in page.content.decode()
+
+
+def test_unknown_code_page_is_an_envelope(client: Client) -> None:
+    response = client.get("/docs/errors/no_such_code")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "unknown_endpoint"

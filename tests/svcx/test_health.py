@@ -1,0 +1,63 @@
+"""GET /v1/health against the real database, Redis and a real Celery worker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests.conftest import WorkerProcess
+from tests.svcx.test_envelope import assert_envelope
+from workers.heartbeat import live_workers
+
+
+def test_health_is_200_when_database_redis_and_a_worker_answer(client: Client, celery_worker: WorkerProcess) -> None:
+    response = client.get("/v1/health")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["checks"]["database"]["ok"] is True
+    assert body["checks"]["redis"] == {"ok": True, "embedded": False}
+    assert body["checks"]["workers"]["live"] >= 1
+    assert body["request_id"] == response["X-Request-Id"]
+
+
+def test_health_ignores_any_authorization_header(client: Client, celery_worker: WorkerProcess) -> None:
+    response = client.get("/v1/health", HTTP_AUTHORIZATION="Bearer svcx_sk_live_garbage")
+
+    assert response.status_code == 200
+
+
+def test_a_stopped_worker_stops_counting(client: Client, celery_worker: WorkerProcess) -> None:
+    assert celery_worker.hostname in live_workers()
+
+    celery_worker.stop()
+
+    assert celery_worker.hostname not in live_workers()
+
+
+@pytest.mark.django_db
+def test_health_is_503_naming_workers_when_none_runs(client: Client, settings: Any) -> None:
+    settings.REDIS_URL = settings.REDIS_URL.rsplit("/", 1)[0] + "/14"  # a real Redis database no worker uses
+
+    response = client.get("/v1/health")
+
+    error = assert_envelope(response, 503, "service_unavailable")
+    assert error["retryable"] is True
+    assert "workers" in error["message"]
+    assert error["details"]["checks"]["workers"] == {"ok": False, "live": 0}
+    assert error["details"]["checks"]["database"]["ok"] is True
+    assert int(response["Retry-After"]) >= 1
+
+
+@pytest.mark.django_db
+def test_health_is_503_naming_redis_when_it_is_unreachable(client: Client, settings: Any) -> None:
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"
+
+    error = assert_envelope(client.get("/v1/health"), 503, "service_unavailable")
+
+    assert error["details"]["checks"]["redis"]["ok"] is False
+    assert "redis" in error["message"]
+    assert "127.0.0.1" not in error["message"]

@@ -1,0 +1,125 @@
+"""The OpenAPI description is generated, valid, and covers every /v1 route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from openapi_spec_validator import validate
+
+from svcx.api import ApiView
+from svcx.errors import CATALOGUE
+
+
+def _api_routes() -> list[tuple[str, type[ApiView]]]:
+    routes: list[tuple[str, type[ApiView]]] = []
+
+    def walk(patterns: list[Any], prefix: str) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                view = getattr(pattern.callback, "view_class", None)
+                route = prefix + str(pattern.pattern)
+                if view and issubclass(view, ApiView) and route.startswith("v1/"):
+                    routes.append(("/" + route.replace("<str:", "{").replace("<", "{").replace(">", "}"), view))
+
+    walk(get_resolver().url_patterns, "")
+    return routes
+
+
+@pytest.fixture
+def document(client: Client) -> dict[str, Any]:
+    response = client.get("/v1/openapi.json", HTTP_AUTHORIZATION="Bearer ignored")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_document_is_valid_openapi(document: dict[str, Any]) -> None:
+    validate(document)
+
+
+def test_every_api_route_is_described_with_a_summary_and_description(document: dict[str, Any]) -> None:
+    routes = _api_routes()
+    assert routes
+
+    for path, view in routes:
+        assert path in document["paths"], f"{path} ({view.__name__}) is missing from the OpenAPI document"
+        for method in view().allowed_methods:
+            if method == "HEAD":
+                continue
+            operation = document["paths"][path][method.lower()]
+            assert operation.get("summary"), f"{method} {path} has no summary"
+            assert operation.get("description"), f"{method} {path} has no description (docstring)"
+
+
+def test_every_operation_documents_the_request_id_and_its_error_codes(document: dict[str, Any]) -> None:
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                assert "X-Request-Id" in response["headers"], f"{method} {path} {status}"
+            codes = [
+                c
+                for r in operation["responses"].values()
+                for c in r.get("content", {}).get("application/json", {}).get("x-error-codes", [])
+            ]
+            assert "method_not_allowed" in codes
+            assert "internal_error" in codes
+            for code in codes:
+                assert str(CATALOGUE[code].status) in operation["responses"]
+
+
+def test_envelope_schema_lists_every_catalogue_code(document: dict[str, Any]) -> None:
+    envelope = document["components"]["schemas"]["ErrorEnvelope"]["properties"]["error"]
+
+    assert set(envelope["properties"]["code"]["enum"]) == set(CATALOGUE)
+    assert set(envelope["required"]) == {
+        "type",
+        "code",
+        "message",
+        "param",
+        "retryable",
+        "retry_after_ms",
+        "doc_url",
+        "request_id",
+        "details",
+    }
+
+
+def test_unauthenticated_endpoints_need_no_key(document: dict[str, Any]) -> None:
+    assert document["paths"]["/v1/health"]["get"]["security"] == []
+    assert document["paths"]["/v1/openapi.json"]["get"]["security"] == []
+
+
+def test_authenticated_operations_document_rate_limit_headers_and_simulation(document: dict[str, Any]) -> None:
+    operation = document["paths"]["/v1/convert"]["post"]
+
+    assert "x-ratelimit-remaining-{meter}" in operation["responses"]["200"]["headers"]
+    assert "Retry-After" in operation["responses"]["429"]["headers"]
+    assert {p["name"] for p in operation["parameters"]} >= {"Idempotency-Key", "X-Svcx-Simulate"}
+    codes_429 = operation["responses"]["429"]["content"]["application/json"]["x-error-codes"]
+    assert {"rate_limit_requests", "rate_limit_pages", "rate_limit_concurrency"} <= set(codes_429)
+
+
+def test_every_route_of_the_specification_exists(document: dict[str, Any]) -> None:
+    expected = {
+        ("post", "/v1/convert"),
+        ("post", "/v1/files"),
+        ("delete", "/v1/files/{file_id}"),
+        ("get", "/v1/files/{file_id}"),
+        ("post", "/v1/inspect"),
+        ("get", "/v1/account"),
+        ("get", "/v1/credits/ledger"),
+        ("get", "/v1/usage"),
+        ("get", "/v1/usage/records"),
+        ("post", "/v1/toc"),
+        ("get", "/v1/health"),
+        ("get", "/v1/openapi.json"),
+        ("get", "/v1/engines"),
+        ("get", "/v1/engines/{engine_id}"),
+    }
+
+    present = {(method, path) for path, operations in document["paths"].items() for method in operations}
+    assert expected <= present

@@ -1,0 +1,35 @@
+"""Settings: every variable is documented, and bad values fail loudly."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from svcx.env import ConfigError, env_bool, env_duration, env_int, parse_database_url
+from tests.conftest import ROOT
+
+
+def test_every_environment_variable_is_in_env_example() -> None:
+    read = set()
+    for name in ("svcx/settings.py", "svcx/gunicorn_conf.py"):
+        read |= set(re.findall(r'env_(?:str|int|bool|list|duration)\("([A-Z_0-9]+)"', (ROOT / name).read_text()))
+    documented = set(re.findall(r"^([A-Z_0-9]+)=", (ROOT / ".env.example").read_text(), flags=re.M))
+
+    assert read - documented == set()
+
+
+@pytest.mark.parametrize(("reader", "value"), [(env_int, "ten"), (env_bool, "maybe"), (env_duration, "5 weeks")])
+def test_bad_values_fail_naming_the_variable(monkeypatch: pytest.MonkeyPatch, reader: object, value: str) -> None:
+    monkeypatch.setenv("SVCX_SOMETHING", value)
+
+    with pytest.raises(ConfigError, match="SVCX_SOMETHING"):
+        reader("SVCX_SOMETHING", "1")
+
+
+def test_durations_and_database_urls() -> None:
+    assert env_duration("SVCX_UNSET_X", "7d") == 7 * 86400
+    assert parse_database_url("postgresql://u:p%40ss@db:6543/name")["PASSWORD"] == "p@ss"
+    assert parse_database_url("sqlite:///tmp/x.sqlite3")["NAME"] == "tmp/x.sqlite3"
+    with pytest.raises(ConfigError):
+        parse_database_url("mysql://x/y")
