@@ -6,8 +6,10 @@ import re
 from typing import Any
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.urls import reverse
 
 from accounts.models import ApiKey, AuditEvent, Organization
 from billing.models import LedgerEntry
@@ -26,6 +28,11 @@ def staff(client: Client) -> Any:
 
 def _action(client: Client, model: str, action: str, ids: list[str], **extra: Any) -> Any:
     return client.post(f"/admin/accounts/{model}/", {"action": action, "_selected_action": ids, **extra})
+
+
+def _change_url(model: str, pk: str) -> str:
+    # The admin reads "_24" in a URL as "$": ids are random base62, so they are quoted as its own links are.
+    return reverse(f"admin:accounts_{model}_change", args=[quote(pk)])
 
 
 def test_staff_creates_a_key_and_sees_the_secret_once(client: Client, staff: Any) -> None:
@@ -50,7 +57,10 @@ def test_staff_creates_a_key_and_sees_the_secret_once(client: Client, staff: Any
     key = ApiKey.objects.get(organization=org)
     assert key.scopes == ["files:read", "account:read"]
     assert client.get("/v1/account", **bearer(secrets[0])).status_code == 200
-    assert secrets[0] not in client.get(f"/admin/accounts/apikey/{key.pk}/change/").content.decode()
+    change_page = client.get(_change_url("apikey", key.pk))
+    assert change_page.status_code == 200
+    assert key.hint in change_page.content.decode()
+    assert secrets[0] not in change_page.content.decode()
     assert AuditEvent.objects.filter(action="key.create", actor=staff).exists()
 
 
@@ -138,7 +148,7 @@ def test_staff_sets_a_limit_override(client: Client, staff: Any) -> None:
     org = make_org()
 
     response = client.post(
-        f"/admin/accounts/organization/{org.pk}/change/",
+        _change_url("organization", org.pk),
         {
             "name": org.name,
             "debug_policy": "enabled",
@@ -150,6 +160,15 @@ def test_staff_sets_a_limit_override(client: Client, staff: Any) -> None:
         },
     )
 
-    assert response.status_code == 302
+    assert (response.status_code, response["Location"]) == (302, reverse("admin:accounts_organization_changelist"))
     assert Organization.objects.get(pk=org.pk).limits == {"requests": 12}
     assert AuditEvent.objects.filter(action="organization.set_limit", actor=staff).exists()
+
+
+def test_admin_change_page_opens_for_an_id_that_looks_like_an_admin_escape(client: Client, staff: Any) -> None:
+    org = Organization.objects.create(id="org_24Ab5F2Fxyz", name="escapes")
+
+    response = client.get(_change_url("organization", org.pk))
+
+    assert response.status_code == 200
+    assert "org_24Ab5F2Fxyz" in response.content.decode()
