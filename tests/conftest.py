@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import hypothesis
 import pikepdf
 import pytest
 from django.conf import settings
@@ -25,6 +26,10 @@ from tests.conversion.engine.pdfs import Text, make_pdf
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT.parent / "shared" / "spec"
 CORPUS = ROOT.parent / "shared" / "corpus" / "real"
+
+# The property tests check correctness, not speed: a busy CI machine must not fail them on time.
+hypothesis.settings.register_profile("svcx", deadline=None, print_blob=True)
+hypothesis.settings.load_profile("svcx")
 
 
 def pytest_configure(config: pytest.Config) -> None:
