@@ -11,11 +11,13 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from accounts.guards import per_address
 from accounts.services import key_reveal_consume
 
 
 @never_cache
 @require_http_methods(["GET", "POST"])
+@per_address("SVCX_REVEAL_ATTEMPTS_PER_MINUTE")
 def key_reveal(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         return render(request, "accounts/reveal.html", {"state": "ready"})

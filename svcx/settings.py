@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "django_ratelimit",
     "svcx",
     "accounts",
     "billing",
@@ -243,6 +244,16 @@ SVCX_STORAGE_QUOTA_BYTES = env_int("SVCX_STORAGE_QUOTA_BYTES", 1024**3, minimum=
 # X-Forwarded-For); then the address that many hops from the right of the header is used.
 SVCX_TRUSTED_PROXY_HEADER = env_str("SVCX_TRUSTED_PROXY_HEADER", "")
 SVCX_TRUSTED_PROXY_COUNT = env_int("SVCX_TRUSTED_PROXY_COUNT", 1, minimum=1)
+
+# Pages outside the API that take a secret without an API key (the admin login, the single-use
+# key reveal) are limited per client address; API traffic has its own per-organization meters.
+SVCX_LOGIN_ATTEMPTS_PER_MINUTE = env_int("SVCX_LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+SVCX_REVEAL_ATTEMPTS_PER_MINUTE = env_int("SVCX_REVEAL_ATTEMPTS_PER_MINUTE", 20, minimum=1)
+RATELIMIT_EXCEPTION_CLASS = "accounts.guards.TooManyAttempts"
+# Django's own RedisCache increments atomically (INCRBY), which is what django-ratelimit needs; it
+# only lists django-redis by name. The embedded default's file cache does not increment atomically,
+# so there the per-address limits are approximate (one machine, development use).
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"] + ([] if REDIS_URL else ["django_ratelimit.E003"])
 
 # A credit hold's lease: renewed while its request runs; the sweeper releases lapsed ones, so
 # lease + sweep interval stays under the 60 seconds the specification allows.

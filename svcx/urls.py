@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from accounts.guards import per_address
 from svcx import views
 
 handler400 = "svcx.handlers.handler400"
@@ -18,6 +19,8 @@ urlpatterns = [
     path("", include("conversion.urls")),
     path("docs/", views.docs_index, name="docs-index"),
     path("docs/errors/<str:code>", views.docs_error, name="docs-error"),
+    # Before the admin's own routes: the same login view, limited per client address.
+    path("admin/login/", per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(admin.site.login)),
     path("admin/", admin.site.urls),
     # Must stay last: any other path, any method, is 404 `unknown_endpoint` in the envelope.
     re_path(r"", views.unknown_endpoint),
