@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import time
 import warnings
 from collections import deque
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.1.0"
+ENGINE_VERSION: str = "1.2.0"
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -359,6 +360,20 @@ class _CallbackError(Exception):
         self.error = error
 
 
+# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)".
+_UNMAPPED_GLYPH = re.compile(r"\(cid:\d+\)")
+
+
+def _unmapped_glyphs_warning(number: int, markdown: str) -> str | None:
+    count = len(_UNMAPPED_GLYPH.findall(markdown))
+    if not count:
+        return None
+    return (
+        f"Page {number}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
+        "they appear as (cid:N)."
+    )
+
+
 def _no_text_warning(number: int) -> str:
     return f"Page {number} has no text layer (scanned or image-only); it was left empty. OCR is not available."
 
@@ -478,6 +493,9 @@ def _convert_opened(
             page_warnings = []
             if has_text:
                 markdown = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+                unmapped = _unmapped_glyphs_warning(number, markdown)
+                if unmapped:
+                    page_warnings.append(unmapped)
             else:
                 markdown = ""
                 page_warnings.append(_no_text_warning(number))

@@ -39,7 +39,7 @@ def error_of(call: Callable[..., object], *args: object, **kwargs: object) -> En
 
 
 def test_engine_identity() -> None:
-    assert (ENGINE_ID, ENGINE_VERSION) == ("svcx-layout", "1.1.0")
+    assert (ENGINE_ID, ENGINE_VERSION) == ("svcx-layout", "1.2.0")
 
 
 def test_only_selected_pages_are_converted_in_order(tmp_path: Path) -> None:
@@ -309,3 +309,50 @@ def test_stop_request_after_the_last_page_loses_nothing(tmp_path: Path) -> None:
     result = convert(three_pages(tmp_path), should_stop=stop_after_three_pages)
     assert [p.page for p in result.pages] == [1, 2, 3]
     assert result.stopped is False
+
+
+def test_glyphs_without_unicode_are_kept_and_counted_in_a_warning(tmp_path: Path) -> None:
+    # A Type0 font with no ToUnicode map and an Identity encoding: its glyphs have no Unicode value.
+    pdf = pikepdf.new()
+    helvetica = pdf.make_indirect(
+        pikepdf.Dictionary(Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica)
+    )
+    descendant = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.CIDFontType2,
+        BaseFont=pikepdf.Name("/Unmapped"),
+        CIDSystemInfo=pikepdf.Dictionary(
+            Registry=pikepdf.String("Adobe"), Ordering=pikepdf.String("Identity"), Supplement=0
+        ),
+        DW=500,
+    )
+    unmapped = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type0,
+            BaseFont=pikepdf.Name("/Unmapped"),
+            Encoding=pikepdf.Name("/Identity-H"),
+            DescendantFonts=pikepdf.Array([pdf.make_indirect(descendant)]),
+        )
+    )
+    page = pdf.add_blank_page(page_size=(612, 792))
+    page.obj.Resources = pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=helvetica, F2=unmapped))
+    page.obj.Contents = pdf.make_stream(
+        b"BT /F1 12 Tf 72 700 Td (Readable words.) Tj ET BT /F2 12 Tf 72 680 Td <002A002B002C> Tj ET"
+    )
+    pdf.save(tmp_path / "unmapped.pdf")
+
+    result = convert(tmp_path / "unmapped.pdf")
+
+    assert "Readable words." in result.pages[0].markdown
+    assert result.pages[0].markdown.count("(cid:") == 3  # kept, not silently dropped
+    assert result.pages[0].warnings == [
+        "Page 1: 3 character(s) use glyphs that the PDF's fonts do not map to Unicode; they appear as (cid:N)."
+    ]
+    assert result.warnings == result.pages[0].warnings
+
+
+def test_a_page_of_mapped_text_has_no_glyph_warning(tmp_path: Path) -> None:
+    result = convert(three_pages(tmp_path))
+
+    assert [page.warnings for page in result.pages] == [[], [], []]
