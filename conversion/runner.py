@@ -4,11 +4,12 @@ under the wall-clock limit, the result cache, and billing. Called by the Celery 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from billing.ledger import credits_capture, credits_hold, credits_release, hold_renew
@@ -20,13 +21,11 @@ from conversion.options import engine_error
 from svcx.errors import ServiceError
 
 logger = logging.getLogger("svcx.worker")
-LEASE_RENEW_SECONDS = 5.0
 CANCEL_CHECK_SECONDS = 1.0
 
 
 class _Clock:
-    """should_stop for the engine: the wall-clock deadline, the web side giving up, and the
-    hold's lease kept alive while the conversion runs."""
+    """should_stop for the engine: the wall-clock deadline and the web side giving up."""
 
     def __init__(self, job: ConversionJob, deadline: float) -> None:
         self.job = job
@@ -35,24 +34,13 @@ class _Clock:
         self.pages_completed = 0
         self.timed_out = False
         self.cancelled = False
-        self._renewed = time.monotonic()
         self._checked = time.monotonic()
-
-    def beat(self) -> None:
-        ConversionJob.objects.filter(pk=self.job.pk).update(
-            heartbeat_at=timezone.now(), pages_completed=self.pages_completed
-        )
-        if self.hold_taken:
-            hold_renew(request_id=self.job.request_id)
 
     def __call__(self) -> bool:
         now = time.monotonic()
         if now >= self.deadline:
             self.timed_out = True
             return True
-        if now - self._renewed >= LEASE_RENEW_SECONDS:
-            self.beat()
-            self._renewed = now
         if now - self._checked >= CANCEL_CHECK_SECONDS:
             self._checked = now
             status = ConversionJob.objects.filter(pk=self.job.pk).values_list("status", flat=True).first()
@@ -60,6 +48,36 @@ class _Clock:
                 self.cancelled = True
                 return True
         return False
+
+
+class _Heartbeat(threading.Thread):
+    """Proves the worker process alive while its job runs, however long one engine call takes
+    (a pre-flight or a single heavy page gives the engine no chance to report): writes the job's
+    heartbeat and progress and renews the credit hold's lease every few seconds. A process that
+    dies stops beating, and the web side answers 500 with the hold released."""
+
+    def __init__(self, clock: _Clock) -> None:
+        super().__init__(name=f"heartbeat-{clock.job.pk}", daemon=True)
+        self.clock = clock
+        self.finished = threading.Event()
+
+    def run(self) -> None:
+        try:
+            interval = float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL)
+            while not self.finished.wait(interval):
+                ConversionJob.objects.filter(pk=self.clock.job.pk).update(
+                    heartbeat_at=timezone.now(), pages_completed=self.clock.pages_completed
+                )
+                if self.clock.hold_taken:
+                    hold_renew(request_id=self.clock.job.request_id)
+        except Exception:
+            logger.exception("job heartbeat failed", extra={"request_id": self.clock.job.pk})
+        finally:
+            connection.close()  # this thread's own database connection
+
+    def stop(self) -> None:
+        self.finished.set()
+        self.join()
 
 
 def _fail(job: ConversionJob, error: ServiceError) -> None:
@@ -118,11 +136,13 @@ def job_run(*, request_id: str, password: str | None) -> None:
     job = ConversionJob.objects.select_related("organization").get(pk=request_id)
     deadline = time.monotonic() + float(settings.SVCX_CONVERSION_TIME_LIMIT)
     clock = _Clock(job, deadline)
+    heartbeat = _Heartbeat(clock)
+    heartbeat.start()
     try:
         if job.kind == ConversionJob.Kind.CONVERT:
             _run(job, password, clock)
         else:
-            _run_document(job, password)
+            _run_document(job, password, clock)
     except ServiceError as exc:
         credits_release(request_id=request_id)
         _fail(job, exc)
@@ -131,6 +151,7 @@ def job_run(*, request_id: str, password: str | None) -> None:
         credits_release(request_id=request_id)
         _fail(job, ServiceError("internal_error"))
     finally:
+        heartbeat.stop()
         job_notify_done(request_id=request_id)
 
 
@@ -251,20 +272,25 @@ def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:
     return [{"level": e.level, "title": e.title, "page": e.page} for e in info.outline]
 
 
-def _inspection(job: ConversionJob, password: str | None) -> dict[str, Any]:
+def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict[str, Any]:
     info = engine.inspect(job.source_path, password=password)
     # `password_required` is a fact of the document; `page_count` is None when it was not opened.
     opened = info.page_count is not None
     if opened and info.page_count == 0:
         raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
     samples: list[dict[str, Any]] = []
+    warnings = list(info.warnings)
     sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), info.page_count or 0)
     if sample_pages and opened and info.extraction_allowed is not False:
         pages = list(range(1, sample_pages + 1))
         samples = [
             {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}
-            for s in engine.text_sample(job.source_path, pages=pages, password=password)
+            for s in engine.text_sample(job.source_path, pages=pages, password=password, should_stop=clock)
         ]
+        if clock.cancelled:
+            raise ServiceError("internal_error", "The request was abandoned before the inspection finished.")
+        if len(samples) < sample_pages:
+            warnings.append(f"Text sampling stopped at the time limit after {len(samples)} of {sample_pages} pages.")
     return {
         "page_count": info.page_count,
         "pdf_version": info.pdf_version,
@@ -275,16 +301,16 @@ def _inspection(job: ConversionJob, password: str | None) -> dict[str, Any]:
         "outline_items": len(info.outline),
         "page_labels": info.page_labels[:sample_pages] if info.page_labels else None,
         "repaired": info.repaired,
-        "warnings": list(info.warnings),
+        "warnings": warnings,
         "pages": samples,
     }
 
 
-def _run_document(job: ConversionJob, password: str | None) -> None:
+def _run_document(job: ConversionJob, password: str | None, clock: _Clock) -> None:
     """Inspect, table of contents, or the pre-flight of an upload: answers, not billed."""
     try:
         if job.kind == ConversionJob.Kind.INSPECT:
-            result = _inspection(job, password)
+            result = _inspection(job, password, clock)
         elif job.kind == ConversionJob.Kind.TOC:
             info = engine.inspect(job.source_path, password=password)
             if info.page_count is None:

@@ -308,10 +308,12 @@ def text_sample(
     pages: Sequence[int],
     password: str | None = None,
     max_chars: int = 300,
+    should_stop: Callable[[], bool] | None = None,
 ) -> list[PageSample]:
     """Per-page text-layer facts and the first `max_chars` characters of text.
 
-    Pages outside the document are ignored. When the permissions forbid extraction the
+    Pages outside the document are ignored; once `should_stop` returns True the samples taken
+    so far are returned. When the permissions forbid extraction the
     samples are empty strings (the facts are still given).
 
     Raises:
@@ -327,7 +329,7 @@ def text_sample(
             return []
         allowed = opened.info.extraction_allowed is not False
         samples: list[PageSample] = []
-        for item in _iter_models(opened, chosen, None, {}):
+        for item in _iter_models(opened, chosen, should_stop, {}):
             if isinstance(item, int):
                 samples.append(PageSample(page=item, has_text_layer=False, chars=0, sample=""))
                 continue

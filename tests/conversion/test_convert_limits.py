@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -89,7 +90,8 @@ def test_a_killed_worker_is_500_and_releases_the_hold(client: Client, settings: 
 
 def test_no_live_worker_is_503_overloaded(client: Client, settings: Any, three_pages: Path) -> None:
     minted = make_key(make_org(credits=10))
-    settings.REDIS_URL = settings.REDIS_URL.rsplit("/", 1)[0] + "/14"  # a Redis database no worker announces itself in
+    url = urlsplit(settings.REDIS_URL)  # the next Redis database: no worker announces itself there
+    settings.REDIS_URL = url._replace(path=f"/{(int(url.path.strip('/') or 0) + 1) % 16}").geturl()
 
     response = post_pdf(client, minted.secret, three_pages)
 
