@@ -49,9 +49,15 @@ def cached_result_get(*, key: str) -> CachedResult | None:
     return CachedResult.objects.filter(key=key, created_at__gt=timezone.now() - CACHE_LIFETIME).order_by().first()
 
 
+def conversion_queues() -> tuple[str, str]:
+    """The live and the test conversion queue. Test keys run on their own workers
+    (interface.md 5.3.2: separate infrastructure)."""
+    return settings.SVCX_QUEUE_PREFIX + "convert", settings.SVCX_QUEUE_PREFIX + "convert_test"
+
+
 def queue_for(caller: Caller) -> str:
-    # Test keys run on their own workers (interface.md 5.3.2: separate infrastructure).
-    return settings.SVCX_QUEUE_PREFIX + ("convert_test" if caller.is_test else "convert")
+    live, test = conversion_queues()
+    return test if caller.is_test else live
 
 
 def queue_depth(queue: str) -> int:
@@ -63,9 +69,9 @@ def queue_depth(queue: str) -> int:
 
 
 def fleet_check(queue: str) -> None:
-    """503 `overloaded` when no worker is alive or the queue is deeper than allowed."""
+    """503 `overloaded` when no live worker consumes the queue or it is deeper than allowed."""
     retry_ms = int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000)
-    if not live_workers():
+    if not live_workers(queue):
         raise ServiceError(
             "overloaded",
             "No conversion worker is available right now; retry after Retry-After.",

@@ -38,19 +38,23 @@ def _redis() -> bool:
         return False
 
 
-def _workers() -> int:
+def _workers() -> dict[str, object]:
+    """Live workers, and per conversion queue how many consume it: a worker that listens on
+    other queues converts nothing, so each queue needs one."""
+    from conversion.jobs import conversion_queues
+
     try:
-        return len(live_workers())
+        queues = {queue: len(live_workers(queue)) for queue in conversion_queues()}
+        return {"ok": all(queues.values()), "live": len(live_workers()), "queues": queues}
     except Exception:
         logger.warning("health: worker check failed", exc_info=True)
-        return 0
+        return {"ok": False, "live": 0, "queues": {}}
 
 
 def health_checks() -> dict[str, dict[str, object]]:
     """Each component's state; `ok` is True when it answers."""
-    workers = _workers()
     return {
         "database": {"ok": _database()},
         "redis": {"ok": _redis(), "embedded": not settings.REDIS_URL},
-        "workers": {"ok": workers > 0, "live": workers},
+        "workers": _workers(),
     }

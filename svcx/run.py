@@ -24,7 +24,11 @@ def _bin(name: str) -> str:
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
     os.chdir(ROOT)
-    (ROOT / "var").mkdir(exist_ok=True)
+    var_dir = Path(os.environ.get("SVCX_VAR_DIR", str(ROOT / "var"))).resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    # The worker must consume the queues the web side submits to (SVCX_QUEUE_PREFIX).
+    prefix = os.environ.get("SVCX_QUEUE_PREFIX", "")
+    queues = ",".join(["default", f"{prefix}convert", f"{prefix}convert_test"])
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
     subprocess.run([python, "manage.py", "svcx", "demo"], check=True)
@@ -38,7 +42,7 @@ def main() -> int:
             "svcx",
             "worker",
             "-Q",
-            "default,convert,convert_test",
+            queues,
             "--concurrency",
             os.environ.get("WORKER_CONCURRENCY", "2"),
             "--loglevel",
@@ -52,7 +56,7 @@ def main() -> int:
             "--loglevel",
             "INFO",
             "--schedule",
-            str(ROOT / "var" / "celerybeat-schedule"),
+            str(var_dir / "celerybeat-schedule"),
         ],
     }
     children = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}

@@ -27,8 +27,13 @@ SVCX_KEY_PEPPER = env_str("SVCX_KEY_PEPPER", "dev-insecure-key-pepper-change-me"
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["*"])
 
-# The public address of the service, used for absolute links (doc_url, top-up, reveal links).
-SVCX_PUBLIC_URL = env_str("SVCX_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# The public address of the service, used for absolute links (doc_url, top-up, reveal links);
+# by default the address the web server binds (SVCX_BIND), a wildcard host read as loopback.
+SVCX_BIND = env_str("SVCX_BIND", "127.0.0.1:8000")
+_bind_host, _, _bind_port = SVCX_BIND.rpartition(":")
+if _bind_host in ("", "0.0.0.0", "::", "[::]"):  # noqa: S104  # a wildcard bind, read, not bound
+    _bind_host = "127.0.0.1"
+SVCX_PUBLIC_URL = env_str("SVCX_PUBLIC_URL", f"http://{_bind_host}:{_bind_port}").rstrip("/")
 SVCX_DOCS_URL = env_str("SVCX_DOCS_URL", f"{SVCX_PUBLIC_URL}/docs").rstrip("/")
 
 INSTALLED_APPS = [

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import hypothesis
 import pikepdf
@@ -54,6 +54,12 @@ def _test_settings(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def client() -> Client:
     return Client()
+
+
+def next_redis_database(url: str) -> str:
+    """The same Redis server, the next database: one no test worker announces itself in."""
+    parts = urlsplit(url)
+    return parts._replace(path=f"/{(int(parts.path.strip('/') or 0) + 1) % 16}").geturl()
 
 
 def database_url_for_children() -> str:

@@ -1,13 +1,16 @@
-"""Worker liveness: each worker process announces itself every few seconds, and the health
-check and overload protection count the workers whose announcement is fresh.
+"""Worker liveness: each worker process announces itself every few seconds, with the queues it
+consumes, and the health check and overload protection count the workers whose announcement is
+fresh (a worker on the wrong queues is no worker for a job).
 
-With Redis the announcements live in one sorted set (member: worker hostname, score: time);
-on the embedded default they are files whose modification time is the announcement.
+With Redis the announcements live in a sorted set per queue (member: worker hostname, score:
+time); on the embedded default they are files whose modification time is the announcement and
+whose lines are the queues.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,11 @@ from django.conf import settings
 
 from svcx.redis import redis_client
 
-_KEY = "svcx:workers"
+_KEY = "svcx:workers"  # every worker, whatever it consumes
+
+
+def _queue_key(queue: str) -> str:
+    return f"{_KEY}:{queue}"
 
 
 def _heartbeat_dir() -> Path:
@@ -25,31 +32,55 @@ def _heartbeat_dir() -> Path:
     return path
 
 
-def worker_heartbeat(*, hostname: str) -> None:
+def worker_heartbeat(*, hostname: str, queues: Sequence[str]) -> None:
     client = redis_client()
     if client is not None:
-        client.zadd(_KEY, {hostname: time.time()})
+        now = time.time()
+        pipe = client.pipeline(transaction=False)
+        for key in (_KEY, *(_queue_key(q) for q in queues)):
+            pipe.zadd(key, {hostname: now})
+        pipe.execute()
     else:
-        (_heartbeat_dir() / hostname.replace("/", "_")).touch()
+        (_heartbeat_dir() / hostname.replace("/", "_")).write_text("\n".join(queues))
 
 
-def worker_heartbeat_clear(*, hostname: str) -> None:
+def worker_heartbeat_clear(*, hostname: str, queues: Sequence[str]) -> None:
     client = redis_client()
     if client is not None:
-        client.zrem(_KEY, hostname)
+        pipe = client.pipeline(transaction=False)
+        for key in (_KEY, *(_queue_key(q) for q in queues)):
+            pipe.zrem(key, hostname)
+        pipe.execute()
     else:
         (_heartbeat_dir() / hostname.replace("/", "_")).unlink(missing_ok=True)
 
 
-def live_workers() -> list[str]:
-    """Hostnames of workers whose last heartbeat is younger than the heartbeat TTL."""
+def live_workers(queue: str | None = None) -> list[str]:
+    """Hostnames of workers whose last heartbeat is younger than the heartbeat TTL; with
+    `queue`, only those that consume it."""
     cutoff = time.time() - float(settings.SVCX_WORKER_HEARTBEAT_TTL)
     client = redis_client()
     if client is not None:
-        client.zremrangebyscore(_KEY, "-inf", cutoff)
-        members: list[bytes] = client.zrangebyscore(_KEY, cutoff, "+inf")  # type: ignore[assignment]  # sync client returns a list
+        key = _KEY if queue is None else _queue_key(queue)
+        client.zremrangebyscore(key, "-inf", cutoff)
+        members: list[bytes] = client.zrangebyscore(key, cutoff, "+inf")  # type: ignore[assignment]  # sync client returns a list
         return sorted(m.decode() for m in members)
-    return sorted(p.name for p in _heartbeat_dir().iterdir() if p.stat().st_mtime >= cutoff)
+    live = []
+    for path in _heartbeat_dir().iterdir():
+        try:
+            if path.stat().st_mtime < cutoff:
+                continue
+            if queue is None or queue in path.read_text().splitlines():
+                live.append(path.name)
+        except FileNotFoundError:
+            continue  # cleared while we looked
+    return sorted(live)
+
+
+def consumed_queues(worker: Any) -> list[str]:
+    """The queues a Celery worker consumes (its -Q option, else the default queue)."""
+    consume_from = worker.app.amqp.queues.consume_from
+    return sorted(consume_from) if consume_from else [worker.app.conf.task_default_queue]
 
 
 class HeartbeatStep(bootsteps.StartStopStep):
@@ -61,16 +92,17 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self.tref: Any = None
 
     def start(self, worker: Any) -> None:
-        worker_heartbeat(hostname=worker.hostname)
+        queues = consumed_queues(worker)
+        worker_heartbeat(hostname=worker.hostname, queues=queues)
         self.tref = worker.timer.call_repeatedly(
-            float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL), _beat, (worker.hostname,), priority=10
+            float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL), _beat, (worker.hostname, queues), priority=10
         )
 
     def stop(self, worker: Any) -> None:
         if self.tref is not None:
             self.tref.cancel()
-        worker_heartbeat_clear(hostname=worker.hostname)
+        worker_heartbeat_clear(hostname=worker.hostname, queues=consumed_queues(worker))
 
 
-def _beat(hostname: str) -> None:
-    worker_heartbeat(hostname=hostname)
+def _beat(hostname: str, queues: list[str]) -> None:
+    worker_heartbeat(hostname=hostname, queues=queues)

@@ -11,7 +11,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -20,9 +19,10 @@ from django.test import Client
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
 from conversion.models import ConversionJob, StoredFile
-from tests.conftest import CORPUS, WorkerProcess, start_web, start_worker
+from tests.conftest import CORPUS, WorkerProcess, next_redis_database, start_web, start_worker
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
+from workers.heartbeat import worker_heartbeat
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 LONG_BOOK = CORPUS / "files" / "pdfjs__freeculture.pdf"
@@ -88,10 +88,24 @@ def test_a_killed_worker_is_500_and_releases_the_hold(client: Client, settings: 
     assert credits_get(organization=org, environment="live").balance == 500
 
 
+def test_a_worker_on_other_queues_is_no_worker_503_at_once(
+    client: Client, settings: Any, session_worker: WorkerProcess, three_pages: Path
+) -> None:
+    settings.SVCX_QUEUE_PREFIX = f"unserved{time.monotonic_ns()}-"  # the session worker reads other queues
+    minted = make_key(make_org(credits=10))
+
+    started = time.monotonic()
+    error = assert_envelope(post_pdf(client, minted.secret, three_pages), 503, "overloaded")
+
+    assert error["details"]["reason"] == "no_live_workers"
+    assert time.monotonic() - started < float(settings.SVCX_QUEUE_WAIT_LIMIT)  # refused, not queued
+    assert not ConversionJob.objects.exists()
+    assert not CreditHold.objects.exists()
+
+
 def test_no_live_worker_is_503_overloaded(client: Client, settings: Any, three_pages: Path) -> None:
     minted = make_key(make_org(credits=10))
-    url = urlsplit(settings.REDIS_URL)  # the next Redis database: no worker announces itself there
-    settings.REDIS_URL = url._replace(path=f"/{(int(url.path.strip('/') or 0) + 1) % 16}").geturl()
+    settings.REDIS_URL = next_redis_database(settings.REDIS_URL)  # no worker announces itself there
 
     response = post_pdf(client, minted.secret, three_pages)
 
@@ -113,11 +127,12 @@ def test_a_full_queue_is_503_overloaded(
     assert error["details"]["reason"] == "queue_full"
 
 
-def test_a_job_no_worker_takes_is_503_after_the_queue_wait(
-    client: Client, settings: Any, session_worker: WorkerProcess, three_pages: Path
-) -> None:
-    settings.SVCX_QUEUE_PREFIX = f"nobody{time.monotonic_ns()}-"
+def test_a_job_no_worker_takes_is_503_after_the_queue_wait(client: Client, settings: Any, three_pages: Path) -> None:
+    prefix = f"busy{time.monotonic_ns()}-"
+    settings.SVCX_QUEUE_PREFIX = prefix
     settings.SVCX_QUEUE_WAIT_LIMIT = 1
+    # A worker that announces the queue but never takes from it: one busy with other work.
+    worker_heartbeat(hostname="busy@localhost", queues=[f"{prefix}convert"])
     org = make_org(credits=10)
     minted = make_key(org)
 

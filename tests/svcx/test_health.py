@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.conftest import WorkerProcess
+from tests.conftest import WorkerProcess, next_redis_database
 from tests.svcx.test_envelope import assert_envelope
 from workers.heartbeat import live_workers
 
@@ -40,14 +40,18 @@ def test_a_stopped_worker_stops_counting(client: Client, celery_worker: WorkerPr
 
 @pytest.mark.django_db
 def test_health_is_503_naming_workers_when_none_runs(client: Client, settings: Any) -> None:
-    settings.REDIS_URL = settings.REDIS_URL.rsplit("/", 1)[0] + "/14"  # a real Redis database no worker uses
+    settings.REDIS_URL = next_redis_database(settings.REDIS_URL)  # a real Redis database no worker uses
 
     response = client.get("/v1/health")
 
     error = assert_envelope(response, 503, "service_unavailable")
     assert error["retryable"] is True
     assert "workers" in error["message"]
-    assert error["details"]["checks"]["workers"] == {"ok": False, "live": 0}
+    assert error["details"]["checks"]["workers"] == {
+        "ok": False,
+        "live": 0,
+        "queues": {"convert": 0, "convert_test": 0},
+    }
     assert error["details"]["checks"]["database"]["ok"] is True
     assert int(response["Retry-After"]) >= 1
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
@@ -209,7 +210,7 @@ class Command(BaseCommand):
                     f"svcx: demo organization {demo['org']} (1,000 credits on first run). Fresh keys, shown once:",
                     f"  live: {demo['live']}",
                     f"  test: {demo['test']}",
-                    '  try:  curl -H "Authorization: Bearer <key>" http://127.0.0.1:8000/v1/account',
+                    f'  try:  curl -H "Authorization: Bearer <key>" {settings.SVCX_PUBLIC_URL}/v1/account',
                     "  more: python manage.py svcx key create --org ORG [--env test] ...  (see README)",
                     "",
                 ]

@@ -1,0 +1,91 @@
+"""`make run` on a machine without servers: the launcher brings up web, worker and scheduler on
+the embedded default (SQLite, a file-system broker) and the printed key converts a PDF."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT, free_port, text_pdf
+
+LIVE_KEY = re.compile(r"live: (svcx_sk_live_\S+)")
+
+
+def _get(url: str, **headers: str) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> None:
+    port = free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
+    }
+    # Its own directory, port and queue names: nothing is shared with the test servers.
+    env.update(
+        SVCX_VAR_DIR=str(tmp_path / "var"),
+        SVCX_BIND=f"127.0.0.1:{port}",
+        SVCX_QUEUE_PREFIX="launcher-",
+        WEB_CONCURRENCY="1",
+        WORKER_CONCURRENCY="1",
+        SVCX_WORKER_HEARTBEAT_INTERVAL="1s",
+    )
+    log_path = tmp_path / "run.log"
+    with log_path.open("wb") as log:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "svcx.run"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        status, health = 0, dict[str, Any]()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and status != 200:
+            time.sleep(0.5)
+            try:
+                status, health = _get(base + "/v1/health")
+            except OSError:
+                continue
+        output = log_path.read_text(errors="replace")
+        assert status == 200, output[-3000:]
+        assert health["checks"]["redis"]["embedded"] is True
+        assert health["checks"]["workers"]["queues"] == {"launcher-convert": 1, "launcher-convert_test": 1}
+
+        key = LIVE_KEY.search(output)
+        assert key, output[-3000:]
+        assert f"{base}/v1/account" in output  # the printed hint names the address actually served
+        pdf = text_pdf(tmp_path / "doc.pdf", ["Hello from the launcher test."]).read_bytes()
+        request = urllib.request.Request(
+            base + "/v1/convert",
+            data=pdf,
+            headers={"Authorization": f"Bearer {key.group(1)}", "Content-Type": "application/pdf"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            body = json.loads(response.read())
+        assert "Hello from the launcher test." in body["markdown"]
+        assert body["credits_billed"] == 1
+        assert any((tmp_path / "var").glob("celerybeat-schedule*"))  # the scheduler keeps state in SVCX_VAR_DIR
+        _, error = _get(base + "/v1/nothing")
+        assert error["error"]["doc_url"] == f"{base}/docs/errors/unknown_endpoint"
+    finally:
+        launcher.send_signal(signal.SIGINT)
+        try:
+            launcher.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            launcher.kill()
+            launcher.wait()
+    assert launcher.returncode == 0
