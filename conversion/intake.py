@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +113,25 @@ def _body_stream(request: HttpRequest) -> Any:
     return request
 
 
+def _stop_reading(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RD)
+
+
+def _deadline_watchdog(sock: Any, deadline: float) -> threading.Timer | None:
+    """At the deadline, end the body stream of a client that still trickles bytes.
+
+    A socket timeout only bounds each wait for the next bytes; a client sending a few bytes a
+    second keeps the server's reader looping for as long as it likes. Shutting the reading side
+    makes that reader see the end of the stream; the response can still be written."""
+    if not isinstance(sock, socket.socket):
+        return None
+    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _stop_reading, (sock,))
+    watchdog.daemon = True
+    watchdog.start()
+    return watchdog
+
+
 def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
     """Copy the body to a temporary file. Raises `file_too_large` or `request_timeout`;
     nothing is left on disk when it raises."""
@@ -119,6 +140,7 @@ def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
         raise too_large(limit)
     deadline = _deadline_of(request)
     sock = request.META.get("gunicorn.socket")
+    watchdog = _deadline_watchdog(sock, deadline)
     stream = _body_stream(request)
     digest = hashlib.sha256()
     size = 0
@@ -157,6 +179,8 @@ def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
         path.unlink(missing_ok=True)
         raise
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         if isinstance(sock, socket.socket):
             sock.settimeout(None)
     return SpooledBody(path=path, size=size, sha256=digest.hexdigest())

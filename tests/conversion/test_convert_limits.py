@@ -3,6 +3,7 @@ client that leaves, each leaving no hold behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -197,6 +198,46 @@ def test_a_body_slower_than_the_deadline_is_408_on_every_upload_endpoint(
     for path, (status, code, type_, elapsed) in outcomes.items():
         assert (status, code, type_) == (408, "request_timeout", "timeout_error"), path
         assert elapsed < 10, path
+    assert not ConversionJob.objects.exists()
+    assert not StoredFile.objects.exists()
+
+
+def test_a_body_that_keeps_trickling_is_cut_off_at_the_deadline(tmp_path: Path, session_worker: WorkerProcess) -> None:
+    # Bytes keep coming, a few at a time: every wait for the next bytes is short, but the body
+    # as a whole is late. The deadline counts from the first byte, not from the last.
+    minted = make_key(make_org(credits=10))
+    process, base = start_web(tmp_path, env={"SVCX_UPLOAD_DEADLINE": "2s"})
+    outcomes = {}
+    try:
+        for path in ("/v1/convert", "/v1/files"):
+            sock = _raw_request(
+                base,
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 100000\r\n"
+                f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
+            )
+            answered = threading.Event()
+
+            def trickle(sock: socket.socket = sock, answered: threading.Event = answered) -> None:
+                with contextlib.suppress(OSError):
+                    while not answered.wait(0.1):
+                        sock.sendall(b"%PDF-1.7 ")
+
+            sender = threading.Thread(target=trickle, daemon=True)
+            started = time.monotonic()
+            sender.start()
+            try:
+                status, body = _read_response(sock)
+            finally:
+                answered.set()
+                sender.join(timeout=5)
+            outcomes[path] = (status, body["error"]["code"], time.monotonic() - started)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+    for path, (status, code, elapsed) in outcomes.items():
+        assert (status, code) == (408, "request_timeout"), path
+        assert elapsed < 8, path  # 2 s deadline; without the cut-off the body would take 20+ minutes
     assert not ConversionJob.objects.exists()
     assert not StoredFile.objects.exists()
 
