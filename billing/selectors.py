@@ -11,6 +11,8 @@ from django.utils import timezone
 from accounts.models import Organization
 from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
 from billing.models import CreditBalance, LedgerEntry, TestAllowance, UsageDaily, UsageRecord, UsageWatermark
+from svcx.errors import ServiceError, caller_text
+from svcx.ids import is_id
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,21 @@ def allowance_get(*, organization: Organization, now: datetime | None = None) ->
     )
 
 
-def _after_cursor(queryset: QuerySet, cursor: str | None) -> QuerySet:
-    """Rows strictly after `cursor` (an id) in newest-first order; unknown cursor: no rows."""
+def _after_cursor(queryset: QuerySet, cursor: str | None, prefix: str) -> QuerySet:
+    """Rows strictly after `cursor` (an id of this list) in newest-first order.
+
+    Raises 400 `invalid_parameter_type` for a cursor that is no row of the list: a mistyped
+    cursor must not look like the end of the list."""
     if not cursor:
         return queryset
-    anchor = queryset.filter(pk=cursor).values("created_at", "pk").first()
+    anchor = queryset.filter(pk=cursor).values("created_at", "pk").first() if is_id(cursor, prefix) else None
     if anchor is None:
-        return queryset.none()
+        raise ServiceError(
+            "invalid_parameter_type",
+            f"`starting_after` must be the id of a row of this list ({prefix}_...); "
+            f"{caller_text(cursor)!r} is not. Use the `id` of the last row of the previous page.",
+            param="starting_after",
+        )
     return queryset.filter(
         Q(created_at__lt=anchor["created_at"]) | Q(created_at=anchor["created_at"], pk__lt=anchor["pk"])
     )
@@ -65,7 +75,7 @@ def ledger_list(
     queryset = LedgerEntry.objects.filter(organization=organization, environment=environment).order_by(
         "-created_at", "-id"
     )
-    rows = list(_after_cursor(queryset, starting_after)[: limit + 1])
+    rows = list(_after_cursor(queryset, starting_after, "led")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 
@@ -85,9 +95,15 @@ def usage_records_list(
     if end is not None:
         queryset = queryset.filter(created_at__lt=end)
     if api_key_id:
+        if not is_id(api_key_id, "key"):
+            raise ServiceError(
+                "invalid_parameter_type",
+                f"`api_key_id` must be a key id (key_...); {caller_text(api_key_id)!r} is not.",
+                param="api_key_id",
+            )
         queryset = queryset.filter(api_key_id=api_key_id)
     queryset = queryset.order_by("-created_at", "-id")
-    rows = list(_after_cursor(queryset, starting_after)[: limit + 1])
+    rows = list(_after_cursor(queryset, starting_after, "use")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 

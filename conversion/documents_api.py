@@ -157,11 +157,15 @@ class FileDetailApi(ApiView):
     def delete(self, request: Request, file_id: str) -> Any:
         caller = caller_of(request)
         raw: HttpRequest = request._request
-        with idempotent_body(raw, caller, limit=0, encodings=None) as body:
+        # A body means nothing here; a small one (some clients send `{}`) is ignored.
+        with idempotent_body(raw, caller, limit=DELETE_BODY_LIMIT, encodings=None) as body:
             if isinstance(body, HttpResponse):
                 return body
             record = file_delete(caller=caller, file_id=file_id)
             return Response({"id": record.id, "object": "file", "deleted": True})
+
+
+DELETE_BODY_LIMIT = 64 * 1024
 
 
 def _document_job(request: Request, kind: str) -> ConversionJob:

@@ -21,6 +21,7 @@ from accounts.models import Organization
 from billing.limits import limit_for
 from conversion.models import StoredFile
 from svcx.errors import ServiceError, caller_text
+from svcx.ids import is_id
 
 
 def _storage():  # type: ignore[no-untyped-def]  # Django's storage type depends on the backend
@@ -86,9 +87,11 @@ def file_create(
 def file_get(*, caller: Caller, file_id: str) -> StoredFile:
     """The caller's file. Another organization's or environment's id, or a deleted file, is
     404 `file_not_found` (never 403); a file past retention is 410 `file_expired`."""
-    record = StoredFile.objects.filter(
-        pk=file_id, organization_id=caller.org_id, environment=caller.environment
-    ).first()
+    record = (
+        StoredFile.objects.filter(pk=file_id, organization_id=caller.org_id, environment=caller.environment).first()
+        if is_id(file_id, "file")
+        else None
+    )
     if record is None or record.deleted_at is not None:
         raise ServiceError(
             "file_not_found",

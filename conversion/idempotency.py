@@ -157,10 +157,15 @@ def _storable(response: HttpResponse) -> bool:
     return not (response.status_code == 429 or response.status_code >= 500 or code == "idempotency_in_progress")
 
 
+def idempotency_release(claim: Claim) -> None:
+    """Free the key of an attempt that produced no storable answer: it may be retried at once."""
+    IdempotencyRecord.objects.filter(pk=claim.record_id, completed=False).delete()
+
+
 def idempotency_finish(claim: Claim, response: HttpResponse) -> None:
     """Store the response for replay, or free the key when the response is retryable."""
     if not _storable(response):
-        IdempotencyRecord.objects.filter(pk=claim.record_id, completed=False).delete()
+        idempotency_release(claim)
         return
     headers = {
         name: value

@@ -18,6 +18,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.core.files.uploadhandler import TemporaryFileUploadHandler
 from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
+from gunicorn.http.errors import ParseException as HttpParseError
 
 from svcx.errors import ServiceError, caller_text
 
@@ -96,11 +98,23 @@ def _timeout() -> ServiceError:
     )
 
 
+def size_text(size: int) -> str:
+    """`33554432` -> `32 MiB`, `262144` -> `256 KiB`."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size} bytes"
+
+
 def too_large(limit: int, what: str = "upload") -> ServiceError:
+    hint = (
+        " Upload large files once with POST /v1/files (up to 128 MiB) and convert them by file_id."
+        if what == "upload"
+        else ""
+    )
     return ServiceError(
         "file_too_large",
-        f"The {what} is larger than {limit // (1024 * 1024)} MiB. Upload large files once with POST /v1/files "
-        "(up to 128 MiB) and convert them by file_id.",
+        f"The {what} is larger than {size_text(limit)}.{hint}",
         details={"limit_bytes": limit},
     )
 
@@ -132,12 +146,12 @@ def _deadline_watchdog(sock: Any, deadline: float) -> threading.Timer | None:
     return watchdog
 
 
-def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
+def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> SpooledBody:
     """Copy the body to a temporary file. Raises `file_too_large` or `request_timeout`;
     nothing is left on disk when it raises."""
     declared = request.META.get("CONTENT_LENGTH")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
+        raise too_large(limit, what)
     deadline = _deadline_of(request)
     sock = request.META.get("gunicorn.socket")
     watchdog = _deadline_watchdog(sock, deadline)
@@ -159,6 +173,11 @@ def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
                     sock.settimeout(remaining)
                 try:
                     chunk = stream.read(CHUNK)
+                except HttpParseError as exc:
+                    # The server's reader refused the framing (a bad chunk size, say).
+                    raise ServiceError(
+                        "bad_request", "The request body's transfer encoding is malformed (bad chunk framing)."
+                    ) from exc
                 except OSError as exc:
                     # Django wraps the socket's timeout in UnreadablePostError (an OSError).
                     if isinstance(exc, TimeoutError) or isinstance(exc.__cause__, TimeoutError):
@@ -170,7 +189,7 @@ def spool_body(request: HttpRequest, *, limit: int) -> SpooledBody:
                     break
                 size += len(chunk)
                 if size > limit:
-                    raise too_large(limit)
+                    raise too_large(limit, what)
                 digest.update(chunk)
                 out.write(chunk)
         if time.monotonic() > deadline:
@@ -252,9 +271,42 @@ def _sources(present: list[str]) -> None:
 
 def _json_value(raw: str, param: str) -> Any:
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise ServiceError("malformed_json", f"The `{param}` part is not valid JSON.", param=param) from exc
+    _check_unicode(value, param)
+    return value
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every string of a parsed JSON value, keys included, with the path it sits at."""
+    stack = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            yield item, where
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                child_path = f"{where}.{key}" if where else str(key)
+                yield key, child_path
+                stack.append((child, child_path))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+
+
+def _check_unicode(value: Any, path: str) -> None:
+    """JSON may escape a lone UTF-16 surrogate (`\\ud800`), which is no character: such a string
+    cannot be stored or written back, so the body is refused as malformed."""
+    for text, where in _strings(value, path):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            param = caller_text(where) or None
+            raise ServiceError(
+                "malformed_json",
+                f"The string at `{param or 'the body'}` contains an unpaired surrogate escape; send valid Unicode.",
+                param=param,
+            ) from exc
 
 
 def _object(value: Any, param: str) -> dict[str, Any]:
@@ -269,16 +321,25 @@ def _string(value: Any, param: str) -> str:
     return value
 
 
-def _boolean(value: Any, param: str) -> bool:
+def _boolean(value: Any, param: str, *, text: bool) -> bool:
+    """A JSON boolean; in a text encoding (a multipart part, a query parameter) `true` or `false`."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
+    if text and isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ServiceError("invalid_parameter_type", f"`{param}` must be true or false.", param=param)
+    expected = "true or false" if text else "a JSON boolean (true or false, not a string)"
+    raise ServiceError("invalid_parameter_type", f"`{param}` must be {expected}.", param=param)
 
 
 def _metadata(value: Any, param: str) -> dict[str, Any]:
     metadata = _object(value, param)
+    for text, where in _strings(metadata, param):
+        if "\x00" in text:
+            raise ServiceError(
+                "invalid_parameter_type",
+                f"`{caller_text(where)}` contains a NUL character, which metadata cannot hold.",
+                param=caller_text(where),
+            )
     size = len(json.dumps(metadata, separators=(",", ":")).encode())
     limit = int(settings.SVCX_METADATA_LIMIT_BYTES)
     if size > limit:
@@ -298,6 +359,7 @@ def _parse_json(body: SpooledBody, allowed: tuple[str, ...]) -> ParsedBody:
         data = json.loads(body.path.read_bytes())
     except (ValueError, RecursionError) as exc:
         raise ServiceError("malformed_json", "The request body is not valid JSON.") from exc
+    _check_unicode(data, "")
     if not isinstance(data, dict):
         raise ServiceError("invalid_parameter_type", "The JSON body must be an object.")
     _sources([name for name in _SOURCE_MEMBERS if name in data])
@@ -320,7 +382,7 @@ def _fill(parsed: ParsedBody, data: Any, decode: Any) -> None:
     if "metadata" in data:
         parsed.metadata = _metadata(decode(data["metadata"], "metadata"), "metadata")
     if "debug" in data:
-        parsed.debug = _boolean(data["debug"], "debug")
+        parsed.debug = _boolean(data["debug"], "debug", text=parsed.encoding != JSON)
 
 
 def _closing_delimiter_present(request: HttpRequest, body: SpooledBody) -> bool:
@@ -396,17 +458,28 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _header_text(value: str) -> str:
+    """A header value as the client wrote it: WSGI hands headers over as Latin-1, but clients send
+    non-ASCII text (a password, a metadata value) as UTF-8. Bytes that are not UTF-8 stay Latin-1."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
 def _parse_pdf(request: HttpRequest, body: SpooledBody, allowed_query: tuple[str, ...]) -> ParsedBody:
     for name in request.GET:
         if name not in allowed_query:
             raise ServiceError(
                 "unknown_parameter",
-                f"Unknown query parameter {caller_text(name)!r}; accepted: {', '.join(allowed_query)}.",
+                f"Unknown query parameter {caller_text(name)!r}; accepted: {', '.join(allowed_query) or 'none'}.",
                 param=caller_text(name),
             )
         if len(request.GET.getlist(name)) > 1:
             raise ServiceError(
-                "invalid_parameter_type", f"Query parameter {name!r} appears more than once.", param=name
+                "invalid_parameter_type",
+                f"Query parameter {caller_text(name)!r} appears more than once.",
+                param=caller_text(name),
             )
     if body.size == 0:
         raise ServiceError("missing_source", "The application/pdf body is empty: send the PDF bytes as the body.")
@@ -415,12 +488,13 @@ def _parse_pdf(request: HttpRequest, body: SpooledBody, allowed_query: tuple[str
     )
     parsed.options = {name: request.GET[name] for name in request.GET if name != "debug"}
     if "debug" in request.GET:
-        parsed.debug = _boolean(request.GET["debug"], "debug")
+        parsed.debug = _boolean(request.GET["debug"], "debug", text=True)
     password = request.META.get("HTTP_X_SVCX_PDF_PASSWORD")
     if password is not None:
-        parsed.password = password
+        parsed.password = _header_text(password)
     metadata = request.META.get("HTTP_X_SVCX_METADATA")
     if metadata is not None:
+        metadata = _header_text(metadata)
         parsed.metadata = _metadata(_json_value(metadata, "X-Svcx-Metadata"), "X-Svcx-Metadata")
     return parsed
 
@@ -448,13 +522,21 @@ def parse_body(
     raise unsupported_content_type(kind)
 
 
-def unsupported_content_type(kind: str) -> ServiceError:
+_ENCODING_TEXT = {
+    MULTIPART: "multipart/form-data (a `file` part)",
+    JSON: "application/json (with `file_id`)",
+    PDF: "application/pdf (the raw PDF)",
+}
+
+
+def unsupported_content_type(kind: str, encodings: tuple[str, ...] = ENCODINGS) -> ServiceError:
     shown = caller_text(kind) or "none"
+    described = [_ENCODING_TEXT[e] for e in encodings]
+    listed = ", ".join(described[:-1]) + f" or {described[-1]}" if len(described) > 1 else described[0]
     return ServiceError(
         "unsupported_content_type",
-        f"Content-Type {shown!r} is not accepted. Send multipart/form-data (a `file` part), application/json "
-        "(with `file_id`) or application/pdf (the raw PDF).",
-        details={"accepted": list(ENCODINGS)},
+        f"Content-Type {shown!r} is not accepted here. Send {listed}.",
+        details={"accepted": list(encodings)},
     )
 
 
@@ -468,7 +550,7 @@ def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODI
             and "HTTP_TRANSFER_ENCODING" not in request.META
         ):
             raise ServiceError("missing_source", "The request has no body: send a PDF.")
-        raise unsupported_content_type(kind)
+        raise unsupported_content_type(kind, encodings)
     if kind == MULTIPART and "boundary=" not in (request.META.get("CONTENT_TYPE") or ""):
         raise ServiceError("multipart_malformed", "The multipart/form-data Content-Type has no boundary.")
     return kind

@@ -36,7 +36,7 @@ def idempotent_body(
     declared = raw.META.get("CONTENT_LENGTH", "")
     if declared.isdigit() and int(declared) > 0:
         meter_require(caller, "uploads", int(declared))
-    body = spool_body(raw, limit=limit)
+    body = spool_body(raw, limit=limit, what="upload" if encodings is not None else "request body")
     try:
         claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)
         if isinstance(claim, HttpResponse):

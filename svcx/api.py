@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ApiKeyAuthentication, CallerPolicy, caller_of
 from billing.meters import rate_limit_headers
-from conversion.idempotency import idempotency_finish
+from conversion.idempotency import idempotency_finish, idempotency_release
 from svcx.errors import ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
@@ -72,7 +72,11 @@ class ApiView(APIView):
                 response[name] = value
         claim = getattr(request._request, "svcx_idempotency_claim", None)
         if claim is not None:
-            if isinstance(response, Response):
-                response.render()
+            try:
+                if isinstance(response, Response):
+                    response.render()
+            except Exception:
+                idempotency_release(claim)  # the answer is a 500: retryable, never stored
+                raise
             idempotency_finish(claim, response)
         return response

@@ -632,8 +632,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 def caller_text(value: object) -> str:
     """A caller-supplied string made safe to quote in a message: control characters stripped,
-    at most 128 characters."""
-    return _CONTROL.sub("", str(value))[:CALLER_TEXT_LIMIT]
+    unpaired surrogates (from JSON escapes) replaced, at most 128 characters."""
+    text = _CONTROL.sub("", str(value))[:CALLER_TEXT_LIMIT]
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def doc_url(code: str) -> str:

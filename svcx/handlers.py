@@ -125,6 +125,11 @@ def to_service_error(exc: BaseException, request: Any) -> ServiceError:
         return ServiceError("bad_request")
     if isinstance(exc, PermissionDenied):
         return ServiceError("insufficient_scope")
+    if isinstance(exc, ValueError) and "NUL" in str(exc):
+        # psycopg refuses text with NUL characters before it reaches the server: a request value
+        # that input validation should have refused, not a server fault.
+        logger.warning("NUL character reached the database layer", extra={"request_id": request_id_of(request)})
+        return ServiceError("bad_request", "A value in the request contains a NUL character, which is not accepted.")
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.error("database unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
         return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"database": "down"}})

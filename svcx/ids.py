@@ -3,9 +3,19 @@ and 24 base62 characters from the OS CSPRNG."""
 
 from __future__ import annotations
 
+import re
 import secrets
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+_ID = re.compile(r"[a-z]+_[0-9A-Za-z]{1,64}")
+
+
+def is_id(value: str, prefix: str) -> bool:
+    """Whether `value` has the shape of a `prefix_...` identifier. Anything else names nothing
+    and need not reach the database (which refuses some characters, such as NUL, outright)."""
+    return value.startswith(prefix + "_") and _ID.fullmatch(value) is not None
 
 
 def random_base62(length: int) -> str:

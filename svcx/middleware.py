@@ -4,6 +4,7 @@ error envelope for whatever fails outside a DRF view."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -76,6 +77,7 @@ class RequestIdMiddleware:
 
 # Paths whose last segment is a secret (the single-use key reveal token).
 _SECRET_PATH_PREFIXES = ("/reveal/",)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def loggable_path(path: str) -> str:
@@ -97,7 +99,8 @@ def _record_request(
             environment=auth.environment,
             api_key_id=auth.key_id,
             method=request.method or "",
-            endpoint=request.path,
+            # The path as stored: control characters (NUL is refused by PostgreSQL) dropped, cut to the column.
+            endpoint=_CONTROL.sub("", request.path)[:100],
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
             pages=int(usage.get("pages", 0)),

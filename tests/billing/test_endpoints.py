@@ -112,6 +112,28 @@ def test_unknown_query_parameter_is_refused(client: Client) -> None:
     assert error["param"] == "colour"
 
 
+@pytest.mark.parametrize(
+    ("path", "query", "param"),
+    [
+        ("/v1/credits/ledger", "starting_after=led_%00x", "starting_after"),
+        ("/v1/credits/ledger", "starting_after=led_DoesNotExist", "starting_after"),
+        ("/v1/credits/ledger", "starting_after=use_WrongList", "starting_after"),
+        ("/v1/usage/records", "starting_after=use_%00", "starting_after"),
+        ("/v1/usage/records", "starting_after=garbage", "starting_after"),
+        ("/v1/usage/records", "api_key_id=key_%00", "api_key_id"),
+    ],
+)
+def test_a_cursor_or_key_id_that_names_no_row_is_400_not_an_empty_page(
+    client: Client, path: str, query: str, param: str
+) -> None:
+    # A mistyped cursor must not look like the end of the list; NUL must not reach the database.
+    minted = make_key(make_org(credits=5))
+
+    error = assert_envelope(client.get(f"{path}?{query}", **bearer(minted.secret)), 400, "invalid_parameter_type")
+
+    assert error["param"] == param
+
+
 def _logged(client: Client, secret: str, count: int) -> None:
     for _ in range(count):
         client.get("/v1/account", **bearer(secret))

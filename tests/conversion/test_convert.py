@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pikepdf
 import pytest
 from django.db import connection
 from django.test import Client
@@ -307,3 +308,27 @@ def test_every_job_settles_its_hold(
     for request_id in ConversionJob.objects.values_list("request_id", flat=True):
         movements = sorted(LedgerEntry.objects.filter(request_id=request_id).values_list("kind", flat=True))
         assert movements in ([], ["capture", "hold"], ["hold", "release"], ["capture", "hold", "release"])
+
+
+def test_non_ascii_password_and_metadata_headers_are_read_as_utf8(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    source = text_pdf(tmp_path / "plain.pdf", ["Behind a non-ASCII password."])
+    locked = tmp_path / "locked.pdf"
+    with pikepdf.open(source) as pdf:
+        pdf.save(locked, encryption=pikepdf.Encryption(owner="owner", user="pässwörd", R=6))
+
+    def as_wsgi(text: str) -> str:
+        return text.encode("utf-8").decode("latin-1")  # how a WSGI server hands over UTF-8 header bytes
+
+    response = post_pdf(
+        client,
+        account["live"].secret,
+        locked,
+        HTTP_X_SVCX_PDF_PASSWORD=as_wsgi("pässwörd"),
+        HTTP_X_SVCX_METADATA=as_wsgi('{"note": "café"}'),
+    )
+
+    assert response.status_code == 200, response.content
+    assert "Behind a non-ASCII password." in response.json()["markdown"]
+    assert response.json()["metadata"] == {"note": "café"}

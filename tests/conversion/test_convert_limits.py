@@ -242,6 +242,25 @@ def test_a_body_that_keeps_trickling_is_cut_off_at_the_deadline(tmp_path: Path, 
     assert not StoredFile.objects.exists()
 
 
+def test_a_malformed_chunked_body_is_400_not_a_server_error(tmp_path: Path) -> None:
+    minted = make_key(make_org(credits=10))
+    process, base = start_web(tmp_path)
+    try:
+        sock = _raw_request(
+            base,
+            "POST /v1/convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+            f"Transfer-Encoding: chunked\r\nAuthorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n"
+            "zz\r\nabc\r\n0\r\n\r\n",
+        )
+        status, body = _read_response(sock)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+    assert (status, body["error"]["code"]) == (400, "bad_request")
+    assert not ConversionJob.objects.exists()
+
+
 def test_a_client_that_leaves_has_its_job_abandoned_and_nothing_billed(
     tmp_path: Path, settings: Any, isolated: WorkerProcess
 ) -> None:

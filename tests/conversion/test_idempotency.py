@@ -72,3 +72,20 @@ def test_a_key_that_keeps_changing_hands_is_answered_in_progress(
     assert caught.value.code == "idempotency_in_progress"
     assert caught.value.headers["Retry-After"] == "1"
     assert len(attempts) == 3
+
+
+@pytest.mark.urls("tests.svcx.failing_urls")
+def test_a_key_whose_answer_failed_to_render_is_free_for_a_retry_at_once(client: Any) -> None:
+    # A 500 is retryable: its key must not stay "in progress" until the claim's lease runs out.
+    from tests.factories import bearer
+    from tests.svcx.test_envelope import assert_envelope
+
+    minted = make_key(make_org())
+    headers = {**bearer(minted.secret), "HTTP_IDEMPOTENCY_KEY": "render-1"}
+
+    first = client.post("/v1/test/unrenderable", data=b"{}", content_type="application/json", **headers)
+    again = client.post("/v1/test/unrenderable", data=b"{}", content_type="application/json", **headers)
+
+    assert_envelope(first, 500, "internal_error")
+    assert_envelope(again, 500, "internal_error")  # tried again, not 409 idempotency_in_progress
+    assert not IdempotencyRecord.objects.exists()

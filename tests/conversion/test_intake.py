@@ -294,3 +294,68 @@ def test_a_replay_after_24_hours_is_result_expired(client: Client, secret: str) 
     error = assert_envelope(post_json(client, secret, {"file_id": "file_nope"}, **headers), 410, "result_expired")
 
     assert error["type"] == "not_found_error"
+
+
+@pytest.mark.parametrize(
+    ("body", "param"),
+    [
+        ('{"file_id": "file_x", "metadata": {"a": "\\ud800"}}', "metadata.a"),
+        ('{"file_id": "file_x", "options": {"\\udc00": 1}}', "options.?"),
+        ('{"file_id": "file_x", "password": "\\ud800"}', "password"),
+    ],
+)
+def test_a_json_string_with_an_unpaired_surrogate_is_malformed_json(
+    client: Client, secret: str, body: str, param: str
+) -> None:
+    error = assert_envelope(post_json(client, secret, body), 400, "malformed_json")
+
+    assert error["param"] == param
+
+
+def test_a_metadata_part_with_an_unpaired_surrogate_is_malformed_json(
+    client: Client, secret: str, tmp_path: Path
+) -> None:
+    response = post_multipart(client, secret, {"file": upload(tmp_path), "metadata": '{"a": "\\ud800"}'})
+
+    assert assert_envelope(response, 400, "malformed_json")["param"] == "metadata.a"
+
+
+def test_metadata_with_a_nul_character_is_refused(client: Client, secret: str) -> None:
+    error = assert_envelope(
+        post_json(client, secret, {"file_id": "file_x", "metadata": {"note": "a\u0000b"}}),
+        400,
+        "invalid_parameter_type",
+    )
+
+    assert error["param"] == "metadata.note"
+
+
+def test_a_file_id_no_file_can_have_is_404(client: Client, secret: str) -> None:
+    for file_id in ("file_\u0000x", "file_ab/../cd", "nofile"):
+        assert_envelope(post_json(client, secret, {"file_id": file_id}), 404, "file_not_found")
+    assert_envelope(client.get("/v1/files/file_%00", **bearer(secret)), 404, "file_not_found")
+
+
+def test_debug_in_json_must_be_a_boolean_not_a_string(client: Client, secret: str) -> None:
+    error = assert_envelope(
+        post_json(client, secret, {"file_id": "file_x", "debug": "true"}), 400, "invalid_parameter_type"
+    )
+
+    assert error["param"] == "debug"
+    assert "JSON boolean" in error["message"]
+
+
+def test_an_oversized_json_body_names_its_limit_in_kib(client: Client, secret: str) -> None:
+    body = json.dumps({"file_id": "file_x", "metadata": {"pad": "x" * 300_000}})
+
+    error = assert_envelope(post_json(client, secret, body), 413, "file_too_large")
+
+    assert error["message"] == "The JSON body is larger than 256 KiB."
+
+
+def test_unsupported_content_type_on_files_lists_what_files_accepts(client: Client, secret: str) -> None:
+    response = client.post("/v1/files", data=b"{}", content_type="application/json", **bearer(secret))
+
+    error = assert_envelope(response, 415, "unsupported_content_type")
+    assert error["details"]["accepted"] == ["multipart/form-data", "application/pdf"]
+    assert "application/json" not in error["message"].split("not accepted here")[1]

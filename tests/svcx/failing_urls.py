@@ -88,4 +88,23 @@ class SpendApi(ApiView):
         return Response({"spent": True})
 
 
-urlpatterns = [path("v1/test/whoami", WhoAmIApi.as_view()), path("v1/test/spend", SpendApi.as_view()), *urlpatterns]
+class UnrenderableApi(ApiView):
+    """Takes an Idempotency-Key like every POST, then answers with data that cannot be encoded."""
+
+    required_scope = "convert"
+
+    def post(self, request: Request) -> Response | HttpResponse:
+        from conversion.requests import idempotent_body
+
+        with idempotent_body(request._request, caller_of(request), limit=1024, encodings=None) as body:
+            if isinstance(body, HttpResponse):
+                return body
+            return Response({"text": "\ud800"})
+
+
+urlpatterns = [
+    path("v1/test/whoami", WhoAmIApi.as_view()),
+    path("v1/test/spend", SpendApi.as_view()),
+    path("v1/test/unrenderable", UnrenderableApi.as_view()),
+    *urlpatterns,
+]
