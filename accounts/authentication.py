@@ -25,7 +25,7 @@ from accounts import keyformat
 from accounts.models import ApiKey, Organization
 from accounts.scopes import effective_scopes
 from accounts.secrets import key_hash
-from svcx.errors import ServiceError
+from svcx.errors import ServiceError, caller_text
 
 WWW_AUTHENTICATE = 'Bearer realm="svcx", error="invalid_token"'
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -66,15 +66,12 @@ def caller_of(request: Request) -> Caller:
 
 def _key_sent_elsewhere(request: HttpRequest) -> str | None:
     """Where a key was sent other than the Authorization header, to say so in the 401."""
+    prefix = keyformat.ISSUER + keyformat.SECRET_TYPE
     for name, value in request.GET.lists():
-        if any(v.startswith(keyformat.ISSUER) for v in value):
-            return f"the query parameter {name[:40]!r}"
+        if any(v.strip().startswith(prefix) for v in value):
+            return f"the query parameter {caller_text(name[:40])!r}"
     for name, value in request.META.items():
-        if (
-            name.startswith("HTTP_")
-            and name != "HTTP_AUTHORIZATION"
-            and str(value).strip().startswith(keyformat.ISSUER)
-        ):
+        if name.startswith("HTTP_") and name != "HTTP_AUTHORIZATION" and str(value).strip().startswith(prefix):
             return "the header " + name[5:].replace("_", "-").title()[:40]
     return None
 
@@ -83,17 +80,19 @@ class ApiKeyAuthentication(BaseAuthentication):
     """`Authorization: Bearer <API_KEY>` and nothing else."""
 
     def authenticate(self, request: Request) -> tuple[Caller, Caller]:
+        # A key anywhere but the Authorization header is refused even beside a valid one: the
+        # client must learn that it leaked a key into a URL or a log, not have it ignored.
+        elsewhere = _key_sent_elsewhere(request._request)
+        if elsewhere:
+            raise ServiceError(
+                "missing_api_key",
+                f"An API key was sent in {elsewhere}; keys are read only from the header "
+                "`Authorization: Bearer <API_KEY>`. Treat a key sent in a URL as exposed and rotate it.",
+            )
         header = request.META.get("HTTP_AUTHORIZATION", "")
         scheme, _, credential = header.strip().partition(" ")
         credential = credential.strip()
         if scheme.lower() != "bearer" or not credential:
-            elsewhere = _key_sent_elsewhere(request._request)
-            if elsewhere:
-                raise ServiceError(
-                    "missing_api_key",
-                    f"An API key was sent in {elsewhere}; keys are read only from the header "
-                    "`Authorization: Bearer <API_KEY>`. Treat a key sent in a URL as exposed and rotate it.",
-                )
             raise ServiceError("missing_api_key", "Send your API key in the header `Authorization: Bearer <API_KEY>`.")
         try:
             keyformat.parse(credential)

@@ -22,7 +22,7 @@ from conversion.jobs import cached_result_get, job_execute, result_cache_key, wo
 from conversion.models import CachedResult
 from conversion.negotiation import MARKDOWN, negotiate
 from conversion.options import Options, validate_options
-from conversion.requests import Source, idempotent_body, in_flight, resolved_source
+from conversion.requests import Source, debug_check, idempotent_body, in_flight, resolved_source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
 
@@ -90,6 +90,68 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 
+_TEXT_OPTION = "In an application/pdf request only (a query parameter); otherwise a member of `options`."
+RAW_PDF_PARAMETERS = [
+    OpenApiParameter("pages", OpenApiTypes.STR, description='Page ranges, 1-based: "1-3,7,10-". ' + _TEXT_OPTION),
+    OpenApiParameter("ocr", OpenApiTypes.STR, enum=["off"], description=_TEXT_OPTION),
+    OpenApiParameter("flavor", OpenApiTypes.STR, enum=["gfm"], description=_TEXT_OPTION),
+    OpenApiParameter("tables", OpenApiTypes.STR, enum=["markdown", "html", "text"], description=_TEXT_OPTION),
+    OpenApiParameter("fallback", OpenApiTypes.STR, enum=["empty", "error"], description=_TEXT_OPTION),
+    OpenApiParameter("debug", OpenApiTypes.BOOL, description=_TEXT_OPTION),
+    OpenApiParameter(
+        "X-Svcx-Pdf-Password",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        description="The PDF's password (UTF-8), in an application/pdf request.",
+    ),
+    OpenApiParameter(
+        "X-Svcx-Metadata",
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        description="A JSON object (at most 4 KiB, UTF-8) echoed in the result, in an application/pdf request.",
+    ),
+]
+
+
+def document_request_schema(name: str) -> dict[str, Any]:
+    """The three body encodings of a request that sends a document (decisions.md 1)."""
+    return {
+        "multipart/form-data": inline_serializer(
+            f"{name}Multipart",
+            {
+                "file": serializers.FileField(),
+                "options": serializers.CharField(required=False, help_text='JSON object, e.g. {"pages": "1-3"}'),
+                "password": serializers.CharField(required=False),
+                "metadata": serializers.CharField(required=False, help_text="JSON object, at most 4 KiB"),
+                "debug": serializers.BooleanField(required=False),
+            },
+        ),
+        "application/json": inline_serializer(
+            f"{name}Json",
+            {
+                "file_id": serializers.CharField(),
+                "options": inline_serializer(
+                    f"{name}Options",
+                    {
+                        "pages": serializers.CharField(
+                            required=False, help_text='1-based ascending ranges: "1-3,7,10-"'
+                        ),
+                        "ocr": serializers.ChoiceField(["off"], required=False),
+                        "flavor": serializers.ChoiceField(["gfm"], required=False),
+                        "tables": serializers.ChoiceField(["markdown", "html", "text"], required=False),
+                        "fallback": serializers.ChoiceField(["empty", "error"], required=False),
+                    },
+                    required=False,
+                ),
+                "password": serializers.CharField(required=False),
+                "metadata": serializers.DictField(required=False),
+                "debug": serializers.BooleanField(required=False),
+            },
+        ),
+        "application/pdf": OpenApiTypes.BINARY,
+    }
+
+
 def _render(
     *,
     payload: dict[str, Any],
@@ -133,15 +195,6 @@ def _render(
     return Response(body)
 
 
-def _check_debug(caller: Caller, parsed: ParsedBody) -> None:
-    if parsed.debug and caller.organization.debug_policy == "disabled":
-        raise ServiceError(
-            "debug_not_permitted",
-            "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
-            param="debug",
-        )
-
-
 class ConvertApi(ApiView):
     """Convert a PDF to Markdown or JSON.
 
@@ -159,48 +212,15 @@ class ConvertApi(ApiView):
 
     @extend_schema(
         summary="Convert a PDF",
-        parameters=[IDEMPOTENCY_PARAMETER],
-        request={
-            "multipart/form-data": inline_serializer(
-                "ConvertMultipart",
-                {
-                    "file": serializers.FileField(),
-                    "options": serializers.CharField(required=False, help_text='JSON object, e.g. {"pages": "1-3"}'),
-                    "password": serializers.CharField(required=False),
-                    "metadata": serializers.CharField(required=False, help_text="JSON object, at most 4 KiB"),
-                    "debug": serializers.BooleanField(required=False),
-                },
-            ),
-            "application/json": inline_serializer(
-                "ConvertJson",
-                {
-                    "file_id": serializers.CharField(),
-                    "options": inline_serializer(
-                        "ConvertOptions",
-                        {
-                            "pages": serializers.CharField(
-                                required=False, help_text='1-based ascending ranges: "1-3,7,10-"'
-                            ),
-                            "ocr": serializers.ChoiceField(["off"], required=False),
-                            "flavor": serializers.ChoiceField(["gfm"], required=False),
-                            "tables": serializers.ChoiceField(["markdown", "html", "text"], required=False),
-                            "fallback": serializers.ChoiceField(["empty", "error"], required=False),
-                        },
-                        required=False,
-                    ),
-                    "password": serializers.CharField(required=False),
-                    "metadata": serializers.DictField(required=False),
-                    "debug": serializers.BooleanField(required=False),
-                },
-            ),
-            "application/pdf": OpenApiTypes.BINARY,
-        },
+        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=document_request_schema("Convert"),
         responses={
-            200: OpenApiResponse(
-                ConversionSerializer,
-                description="JSON; with Accept: text/markdown, Markdown with `<!-- page N -->` before each page.",
+            (200, "application/json"): ConversionSerializer,
+            (200, "text/markdown"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="The Markdown, `<!-- page N -->` before each page; billing in `X-Svcx-*` headers.",
                 examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
-            )
+            ),
         },
     )
     def post(self, request: Request) -> Any:
@@ -213,7 +233,7 @@ class ConvertApi(ApiView):
             parsed = parse_body(raw, body)
             try:
                 options: Options = validate_options(parsed.options, prefix=parsed.options_prefix)
-                _check_debug(caller, parsed)
+                debug_check(caller, parsed)
                 with in_flight(raw, caller), resolved_source(caller, parsed) as source:
                     return self._convert(caller, raw, parsed, fmt, options, source)
             finally:

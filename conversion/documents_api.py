@@ -16,12 +16,14 @@ from accounts.authentication import Caller, caller_of
 from accounts.scopes import FILES_READ, FILES_WRITE, INSPECT
 from billing.limits import limit_for
 from billing.meters import meter_consume, meter_require, record
-from conversion.api import IDEMPOTENCY_PARAMETER
+from conversion import engine
+from conversion.api import IDEMPOTENCY_PARAMETER, RAW_PDF_PARAMETERS, document_request_schema
 from conversion.files import file_create, file_delete, file_get, storage_used
 from conversion.intake import INTAKE_ERRORS, MULTIPART, PDF, ParsedBody, parse_body
 from conversion.jobs import job_execute
 from conversion.models import ConversionJob, StoredFile
-from conversion.requests import idempotent_body, in_flight, resolved_source
+from conversion.options import validate_options
+from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
 from svcx.api import ApiView
 from svcx.errors import ServiceError
 from svcx.formats import iso
@@ -37,16 +39,21 @@ DOCUMENT_ERRORS = (
     "pdf_no_pages",
 )
 
-FILE_FIELDS: dict[str, Any] = {
-    "id": serializers.CharField(),
-    "object": serializers.CharField(default="file"),
-    "filename": serializers.CharField(),
-    "bytes": serializers.IntegerField(),
-    "sha256": serializers.CharField(),
-    "page_count": serializers.IntegerField(allow_null=True),
-    "created_at": serializers.DateTimeField(),
-    "expires_at": serializers.DateTimeField(),
-}
+# One serializer for the record wherever it is answered: field instances cannot be shared
+# between two serializers (the second would describe no body).
+FileSerializer = inline_serializer(
+    "File",
+    {
+        "id": serializers.CharField(),
+        "object": serializers.CharField(default="file"),
+        "filename": serializers.CharField(),
+        "bytes": serializers.IntegerField(),
+        "sha256": serializers.CharField(),
+        "page_count": serializers.IntegerField(allow_null=True),
+        "created_at": serializers.DateTimeField(),
+        "expires_at": serializers.DateTimeField(),
+    },
+)
 
 
 def file_dict(record: StoredFile) -> dict[str, Any]:
@@ -77,7 +84,7 @@ class FileCreateApi(ApiView):
             "multipart/form-data": inline_serializer("FileUpload", {"file": serializers.FileField()}),
             "application/pdf": OpenApiTypes.BINARY,
         },
-        responses={201: inline_serializer("File", FILE_FIELDS)},
+        responses={201: FileSerializer},
     )
     def post(self, request: Request) -> Any:
         caller = caller_of(request)
@@ -136,7 +143,7 @@ class FileDetailApi(ApiView):
 
     method_scopes = {"GET": FILES_READ, "HEAD": FILES_READ, "DELETE": FILES_WRITE}
 
-    @extend_schema(summary="Read a file", responses={200: inline_serializer("FileRecord", FILE_FIELDS)})
+    @extend_schema(summary="Read a file", responses={200: FileSerializer})
     def get(self, request: Request, file_id: str) -> Response:
         return Response(file_dict(file_get(caller=caller_of(request), file_id=file_id)))
 
@@ -168,7 +175,7 @@ class FileDetailApi(ApiView):
 DELETE_BODY_LIMIT = 64 * 1024
 
 
-def _document_job(request: Request, kind: str) -> ConversionJob:
+def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBody]:
     """Run an inspect or toc job for the request, with its meters; a replay raises _Replay."""
     caller = caller_of(request)
     raw: HttpRequest = request._request
@@ -181,8 +188,12 @@ def _document_job(request: Request, kind: str) -> ConversionJob:
                 meter_require(caller, "inspect_sample_pages")
         else:
             record(raw, meter_consume(caller, "toc"))
-        parsed = parse_body(raw, body, allowed=("password",), allowed_query=())
+        # The same members as /v1/convert (decisions.md 1): options are checked as for a
+        # conversion (on inspect, `pages` chooses the sampled pages), metadata is echoed.
+        parsed = parse_body(raw, body)
         try:
+            options = validate_options(parsed.options, prefix=parsed.options_prefix)
+            debug_check(caller, parsed)
             with in_flight(raw, caller), resolved_source(caller, parsed) as source:
                 job = job_execute(
                     raw=raw,
@@ -191,6 +202,8 @@ def _document_job(request: Request, kind: str) -> ConversionJob:
                     source=source.path,
                     sha256=source.sha256,
                     password=parsed.password,
+                    options=options,
+                    debug=parsed.debug,
                 )
         finally:
             parsed.close()
@@ -198,26 +211,25 @@ def _document_job(request: Request, kind: str) -> ConversionJob:
             sampled = len((job.result or {}).get("pages", []))
             if sampled:
                 meter_consume(caller, "inspect_sample_pages", sampled, enforce=False)
-        return job
+        return job, parsed
+
+
+def _document_body(obj: str, job: ConversionJob, parsed: ParsedBody) -> dict[str, Any]:
+    body: dict[str, Any] = {"object": obj, **(job.result or {})}
+    if parsed.metadata is not None:
+        body["metadata"] = parsed.metadata
+    if parsed.debug:
+        seconds = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
+        body["debug"] = {
+            "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+            "worker_seconds": seconds,
+        }
+    return body
 
 
 class _Replay(Exception):
     def __init__(self, response: HttpResponse) -> None:
         self.response = response
-
-
-def _document_request(name: str) -> dict[str, Any]:
-    """The three encodings of a request that sends a document and, optionally, its password."""
-    password = serializers.CharField(required=False)
-    return {
-        "multipart/form-data": inline_serializer(
-            f"{name}Multipart", {"file": serializers.FileField(), "password": password}
-        ),
-        "application/json": inline_serializer(
-            f"{name}Json", {"file_id": serializers.CharField(), "password": password}
-        ),
-        "application/pdf": OpenApiTypes.BINARY,
-    }
 
 
 PAGE_SAMPLE_FIELDS: dict[str, Any] = {
@@ -232,15 +244,16 @@ class InspectApi(ApiView):
     """Inspect a document for free before converting it: page count, PDF version, encryption,
     whether extraction is allowed, XFA, outline size, and a text-layer sample of the first pages.
     An encrypted file without its password is inspected (`password_required: true`), not refused.
-    Takes the same three encodings as /v1/convert (with `password` the only other member)."""
+    Takes the same three encodings and members as /v1/convert: options are checked as for a
+    conversion and `pages` chooses the sampled pages; `metadata` is echoed."""
 
     required_scope = INSPECT
     error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, "rate_limit_inspect")
 
     @extend_schema(
         summary="Inspect a PDF",
-        parameters=[IDEMPOTENCY_PARAMETER],
-        request=_document_request("Inspect"),
+        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=document_request_schema("Inspect"),
         responses={
             200: inline_serializer(
                 "Inspection",
@@ -260,10 +273,10 @@ class InspectApi(ApiView):
     )
     def post(self, request: Request) -> Any:
         try:
-            job = _document_job(request, ConversionJob.Kind.INSPECT)
+            job, parsed = _document_job(request, ConversionJob.Kind.INSPECT)
         except _Replay as replay:
             return replay.response
-        return Response({"object": "inspection", **(job.result or {})})
+        return Response(_document_body("inspection", job, parsed))
 
 
 class TocApi(ApiView):
@@ -275,8 +288,8 @@ class TocApi(ApiView):
 
     @extend_schema(
         summary="Read the table of contents",
-        parameters=[IDEMPOTENCY_PARAMETER],
-        request=_document_request("Toc"),
+        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=document_request_schema("Toc"),
         responses={
             200: inline_serializer(
                 "Toc",
@@ -298,7 +311,7 @@ class TocApi(ApiView):
     )
     def post(self, request: Request) -> Any:
         try:
-            job = _document_job(request, ConversionJob.Kind.TOC)
+            job, parsed = _document_job(request, ConversionJob.Kind.TOC)
         except _Replay as replay:
             return replay.response
-        return Response({"object": "toc", **(job.result or {})})
+        return Response(_document_body("toc", job, parsed))

@@ -23,8 +23,17 @@ class Options:
     flavor: str = "gfm"
 
     def cache_key(self) -> str:
-        """The normalised options, as they enter the result-cache key."""
-        pages = ",".join(f"{a}-{'' if b is None else b}" if b != a else str(a) for a, b in self.ranges or ())
+        """The normalised options, as they enter the result-cache key: expressions that select the
+        same pages of any document (`1,2,3` and `1-3`; `1-` and no expression) are one key."""
+        merged: list[tuple[int, int | None]] = []
+        for start, end in self.ranges or ():
+            if merged and merged[-1][1] is not None and start == merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
+        if merged == [(1, None)]:
+            merged = []
+        pages = ",".join(f"{a}-{'' if b is None else b}" if b != a else str(a) for a, b in merged)
         return f"pages={pages or '*'};tables={self.tables};fallback={self.fallback};flavor={self.flavor}"
 
 

@@ -15,6 +15,7 @@ from billing.meters import concurrency_acquire, concurrency_release, meter_consu
 from conversion.files import file_get, local_copy
 from conversion.idempotency import idempotency_begin
 from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
+from svcx.errors import ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
 
@@ -50,6 +51,16 @@ def idempotent_body(
         yield body
     finally:
         body.close()
+
+
+def debug_check(caller: Caller, parsed: ParsedBody) -> None:
+    """403 `debug_not_permitted` for `debug: true` while the organization's policy is disabled."""
+    if parsed.debug and caller.organization.debug_policy == "disabled":
+        raise ServiceError(
+            "debug_not_permitted",
+            "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
+            param="debug",
+        )
 
 
 @dataclass(frozen=True)

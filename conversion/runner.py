@@ -120,7 +120,8 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
         ],
         "result_truncated": result.truncated,
         "pages_converted": len(result.pages),
-        "warnings": list(info.warnings) + list(result.warnings),
+        # The result's warnings begin with the document's own (a repair, an unreadable outline).
+        "warnings": list(dict.fromkeys(result.warnings)),
         "timings": dict(result.timings),
     }
 
@@ -272,17 +273,31 @@ def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:
     return [{"level": e.level, "title": e.title, "page": e.page} for e in info.outline]
 
 
-def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict[str, Any]:
+def _document_info(job: ConversionJob, password: str | None) -> engine.DocumentInfo:
+    """The engine's facts of the document; a valid PDF without pages is refused everywhere alike."""
     info = engine.inspect(job.source_path, password=password)
+    if info.page_count == 0:
+        raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
+    return info
+
+
+def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict[str, Any]:
+    info = _document_info(job, password)
     # `password_required` is a fact of the document; `page_count` is None when it was not opened.
     opened = info.page_count is not None
-    if opened and info.page_count == 0:
-        raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
     samples: list[dict[str, Any]] = []
     warnings = list(info.warnings)
-    sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), info.page_count or 0)
+    # The sampled pages: the first of the request's selection (options.pages), else of the document.
+    selected: list[int] = []
+    if opened:
+        try:
+            ranges = engine.parse_page_ranges(job.options["pages"]) if job.options.get("pages") else None
+            selected = engine.select_pages(ranges, info.page_count or 0)
+        except engine.EngineError as exc:
+            raise _engine_failure(exc) from exc
+    sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), len(selected))
     if sample_pages and opened and info.extraction_allowed is not False:
-        pages = list(range(1, sample_pages + 1))
+        pages = selected[:sample_pages]
         samples = [
             {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}
             for s in engine.text_sample(job.source_path, pages=pages, password=password, should_stop=clock)
@@ -299,7 +314,7 @@ def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict
         "extraction_allowed": info.extraction_allowed,
         "xfa": info.xfa,
         "outline_items": len(info.outline),
-        "page_labels": info.page_labels[:sample_pages] if info.page_labels else None,
+        "page_labels": [info.page_labels[p - 1] for p in selected[:sample_pages]] if info.page_labels else None,
         "repaired": info.repaired,
         "warnings": warnings,
         "pages": samples,
@@ -312,12 +327,12 @@ def _run_document(job: ConversionJob, password: str | None, clock: _Clock) -> No
         if job.kind == ConversionJob.Kind.INSPECT:
             result = _inspection(job, password, clock)
         elif job.kind == ConversionJob.Kind.TOC:
-            info = engine.inspect(job.source_path, password=password)
+            info = _document_info(job, password)
             if info.page_count is None:
                 raise ServiceError("pdf_encrypted", "The PDF is encrypted: send its password to read the outline.")
             result = {"page_count": info.page_count, "entries": _outline(info)}
         else:
-            info = engine.inspect(job.source_path, password=password)
+            info = _document_info(job, password)
             result = {"page_count": info.page_count}
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc

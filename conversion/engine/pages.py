@@ -18,7 +18,7 @@ _PARAM = "options.pages"
 
 # One range token, spaces already stripped from its ends. Digits only: "+3", "1.0" and
 # "0x2" are not page numbers.
-_RANGE = re.compile(r"(\d+)(?: *(-) *(\d+)?)?")
+_RANGE = re.compile(r"([0-9]+)(?: *(-) *([0-9]+)?)?")  # ASCII digits only: int() would take "１" too
 
 
 def _invalid(expr_hint: str) -> EngineError:

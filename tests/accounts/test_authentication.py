@@ -59,6 +59,14 @@ def test_key_in_query_string_is_missing_api_key_and_says_where(client: Client) -
     assert minted.secret not in error["message"]
 
 
+def test_key_in_query_string_is_refused_even_beside_a_valid_bearer(client: Client) -> None:
+    minted = make_key(make_org())
+
+    response = client.get(f"{WHOAMI}?key={minted.secret}", **bearer(minted.secret))
+
+    assert "query parameter 'key'" in assert_401(response, "missing_api_key")["message"]
+
+
 @pytest.mark.parametrize("header", ["HTTP_X_API_KEY", "HTTP_API_KEY", "HTTP_X_SVCX_KEY"])
 def test_key_in_another_header_is_missing_api_key(client: Client, header: str) -> None:
     minted = make_key(make_org())

@@ -332,3 +332,13 @@ def test_non_ascii_password_and_metadata_headers_are_read_as_utf8(
     assert response.status_code == 200, response.content
     assert "Behind a non-ASCII password." in response.json()["markdown"]
     assert response.json()["metadata"] == {"note": "café"}
+
+
+def test_a_repaired_document_says_so_once(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+    data = three_pages.read_bytes()
+    damaged = three_pages.parent / "damaged.pdf"
+    damaged.write_bytes(data[: data.rindex(b"startxref")] + b"startxref\n999999\n%%EOF\n")
+
+    body = post_pdf(client, account["live"].secret, damaged).json()
+
+    assert body["warnings"] == ["The PDF was damaged and has been repaired; some content may be missing."]

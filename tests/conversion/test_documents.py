@@ -323,15 +323,69 @@ def test_inspect_by_file_id_and_multipart(client: Client, account: dict[str, Any
     assert by_id.json()["page_count"] == by_part.json()["page_count"] == 3
 
 
-def test_inspect_refuses_convert_options(client: Client, account: dict[str, Any], three_pages: Path) -> None:
+def test_inspect_samples_the_selected_pages_and_echoes_metadata(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
     response = client.post(
-        "/v1/inspect?pages=1",
+        "/v1/inspect?pages=2-",
         data=three_pages.read_bytes(),
         content_type="application/pdf",
+        HTTP_X_SVCX_METADATA='{"batch": 7}',
         **bearer(account["live"].secret),
     )
 
-    assert assert_envelope(response, 400, "unknown_parameter")["param"] == "pages"
+    body = response.json()
+    assert response.status_code == 200
+    assert [p["page"] for p in body["pages"]] == [2, 3]
+    assert body["metadata"] == {"batch": 7}
+    assert body["page_count"] == 3
+
+
+@pytest.mark.parametrize("path", ["/v1/inspect", "/v1/toc"])
+def test_inspect_and_toc_check_options_as_convert_does(
+    client: Client, account: dict[str, Any], three_pages: Path, path: str
+) -> None:
+    secret = account["live"].secret
+    file_id = upload(client, secret, three_pages).json()["id"]
+
+    def post(body: dict[str, Any]) -> Any:
+        return client.post(path, {"file_id": file_id, **body}, content_type="application/json", **bearer(secret))
+
+    assert assert_envelope(post({"options": {"colour": "red"}}), 400, "unknown_parameter")["param"] == "options.colour"
+    assert assert_envelope(post({"options": {"ocr": "auto"}}), 400, "ocr_not_available")["param"] == "options.ocr"
+    assert assert_envelope(post({"options": {"pages": "0"}}), 400, "page_range_zero")["param"] == "options.pages"
+    assert assert_envelope(post({"metadata": []}), 400, "invalid_parameter_type")["param"] == "metadata"
+    ok = post({"options": {"tables": "html"}, "metadata": {"k": "v"}})
+    assert (ok.status_code, ok.json()["metadata"]) == (200, {"k": "v"})
+
+
+def test_inspect_debug_follows_the_organizations_policy(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    secret = account["live"].secret
+    file_id = upload(client, secret, three_pages).json()["id"]
+    body = {"file_id": file_id, "debug": True}
+
+    allowed = client.post("/v1/inspect", body, content_type="application/json", **bearer(secret)).json()
+    account["org"].debug_policy = "disabled"
+    account["org"].save(update_fields=["debug_policy"])
+    refused = client.post("/v1/inspect", body, content_type="application/json", **bearer(secret))
+
+    assert allowed["debug"]["engine"]["id"] == "svcx-layout"
+    assert_envelope(refused, 403, "debug_not_permitted")
+
+
+def test_a_pdf_without_pages_is_pdf_no_pages_on_every_endpoint(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty.pdf"
+    pikepdf.new().save(empty)
+    secret = account["live"].secret
+
+    for path in ("/v1/convert", "/v1/inspect", "/v1/toc", "/v1/files"):
+        response = client.post(path, data=empty.read_bytes(), content_type="application/pdf", **bearer(secret))
+        assert_envelope(response, 422, "pdf_no_pages")
+    assert not StoredFile.objects.exists()
 
 
 def test_toc_lists_the_outline(client: Client, account: dict[str, Any]) -> None:

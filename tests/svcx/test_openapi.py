@@ -123,3 +123,24 @@ def test_every_route_of_the_specification_exists(document: dict[str, Any]) -> No
 
     present = {(method, path) for path, operations in document["paths"].items() for method in operations}
     assert expected <= present
+
+
+def test_every_success_response_describes_its_body(document: dict[str, Any]) -> None:
+    missing = [
+        f"{method.upper()} {path} {status}"
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        for status, response in operation["responses"].items()
+        if status.startswith("2") and status != "204" and not response.get("content")
+    ]
+
+    assert missing == []
+
+
+def test_convert_documents_both_answers_and_the_raw_pdf_parameters(document: dict[str, Any]) -> None:
+    for path in ("/v1/convert", "/v1/inspect", "/v1/toc"):
+        names = {p["name"] for p in document["paths"][path]["post"]["parameters"]}
+        assert {"pages", "ocr", "flavor", "tables", "fallback", "debug"} <= names, path
+        assert {"X-Svcx-Pdf-Password", "X-Svcx-Metadata", "Idempotency-Key"} <= names, path
+    answers = document["paths"]["/v1/convert"]["post"]["responses"]["200"]["content"]
+    assert set(answers) == {"application/json", "text/markdown"}

@@ -124,6 +124,9 @@ def test_foreign_characters_are_page_range_invalid(expr: str) -> None:
         "1-5,3-7",
         "5,3",
         "2-,3",
+        "\uff11",  # a full-width 1
+        "\u0663",  # an Arabic-Indic 3
+        "1-\u0663",
     ],
 )
 def test_malformed_expressions_are_page_range_invalid(expr: str) -> None:

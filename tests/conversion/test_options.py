@@ -1,0 +1,40 @@
+"""The normalised options that key the result cache (decisions.md 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversion.options import validate_options
+
+
+def key(**raw: str) -> str:
+    return validate_options(raw, prefix="options.").cache_key()
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"pages": "1,2,3"}, {"pages": "1-3"}),
+        ({"pages": "1-2,3-4,5"}, {"pages": "1 - 5"}),
+        ({"pages": "1-"}, {}),
+        ({"pages": "1,2-"}, {}),
+        ({"pages": "2,3-"}, {"pages": "2-"}),
+        ({"tables": "markdown", "fallback": "empty", "flavor": "gfm"}, {}),
+    ],
+)
+def test_options_that_select_the_same_pages_share_a_cache_key(a: dict[str, str], b: dict[str, str]) -> None:
+    assert key(**a) == key(**b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"pages": "1-2,4"}, {"pages": "1-4"}),
+        ({"pages": "3-"}, {}),
+        ({"pages": "1-3"}, {"pages": "1-"}),  # the same only when the document has 3 pages
+        ({"tables": "html"}, {}),
+        ({"fallback": "error"}, {}),
+    ],
+)
+def test_options_that_can_differ_in_output_have_different_keys(a: dict[str, str], b: dict[str, str]) -> None:
+    assert key(**a) != key(**b)
