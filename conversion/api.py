@@ -25,6 +25,7 @@ from conversion.options import Options, validate_options
 from conversion.requests import Source, debug_check, idempotent_body, in_flight, resolved_source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
+from svcx.formats import refuse_unknown_query
 
 ENGINE_DESCRIPTION = (
     "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
@@ -296,32 +297,36 @@ def _engine_dict() -> dict[str, Any]:
     }
 
 
-ENGINE_FIELDS: dict[str, Any] = {
-    "id": serializers.CharField(),
-    "object": serializers.CharField(default="engine"),
-    "version": serializers.CharField(),
-    "default": serializers.BooleanField(),
-    "description": serializers.CharField(),
-}
-EngineSerializer = inline_serializer("Engine", ENGINE_FIELDS)
+class EngineSerializer(serializers.Serializer):  # describes the answer only
+    id = serializers.CharField()
+    object = serializers.CharField(default="engine")
+    version = serializers.CharField()
+    default = serializers.BooleanField()
+    description = serializers.CharField()
+    ocr = serializers.BooleanField()
+    tables = serializers.ListField(child=serializers.CharField())
+    flavors = serializers.ListField(child=serializers.CharField())
 
 
 class EnginesApi(ApiView):
     """The conversion engines. Any valid key may read them."""
 
     @extend_schema(
+        operation_id="engines_list",
         summary="List engines",
         responses={
             200: inline_serializer(
                 "EngineList",
                 {
                     "object": serializers.CharField(),
-                    "data": inline_serializer("EngineItem", many=True, fields=ENGINE_FIELDS),
+                    "data": EngineSerializer(many=True),
+                    "has_more": serializers.BooleanField(),
                 },
             )
         },
     )
     def get(self, request: Request) -> Response:
+        refuse_unknown_query(request.query_params, set())
         return Response({"object": "list", "data": [_engine_dict()], "has_more": False})
 
 
@@ -332,6 +337,7 @@ class EngineDetailApi(ApiView):
 
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
+        refuse_unknown_query(request.query_params, set())
         if engine_id != engine.ENGINE_ID:
             raise ServiceError(
                 "engine_not_found",

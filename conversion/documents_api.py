@@ -26,7 +26,7 @@ from conversion.options import validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
 from svcx.api import ApiView
 from svcx.errors import ServiceError
-from svcx.formats import iso
+from svcx.formats import iso, refuse_unknown_query
 
 DOCUMENT_ERRORS = (
     "pdf_invalid",
@@ -145,6 +145,7 @@ class FileDetailApi(ApiView):
 
     @extend_schema(summary="Read a file", responses={200: FileSerializer})
     def get(self, request: Request, file_id: str) -> Response:
+        refuse_unknown_query(request.query_params, set())
         return Response(file_dict(file_get(caller=caller_of(request), file_id=file_id)))
 
     @extend_schema(
@@ -162,6 +163,7 @@ class FileDetailApi(ApiView):
         },
     )
     def delete(self, request: Request, file_id: str) -> Any:
+        refuse_unknown_query(request.query_params, set())
         caller = caller_of(request)
         raw: HttpRequest = request._request
         # A body means nothing here; a small one (some clients send `{}`) is ignored.

@@ -37,6 +37,21 @@ class Options:
         return f"pages={pages or '*'};tables={self.tables};fallback={self.fallback};flavor={self.flavor}"
 
 
+def json_type_name(value: Any) -> str:
+    """How a client's JSON calls the type of a parsed value: `null`, `a number`, ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a string"
+
+
 def engine_error(exc: EngineError, *, param: str | None = None) -> ServiceError:
     """The catalogue error for an engine error (same code)."""
     return ServiceError(exc.code, exc.message, param=param or exc.param, details=dict(exc.details))
@@ -58,7 +73,7 @@ def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
     values: dict[str, str] = {}
     for name, value in raw.items():
         if not isinstance(value, str):
-            kind = "an array" if isinstance(value, list) else type(value).__name__
+            kind = json_type_name(value)
             raise ServiceError(
                 "invalid_parameter_type",
                 f"`{prefix}{name}` must be a string, not {kind}"

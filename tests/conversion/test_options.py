@@ -38,3 +38,17 @@ def test_options_that_select_the_same_pages_share_a_cache_key(a: dict[str, str],
 )
 def test_options_that_can_differ_in_output_have_different_keys(a: dict[str, str], b: dict[str, str]) -> None:
     assert key(**a) != key(**b)
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [(None, "null"), (3, "a number"), (True, "a boolean"), (["1"], "an array"), ({"a": 1}, "an object")],
+)
+def test_a_wrongly_typed_option_is_named_in_json_terms(value: object, named: str) -> None:
+    from svcx.errors import ServiceError
+
+    with pytest.raises(ServiceError) as info:
+        validate_options({"tables": value}, prefix="options.")
+
+    assert (info.value.code, info.value.param) == ("invalid_parameter_type", "options.tables")
+    assert info.value.message == f"`options.tables` must be a string, not {named}."

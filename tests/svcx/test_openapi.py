@@ -144,3 +144,13 @@ def test_convert_documents_both_answers_and_the_raw_pdf_parameters(document: dic
         assert {"X-Svcx-Pdf-Password", "X-Svcx-Metadata", "Idempotency-Key"} <= names, path
     answers = document["paths"]["/v1/convert"]["post"]["responses"]["200"]["content"]
     assert set(answers) == {"application/json", "text/markdown"}
+
+
+def test_list_answers_describe_their_rows(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    for path in ("/v1/engines", "/v1/credits/ledger", "/v1/usage/records"):
+        ref = document["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+        listed = schemas[ref.rsplit("/", 1)[1]]
+        assert {"object", "data", "has_more"} <= set(listed["properties"]), path
+        rows = listed["properties"]["data"]["items"]
+        assert rows.get("$ref") or rows.get("properties"), path

@@ -1,0 +1,56 @@
+"""GET /v1/engines and GET /v1/engines/{id}: any valid key, whatever its scopes."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from conversion import engine
+from tests.factories import bearer, make_key, make_org
+from tests.svcx.test_envelope import assert_envelope
+
+pytestmark = [pytest.mark.django_db]
+
+
+def test_any_key_lists_the_engines() -> None:
+    client = Client()
+    read_only = make_key(make_org(), scopes=["account:read"])
+
+    response = client.get("/v1/engines", **bearer(read_only.secret))
+
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["object"], body["has_more"]) == ("list", False)
+    assert [(e["id"], e["version"], e["default"]) for e in body["data"]] == [
+        (engine.ENGINE_ID, engine.ENGINE_VERSION, True)
+    ]
+    assert body["request_id"] == response["X-Request-Id"]
+
+
+def test_an_engine_is_read_by_its_identifier(client: Client) -> None:
+    minted = make_key(make_org(), "test")
+
+    body = client.get(f"/v1/engines/{engine.ENGINE_ID}", **bearer(minted.secret)).json()
+
+    assert (body["object"], body["id"], body["ocr"], body["tables"]) == (
+        "engine",
+        engine.ENGINE_ID,
+        False,
+        ["markdown", "html", "text"],
+    )
+
+
+def test_an_unknown_engine_is_404_engine_not_found(client: Client) -> None:
+    minted = make_key(make_org())
+
+    error = assert_envelope(client.get("/v1/engines/docling", **bearer(minted.secret)), 404, "engine_not_found")
+
+    assert "docling" in error["message"]
+
+
+def test_engines_need_a_key_and_take_no_query(client: Client) -> None:
+    minted = make_key(make_org())
+
+    assert_envelope(client.get("/v1/engines"), 401, "missing_api_key")
+    assert_envelope(client.get("/v1/engines?verbose=1", **bearer(minted.secret)), 400, "unknown_parameter")
+    assert_envelope(client.post("/v1/engines", **bearer(minted.secret)), 405, "method_not_allowed")
