@@ -96,16 +96,29 @@ class MeterState:
     def refusal(self, *, requested: int = 1) -> ServiceError:
         wait = max(1.0, self.reset_seconds)
         window = self.meter.window or int(settings.SVCX_CONVERSION_TIME_LIMIT)
+        what = f"The {self.meter.name.replace('_', ' ')} limit of {self.limit} per {_window_text(window)}"
+        # A request bigger than the whole limit fails after any wait: say so, and how to shrink it.
+        alone = requested > self.limit
+        if alone:
+            message = (
+                f"{what} is smaller than this request alone ({requested}); retrying it unchanged cannot succeed. "
+                "Split it into smaller requests."
+            )
+        else:
+            message = (
+                f"{what} is reached (this request needs {requested}, {self.remaining} left). Retry after Retry-After."
+            )
         return ServiceError(
             self.meter.code,
-            f"The {self.meter.name.replace('_', ' ')} limit of {self.limit} per {_window_text(window)} is reached "
-            f"(this request needs {requested}, {self.remaining} left). Retry after Retry-After.",
+            message,
             retry_after_ms=math.ceil(wait * 1000),
             details={
                 "meter": self.meter.name,
                 "limit": self.limit,
                 "window_seconds": window,
                 "remaining": self.remaining,
+                "requested": requested,
+                "exceeds_limit": alone,
             },
             headers=self.headers(),
         )

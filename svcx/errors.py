@@ -70,8 +70,10 @@ def _spec(code: str, status: int, type_: str, message: str, help_: str, *, retry
 _RATE_HELP = (
     "Wait for the number of seconds in the Retry-After header (retry_after_ms in the body) and "
     "send the request again. The x-ratelimit-* headers on every response tell how much of each "
-    "meter is left, so a client can pace itself before it is refused. Limits are per organization "
-    "and environment; ask support to raise yours."
+    "meter is left, so a client can pace itself before it is refused. `details` names the meter, its "
+    "limit and window, what this request needed (`requested`) and whether that alone is over the "
+    "whole limit (`exceeds_limit`: then no wait helps; send smaller requests). Limits are per "
+    "organization and environment; ask support to raise yours."
 )
 
 _SPECS: tuple[ErrorSpec, ...] = (

@@ -106,7 +106,21 @@ def test_pages_per_minute_counts_selected_pages(client: Client, session_worker: 
 
     error = assert_429(response, "rate_limit_pages", "pages")
     assert error["details"]["limit"] == 4
+    assert (error["details"]["requested"], error["details"]["exceeds_limit"]) == (2, False)
     assert LedgerEntry.objects.filter(organization=org, kind="hold").count() == 1  # only the first request held
+
+
+def test_a_request_larger_than_the_whole_limit_says_a_retry_cannot_help(
+    client: Client, session_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    org, secret = limited(pages=2)
+
+    response = convert(client, secret, text_pdf(tmp_path / "big.pdf", ["one", "two", "three"]))
+
+    error = assert_429(response, "rate_limit_pages", "pages")
+    assert (error["details"]["requested"], error["details"]["exceeds_limit"]) == (3, True)
+    assert "cannot succeed" in error["message"]
+    assert not LedgerEntry.objects.filter(organization=org, kind="hold").exists()
 
 
 def test_concurrency_limit(client: Client, session_worker: WorkerProcess, three_pages: Path) -> None:
