@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import mmap
 import os
 import socket
 import tempfile
@@ -385,11 +386,28 @@ def _fill(parsed: ParsedBody, data: Any, decode: Any) -> None:
         parsed.debug = _boolean(data["debug"], "debug", text=parsed.encoding != JSON)
 
 
+def _boundary(request: HttpRequest) -> str:
+    return (request.META.get("CONTENT_TYPE") or "").split("boundary=", 1)[-1].split(";")[0].strip().strip('"')
+
+
+def _part_count(request: HttpRequest, body: SpooledBody) -> int:
+    """How many parts the body holds: its delimiter lines, less the closing one. The boundary is
+    chosen by the client so that it appears nowhere inside a part."""
+    delimiter = f"--{_boundary(request)}".encode()
+    count = 0
+    with body.path.open("rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        at = data.find(delimiter)
+        while at != -1:
+            if at == 0 or data[at - 2 : at] == b"\r\n":
+                count += 1
+            at = data.find(delimiter, at + len(delimiter))
+    return max(0, count - 1)
+
+
 def _closing_delimiter_present(request: HttpRequest, body: SpooledBody) -> bool:
     """Whether the body ends with its closing boundary: a truncated upload does not, and
     Django's parser would otherwise read it as a shorter, valid form."""
-    boundary = (request.META.get("CONTENT_TYPE") or "").split("boundary=", 1)[-1].split(";")[0].strip().strip('"')
-    closing = f"--{boundary}--".encode()
+    closing = f"--{_boundary(request)}--".encode()
     with body.path.open("rb") as stream:
         stream.seek(max(0, body.size - len(closing) - 64))
         return closing in stream.read()
@@ -410,6 +428,14 @@ def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str
         raise ServiceError("multipart_malformed", "The multipart/form-data body does not parse.") from exc
     except RequestDataTooBig as exc:
         raise ServiceError("multipart_malformed", "A text part of the multipart body is too large.") from exc
+    received = sum(len(values) for _, values in fields.lists()) + sum(len(values) for _, values in files.lists())
+    if received < _part_count(request, body):
+        # Django's parser skips a part without a usable name; nothing the client sent is ignored.
+        raise ServiceError(
+            "multipart_malformed",
+            "A part of the multipart body has no usable name: each part needs "
+            '`Content-Disposition: form-data; name="..."` with a UTF-8 name.',
+        )
     parsed = ParsedBody(encoding=MULTIPART)
     uploaded = files.getlist("file")
     for name in list(fields) + list(files):

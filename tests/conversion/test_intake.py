@@ -359,3 +359,18 @@ def test_unsupported_content_type_on_files_lists_what_files_accepts(client: Clie
     error = assert_envelope(response, 415, "unsupported_content_type")
     assert error["details"]["accepted"] == ["multipart/form-data", "application/pdf"]
     assert "application/json" not in error["message"].split("not accepted here")[1]
+
+
+def test_a_multipart_part_without_a_name_is_refused_not_ignored(client: Client, secret: str) -> None:
+    body = (
+        b"--xyz\r\n"
+        b'Content-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n'
+        + PDF_BYTES
+        + b"\r\n--xyz\r\n"
+        b'Content-Type: application/json\r\n\r\n{"pages": "1"}\r\n'  # options, but no Content-Disposition
+        b"--xyz--\r\n"
+    )
+
+    response = client.post("/v1/convert", data=body, content_type="multipart/form-data; boundary=xyz", **bearer(secret))
+
+    assert "no usable name" in assert_envelope(response, 400, "multipart_malformed")["message"]
