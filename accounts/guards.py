@@ -4,6 +4,7 @@ address; API calls are metered per organization instead (billing.meters)."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,16 @@ class TooManyAttempts(ServiceError):
 
 
 def _address(group: str, request: HttpRequest) -> str:
-    return client_ip(request)
+    """The client's address; an IPv6 client is counted by its /64, which one subscriber holds
+    whole (a fresh address per attempt must not mean a fresh allowance)."""
+    address = client_ip(request)
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 def per_address(setting: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:

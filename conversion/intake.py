@@ -128,23 +128,38 @@ def _body_stream(request: HttpRequest) -> Any:
     return request
 
 
-def _stop_reading(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RD)
-
-
-def _deadline_watchdog(sock: Any, deadline: float) -> threading.Timer | None:
+class _DeadlineWatchdog:
     """At the deadline, end the body stream of a client that still trickles bytes.
 
     A socket timeout only bounds each wait for the next bytes; a client sending a few bytes a
     second keeps the server's reader looping for as long as it likes. Shutting the reading side
-    makes that reader see the end of the stream; the response can still be written."""
-    if not isinstance(sock, socket.socket):
-        return None
-    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _stop_reading, (sock,))
-    watchdog.daemon = True
-    watchdog.start()
-    return watchdog
+    makes that reader see the end of the stream; the response can still be written. `finish`
+    guarantees that no shutdown happens after it returns, so a body read in time is never cut
+    (the connection may be kept alive for the next request)."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self._lock = threading.Lock()
+        self._done = False
+        self.fired = False
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.fired = True
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RD)
+
+    def finish(self) -> bool:
+        """Stop watching; True when the deadline had already cut the stream."""
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+        return self.fired
 
 
 def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> SpooledBody:
@@ -155,7 +170,7 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
         raise too_large(limit, what)
     deadline = _deadline_of(request)
     sock = request.META.get("gunicorn.socket")
-    watchdog = _deadline_watchdog(sock, deadline)
+    watchdog = _DeadlineWatchdog(sock, deadline) if isinstance(sock, socket.socket) else None
     stream = _body_stream(request)
     digest = hashlib.sha256()
     size = 0
@@ -174,12 +189,15 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
                     sock.settimeout(remaining)
                 try:
                     chunk = stream.read(CHUNK)
-                except HttpParseError as exc:
-                    # The server's reader refused the framing (a bad chunk size, say).
-                    raise ServiceError(
-                        "bad_request", "The request body's transfer encoding is malformed (bad chunk framing)."
-                    ) from exc
-                except OSError as exc:
+                except (HttpParseError, OSError) as exc:
+                    # A stream cut at the deadline ends mid-chunk or mid-body: that is the timeout.
+                    if time.monotonic() >= deadline or (watchdog is not None and watchdog.fired):
+                        raise _timeout() from exc
+                    if isinstance(exc, HttpParseError):
+                        # The server's reader refused the framing (a bad chunk size, say).
+                        raise ServiceError(
+                            "bad_request", "The request body's transfer encoding is malformed (bad chunk framing)."
+                        ) from exc
                     # Django wraps the socket's timeout in UnreadablePostError (an OSError).
                     if isinstance(exc, TimeoutError) or isinstance(exc.__cause__, TimeoutError):
                         raise _timeout() from exc
@@ -193,14 +211,15 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
                     raise too_large(limit, what)
                 digest.update(chunk)
                 out.write(chunk)
-        if time.monotonic() > deadline:
+        cut = watchdog.finish() if watchdog is not None else False
+        if cut or time.monotonic() > deadline:
             raise _timeout()
     except BaseException:
         path.unlink(missing_ok=True)
         raise
     finally:
         if watchdog is not None:
-            watchdog.cancel()
+            watchdog.finish()
         if isinstance(sock, socket.socket):
             sock.settimeout(None)
     return SpooledBody(path=path, size=size, sha256=digest.hexdigest())
@@ -394,13 +413,13 @@ def _part_count(request: HttpRequest, body: SpooledBody) -> int:
     """How many parts the body holds: its delimiter lines, less the closing one. The boundary is
     chosen by the client so that it appears nowhere inside a part."""
     delimiter = f"--{_boundary(request)}".encode()
-    count = 0
+    line = b"\r\n" + delimiter  # a delimiter starts a line: only those are searched for
     with body.path.open("rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        at = data.find(delimiter)
+        count = 1 if data[: len(delimiter)] == delimiter else 0
+        at = data.find(line)
         while at != -1:
-            if at == 0 or data[at - 2 : at] == b"\r\n":
-                count += 1
-            at = data.find(delimiter, at + len(delimiter))
+            count += 1
+            at = data.find(line, at + len(line))
     return max(0, count - 1)
 
 
@@ -433,8 +452,8 @@ def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str
         # Django's parser skips a part without a usable name; nothing the client sent is ignored.
         raise ServiceError(
             "multipart_malformed",
-            "A part of the multipart body has no usable name: each part needs "
-            '`Content-Disposition: form-data; name="..."` with a UTF-8 name.',
+            "A part of the multipart body could not be read: each part needs "
+            '`Content-Disposition: form-data; name="..."` (a UTF-8 name), and a file part a filename.',
         )
     parsed = ParsedBody(encoding=MULTIPART)
     uploaded = files.getlist("file")

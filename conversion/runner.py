@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
@@ -62,22 +63,27 @@ class _Heartbeat(threading.Thread):
         self.finished = threading.Event()
 
     def run(self) -> None:
+        interval = float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL)
+        job = self.clock.job
         try:
-            interval = float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL)
             while not self.finished.wait(interval):
-                ConversionJob.objects.filter(pk=self.clock.job.pk).update(
-                    heartbeat_at=timezone.now(), pages_completed=self.clock.pages_completed
-                )
-                if self.clock.hold_taken:
-                    hold_renew(request_id=self.clock.job.request_id)
-        except Exception:
-            logger.exception("job heartbeat failed", extra={"request_id": self.clock.job.pk})
+                try:
+                    ConversionJob.objects.filter(pk=job.pk, status=ConversionJob.Status.RUNNING).update(
+                        heartbeat_at=timezone.now(), pages_completed=self.clock.pages_completed
+                    )
+                    if self.clock.hold_taken:
+                        hold_renew(request_id=job.request_id)
+                except Exception:
+                    # A passing database fault must not silence the job: beat again next time,
+                    # on a fresh connection.
+                    logger.warning("job heartbeat failed", exc_info=True, extra={"request_id": job.pk})
+                    connection.close()
         finally:
             connection.close()  # this thread's own database connection
 
     def stop(self) -> None:
         self.finished.set()
-        self.join()
+        self.join(timeout=30)
 
 
 def _fail(job: ConversionJob, error: ServiceError) -> None:
@@ -147,6 +153,9 @@ def job_run(*, request_id: str, password: str | None) -> None:
     except ServiceError as exc:
         credits_release(request_id=request_id)
         _fail(job, exc)
+    except SoftTimeLimitExceeded:
+        # The task's backstop limit: the engine did not stop at the wall-clock limit by itself.
+        job_time_limit_hit(request_id=request_id)
     except Exception:
         logger.exception("conversion crashed", extra={"request_id": request_id})
         credits_release(request_id=request_id)

@@ -20,7 +20,7 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -125,7 +125,7 @@ def to_service_error(exc: BaseException, request: Any) -> ServiceError:
         return ServiceError("bad_request")
     if isinstance(exc, PermissionDenied):
         return ServiceError("insufficient_scope")
-    if isinstance(exc, ValueError) and "NUL" in str(exc):
+    if isinstance(exc, (DataError, ValueError)) and "NUL (0x00)" in str(exc):
         # psycopg refuses text with NUL characters before it reaches the server: a request value
         # that input validation should have refused, not a server fault.
         logger.warning("NUL character reached the database layer", extra={"request_id": request_id_of(request)})

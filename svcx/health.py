@@ -39,13 +39,17 @@ def _redis() -> bool:
 
 
 def _workers() -> dict[str, object]:
-    """Live workers, and per conversion queue how many consume it: a worker that listens on
-    other queues converts nothing, so each queue needs one."""
+    """Live workers, and per queue how many consume it (a worker on other queues does nothing for
+    a queue). Ready means live conversions and the scheduled work (`default`: hold sweeps) are
+    served; the test-key queue runs on separate infrastructure and is reported, not required, so a
+    missing test worker never takes live traffic out of a load balancer."""
     from conversion.jobs import conversion_queues
 
     try:
-        queues = {queue: len(live_workers(queue)) for queue in conversion_queues()}
-        return {"ok": all(queues.values()), "live": len(live_workers()), "queues": queues}
+        live_queue, test_queue = conversion_queues()
+        queues = {queue: len(live_workers(queue)) for queue in ("default", live_queue, test_queue)}
+        ready = queues["default"] > 0 and queues[live_queue] > 0
+        return {"ok": ready, "live": len(live_workers()), "queues": queues}
     except Exception:
         logger.warning("health: worker check failed", exc_info=True)
         return {"ok": False, "live": 0, "queues": {}}

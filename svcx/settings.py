@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
 from svcx.env import (
     env_bool,
     env_duration,
@@ -263,6 +265,12 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"] + ([] if REDIS_URL else ["dja
 # A credit hold's lease: renewed while its request runs; the sweeper releases lapsed ones, so
 # lease + sweep interval stays under the 60 seconds the specification allows.
 SVCX_HOLD_LEASE_SECONDS = env_int("SVCX_HOLD_LEASE_SECONDS", 30, minimum=5)
+# A running job beats every heartbeat interval (heartbeat row, hold lease): a beat must come well
+# within the time after which the web side calls the worker lost and the lease lapses.
+if min(SVCX_WORKER_LOST_AFTER, SVCX_HOLD_LEASE_SECONDS) < SVCX_WORKER_HEARTBEAT_INTERVAL * 2:
+    raise ImproperlyConfigured(
+        "SVCX_WORKER_HEARTBEAT_INTERVAL must be at most half of SVCX_WORKER_LOST_AFTER and of SVCX_HOLD_LEASE_SECONDS"
+    )
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "svcx <no-reply@svcx.local>")

@@ -9,6 +9,7 @@ whose lines are the queues.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +42,11 @@ def worker_heartbeat(*, hostname: str, queues: Sequence[str]) -> None:
             pipe.zadd(key, {hostname: now})
         pipe.execute()
     else:
-        (_heartbeat_dir() / hostname.replace("/", "_")).write_text("\n".join(queues))
+        # Written aside and renamed: a reader never sees a half-written announcement.
+        path = _heartbeat_dir() / hostname.replace("/", "_")
+        staged = path.with_name(f".{path.name}.{os.getpid()}")
+        staged.write_text("\n".join(queues))
+        os.replace(staged, path)
 
 
 def worker_heartbeat_clear(*, hostname: str, queues: Sequence[str]) -> None:
@@ -67,6 +72,8 @@ def live_workers(queue: str | None = None) -> list[str]:
         return sorted(m.decode() for m in members)
     live = []
     for path in _heartbeat_dir().iterdir():
+        if path.name.startswith("."):
+            continue  # an announcement being written
         try:
             if path.stat().st_mtime < cutoff:
                 continue

@@ -373,4 +373,4 @@ def test_a_multipart_part_without_a_name_is_refused_not_ignored(client: Client, 
 
     response = client.post("/v1/convert", data=body, content_type="multipart/form-data; boundary=xyz", **bearer(secret))
 
-    assert "no usable name" in assert_envelope(response, 400, "multipart_malformed")["message"]
+    assert "could not be read" in assert_envelope(response, 400, "multipart_malformed")["message"]

@@ -47,6 +47,19 @@ class DatabaseDownApi(ApiView):
         raise OperationalError("could not connect to server at 10.0.0.5")
 
 
+class NulQueryApi(ApiView):
+    """Lets a NUL character reach the database, as a missed input check would."""
+
+    authenticated = False
+    authentication_classes = []
+    permission_classes = []
+
+    def get(self, request: Request) -> Response:
+        from accounts.models import ApiKey
+
+        return Response({"found": ApiKey.objects.filter(name="a\x00b").exists()})
+
+
 class EchoApi(ApiView):
     """Parses a JSON body."""
 
@@ -66,6 +79,7 @@ urlpatterns: list[Any] = [
     path("v1/test/crash", CrashApi.as_view()),
     path("v1/test/db-down", DatabaseDownApi.as_view()),
     path("v1/test/echo", EchoApi.as_view()),
+    path("v1/test/nul", NulQueryApi.as_view()),
     *real_urlpatterns,
 ]
 

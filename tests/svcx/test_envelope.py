@@ -178,3 +178,12 @@ def test_requests_the_web_server_refuses_get_the_envelope_too(tmp_path: Any) -> 
         error = json.loads(body)["error"]
         assert set(error) == ENVELOPE_KEYS
         assert error["code"] == "bad_request"
+
+
+@pytest.mark.django_db
+@pytest.mark.urls("tests.svcx.failing_urls")
+def test_a_nul_character_that_reaches_the_database_is_a_400_not_a_500(client: Client) -> None:
+    error = assert_envelope(client.get("/v1/test/nul"), 400, "bad_request")
+
+    assert error["retryable"] is False
+    assert "NUL" in error["message"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from django.test import Client
 
 from tests.conftest import WorkerProcess, next_redis_database
 from tests.svcx.test_envelope import assert_envelope
-from workers.heartbeat import live_workers
+from workers.heartbeat import live_workers, worker_heartbeat
 
 
 def test_health_is_200_when_database_redis_and_a_worker_answer(client: Client, celery_worker: WorkerProcess) -> None:
@@ -50,7 +51,7 @@ def test_health_is_503_naming_workers_when_none_runs(client: Client, settings: A
     assert error["details"]["checks"]["workers"] == {
         "ok": False,
         "live": 0,
-        "queues": {"convert": 0, "convert_test": 0},
+        "queues": {"default": 0, "convert": 0, "convert_test": 0},
     }
     assert error["details"]["checks"]["database"]["ok"] is True
     assert int(response["Retry-After"]) >= 1
@@ -65,3 +66,21 @@ def test_health_is_503_naming_redis_when_it_is_unreachable(client: Client, setti
     assert error["details"]["checks"]["redis"]["ok"] is False
     assert "redis" in error["message"]
     assert "127.0.0.1" not in error["message"]
+
+
+@pytest.mark.django_db
+def test_health_needs_live_conversions_and_scheduled_work_served_not_the_test_queue(
+    client: Client, settings: Any
+) -> None:
+    prefix = f"health{time.monotonic_ns()}-"
+    settings.SVCX_QUEUE_PREFIX = prefix  # queues of this test alone
+    worker_heartbeat(hostname=f"{prefix}tests-only@x", queues=["default", f"{prefix}convert_test"])
+    assert client.get("/v1/health").status_code == 503
+
+    worker_heartbeat(hostname=f"{prefix}live@x", queues=["default", f"{prefix}convert"])
+    response = client.get("/v1/health")
+
+    assert response.status_code == 200
+    queues = response.json()["checks"]["workers"]["queues"]
+    assert (queues[f"{prefix}convert"], queues[f"{prefix}convert_test"]) == (1, 1)
+    assert queues["default"] >= 2

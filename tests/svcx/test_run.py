@@ -63,7 +63,11 @@ def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> 
         output = log_path.read_text(errors="replace")
         assert status == 200, output[-3000:]
         assert health["checks"]["redis"]["embedded"] is True
-        assert health["checks"]["workers"]["queues"] == {"launcher-convert": 1, "launcher-convert_test": 1}
+        assert health["checks"]["workers"]["queues"] == {
+            "default": 1,
+            "launcher-convert": 1,
+            "launcher-convert_test": 1,
+        }
 
         key = LIVE_KEY.search(output)
         assert key, output[-3000:]

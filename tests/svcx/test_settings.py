@@ -33,3 +33,21 @@ def test_durations_and_database_urls() -> None:
     assert parse_database_url("sqlite:///tmp/x.sqlite3")["NAME"] == "tmp/x.sqlite3"
     with pytest.raises(ConfigError):
         parse_database_url("mysql://x/y")
+
+
+def test_a_heartbeat_slower_than_half_the_lost_worker_time_is_refused_at_start() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SVCX_WORKER_HEARTBEAT_INTERVAL": "15s", "SVCX_WORKER_LOST_AFTER": "20s"}
+    check = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "svcx.settings"},
+        capture_output=True,
+        text=True,
+    )
+
+    assert check.returncode != 0
+    assert "SVCX_WORKER_HEARTBEAT_INTERVAL must be at most half" in check.stderr
