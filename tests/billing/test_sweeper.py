@@ -38,6 +38,7 @@ def test_hold_of_a_killed_process_is_released_within_60_seconds(tmp_path: Path) 
         "REDIS_URL": settings.REDIS_URL,
         "DJANGO_SETTINGS_MODULE": "svcx.settings",
         "SVCX_HOLD_LEASE_SECONDS": "5",
+        "SVCX_WORKER_HEARTBEAT_INTERVAL": "1s",  # at most half the lease, as settings require
     }
     holder = subprocess.Popen([sys.executable, "-c", HOLD_AND_HANG, org.id], cwd=ROOT, env=env, stdout=subprocess.PIPE)
     assert holder.stdout is not None
