@@ -21,7 +21,7 @@ from conversion.intake import INTAKE_ERRORS, ParsedBody, parse_body
 from conversion.jobs import cached_result_get, job_execute, result_cache_key, work_require
 from conversion.models import CachedResult
 from conversion.negotiation import MARKDOWN, negotiate
-from conversion.options import Options, validate_options
+from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
 from conversion.requests import Source, debug_check, idempotent_body, in_flight, resolved_source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
@@ -95,9 +95,9 @@ _TEXT_OPTION = "In an application/pdf request only (a query parameter); otherwis
 RAW_PDF_PARAMETERS = [
     OpenApiParameter("pages", OpenApiTypes.STR, description='Page ranges, 1-based: "1-3,7,10-". ' + _TEXT_OPTION),
     OpenApiParameter("ocr", OpenApiTypes.STR, enum=["off"], description=_TEXT_OPTION),
-    OpenApiParameter("flavor", OpenApiTypes.STR, enum=["gfm"], description=_TEXT_OPTION),
-    OpenApiParameter("tables", OpenApiTypes.STR, enum=["markdown", "html", "text"], description=_TEXT_OPTION),
-    OpenApiParameter("fallback", OpenApiTypes.STR, enum=["empty", "error"], description=_TEXT_OPTION),
+    OpenApiParameter("flavor", OpenApiTypes.STR, enum=list(FLAVORS), description=_TEXT_OPTION),
+    OpenApiParameter("tables", OpenApiTypes.STR, enum=list(TABLES), description=_TEXT_OPTION),
+    OpenApiParameter("fallback", OpenApiTypes.STR, enum=list(FALLBACKS), description=_TEXT_OPTION),
     OpenApiParameter("debug", OpenApiTypes.BOOL, description=_TEXT_OPTION),
     OpenApiParameter(
         "X-Svcx-Pdf-Password",
@@ -138,9 +138,9 @@ def document_request_schema(name: str) -> dict[str, Any]:
                             required=False, help_text='1-based ascending ranges: "1-3,7,10-"'
                         ),
                         "ocr": serializers.ChoiceField(["off"], required=False),
-                        "flavor": serializers.ChoiceField(["gfm"], required=False),
-                        "tables": serializers.ChoiceField(["markdown", "html", "text"], required=False),
-                        "fallback": serializers.ChoiceField(["empty", "error"], required=False),
+                        "flavor": serializers.ChoiceField(FLAVORS, required=False),
+                        "tables": serializers.ChoiceField(TABLES, required=False),
+                        "fallback": serializers.ChoiceField(FALLBACKS, required=False),
                     },
                     required=False,
                 ),
@@ -292,8 +292,8 @@ def _engine_dict() -> dict[str, Any]:
         "default": True,
         "description": ENGINE_DESCRIPTION,
         "ocr": False,
-        "tables": ["markdown", "html", "text"],
-        "flavors": ["gfm"],
+        "tables": list(TABLES),
+        "flavors": list(FLAVORS),
     }
 
 

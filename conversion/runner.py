@@ -127,7 +127,7 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
         "result_truncated": result.truncated,
         "pages_converted": len(result.pages),
         # The result's warnings begin with the document's own (a repair, an unreadable outline).
-        "warnings": list(dict.fromkeys(result.warnings)),
+        "warnings": list(result.warnings),
         "timings": dict(result.timings),
     }
 
@@ -305,7 +305,7 @@ def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict
         except engine.EngineError as exc:
             raise _engine_failure(exc) from exc
     sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), len(selected))
-    if sample_pages and opened and info.extraction_allowed is not False:
+    if sample_pages and info.extraction_allowed is not False:
         pages = selected[:sample_pages]
         samples = [
             {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}

@@ -632,10 +632,15 @@ CALLER_TEXT_LIMIT = 128
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
+def control_stripped(value: object) -> str:
+    """`value` as text without control characters (PostgreSQL refuses NUL in text outright)."""
+    return _CONTROL.sub("", str(value))
+
+
 def caller_text(value: object) -> str:
     """A caller-supplied string made safe to quote in a message: control characters stripped,
     unpaired surrogates (from JSON escapes) replaced, at most 128 characters."""
-    text = _CONTROL.sub("", str(value))[:CALLER_TEXT_LIMIT]
+    text = control_stripped(value)[:CALLER_TEXT_LIMIT]
     return text.encode("utf-8", "replace").decode("utf-8")
 
 

@@ -4,7 +4,6 @@ error envelope for whatever fails outside a DRF view."""
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -15,7 +14,7 @@ from django.utils import timezone
 
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
-from svcx.errors import ServiceError
+from svcx.errors import ServiceError, control_stripped
 from svcx.handlers import error_response, to_service_error
 from svcx.ids import new_request_id
 
@@ -77,7 +76,6 @@ class RequestIdMiddleware:
 
 # Paths whose last segment is a secret (the single-use key reveal token).
 _SECRET_PATH_PREFIXES = ("/reveal/",)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def loggable_path(path: str) -> str:
@@ -99,8 +97,7 @@ def _record_request(
             environment=auth.environment,
             api_key_id=auth.key_id,
             method=request.method or "",
-            # The path as stored: control characters (NUL is refused by PostgreSQL) dropped, cut to the column.
-            endpoint=_CONTROL.sub("", request.path)[:100],
+            endpoint=control_stripped(request.path)[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
             pages=int(usage.get("pages", 0)),

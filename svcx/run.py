@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import django
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -24,11 +26,15 @@ def _bin(name: str) -> str:
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
     os.chdir(ROOT)
-    var_dir = Path(os.environ.get("SVCX_VAR_DIR", str(ROOT / "var"))).resolve()
+    # The same settings the children read: the var directory, and the queues the web side submits to.
+    django.setup()
+    from django.conf import settings
+
+    from conversion.jobs import conversion_queues
+
+    var_dir = Path(settings.VAR_DIR).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
-    # The worker must consume the queues the web side submits to (SVCX_QUEUE_PREFIX).
-    prefix = os.environ.get("SVCX_QUEUE_PREFIX", "")
-    queues = ",".join(["default", f"{prefix}convert", f"{prefix}convert_test"])
+    queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()])
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
     subprocess.run([python, "manage.py", "svcx", "demo"], check=True)

@@ -97,18 +97,19 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
     def __init__(self, worker: Any, **kwargs: Any) -> None:
         self.tref: Any = None
+        self.queues: list[str] = []
 
     def start(self, worker: Any) -> None:
-        queues = consumed_queues(worker)
-        worker_heartbeat(hostname=worker.hostname, queues=queues)
+        self.queues = consumed_queues(worker)
+        worker_heartbeat(hostname=worker.hostname, queues=self.queues)
         self.tref = worker.timer.call_repeatedly(
-            float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL), _beat, (worker.hostname, queues), priority=10
+            float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL), _beat, (worker.hostname, self.queues), priority=10
         )
 
     def stop(self, worker: Any) -> None:
         if self.tref is not None:
             self.tref.cancel()
-        worker_heartbeat_clear(hostname=worker.hostname, queues=consumed_queues(worker))
+        worker_heartbeat_clear(hostname=worker.hostname, queues=self.queues)
 
 
 def _beat(hostname: str, queues: list[str]) -> None:

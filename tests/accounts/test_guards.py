@@ -58,3 +58,17 @@ def test_reveal_link_is_limited_per_address_and_a_refusal_uses_nothing_up(settin
 
     assert KeyReveal.objects.get().revealed_at is None
     assert "svcx_sk_live_" in owner.post(path).content.decode()
+
+
+def test_ipv6_clients_share_the_allowance_of_their_64(settings: Any) -> None:
+    settings.SVCX_LOGIN_ATTEMPTS_PER_MINUTE = 2
+    network = f"2001:db8:{secrets.randbelow(0xFFFF):x}:{secrets.randbelow(0xFFFF):x}"
+    first, neighbour = Client(REMOTE_ADDR=f"{network}::1"), Client(REMOTE_ADDR=f"{network}::2")
+    elsewhere = Client(REMOTE_ADDR=f"2001:db8:{secrets.randbelow(0xFFFF):x}:ffff::1")
+    guess = {"username": "staff", "password": "guess"}
+
+    for _ in range(2):
+        assert first.post("/admin/login/", guess).status_code == 200
+
+    _assert_limited(neighbour.post("/admin/login/", guess))  # a fresh address in the same /64
+    assert elsewhere.post("/admin/login/", guess).status_code == 200
