@@ -1,0 +1,64 @@
+"""A real browser for the tests of what a person sees (admin, console, docs).
+
+Debian's Chromium (`/usr/bin/chromium`, installed by `.ci/run` when missing) driven by
+Playwright's Python package; never a browser downloaded by `playwright install`. Screenshots land
+under `test-results/screenshots/` so a person can look at what the test saw.
+
+Use the `page` fixture (import it in a test module or a conftest with
+`from tests.browser import browser, page  # noqa: F401`) and `screenshot(page, "name")`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+CHROMIUM = Path(os.environ.get("SVCX_TEST_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-results" / "screenshots"
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    message = f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does this)"
+    if os.environ.get("CI"):
+        pytest.fail(message)  # CI must run the browser tests, never skip them
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are
+    # still synchronous, so Django's async-safety guard does not apply to them.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save a full-page screenshot as test-results/screenshots/<name>.png and return its path."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    target = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.png"
+    page.screenshot(path=str(target), full_page=True)
+    return target
