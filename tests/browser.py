@@ -4,8 +4,8 @@ Debian's Chromium (`/usr/bin/chromium`, installed by `.ci/run` when missing) dri
 Playwright's Python package; never a browser downloaded by `playwright install`. Screenshots land
 under `test-results/screenshots/` so a person can look at what the test saw.
 
-Use the `page` fixture (import it in a test module or a conftest with
-`from tests.browser import browser, page  # noqa: F401`) and `screenshot(page, "name")`.
+`tests/conftest.py` makes the `browser` (one Chromium per test process) and `page` (a fresh
+context per test) fixtures available everywhere; use `page` and `screenshot(page, "name")`.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
+from tests.browser import browser, page  # noqa: F401  (one Chromium per test process, for every UI test)
 from tests.conversion.engine.pdfs import Text, make_pdf
 
 ROOT = Path(__file__).resolve().parent.parent

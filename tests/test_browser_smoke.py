@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import browser, page, screenshot  # noqa: F401
+from tests.browser import screenshot
 
 
 @pytest.mark.django_db(transaction=True)
-def test_chromium_renders_a_docs_page_from_the_live_server(live_server, page) -> None:  # noqa: F811
+def test_chromium_renders_a_docs_page_from_the_live_server(live_server, page) -> None:
     page.goto(f"{live_server.url}/docs/")
     assert page.title()
     assert page.locator("body").inner_text().strip()
