@@ -1,0 +1,208 @@
+"""Blocks of a page (paragraphs, list items, code, tables) and which of them are headings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .layout import BOLD, MONO, Line
+from .lists import list_marker, strip_marker
+from .order import Item
+from .stats import DocStats
+from .tables import Table
+
+_LEADER = re.compile(r"(?:\.\s?){5,}\s*\S{1,8}\s*$|(?:\.\s?){5,}$")
+
+
+@dataclass
+class Block:
+    kind: str  # "p", "h", "li", "code", "table"
+    lines: list[Line] = field(default_factory=list)
+    level: int = 0
+    marker: str = ""
+    marker_x: float = 0.0
+    indent: float = 0.0  # marker x from the left edge of its column: the nesting depth
+    table: Table | None = None
+    pinned: bool = False  # an outline title: nothing joins it
+
+
+def build_blocks(
+    segments: list[list[Item]],
+    stats: DocStats,
+    page_gap: float,
+    outline_titles: dict[str, int] | None = None,
+) -> list[Block]:
+    body = stats.body_size
+    mono_is_code = not stats.mono_body
+    blocks: list[Block] = []
+    for segment in segments:
+        seg_lines = [it for it in segment if isinstance(it, Line)]
+        seg_right = max((ln.x1 for ln in seg_lines), default=0.0)
+        seg_left = min((ln.x0 for ln in seg_lines), default=0.0)
+        cur = _carry_over(blocks, segment, body)
+        items = segment
+        if cur is not None:
+            cur.lines.append(segment[0])  # type: ignore[arg-type]
+            items = segment[1:]
+        for it in items:
+            if isinstance(it, Table):
+                blocks.append(Block("table", table=it))
+                cur = None
+                continue
+            line = it
+            is_code = mono_is_code and bool(line.style & MONO)
+            marker = None if is_code else list_marker(line, body)
+            titled = line.vertical or (
+                bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
+            )
+            if cur is not None and not titled and not cur.pinned:
+                prev = cur.lines[-1]
+                same_row = line.top < prev.bottom - 0.5 * line.height
+                gap = line.top - prev.bottom
+                if same_row:
+                    cur.lines.append(line)
+                    continue
+                if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body):
+                    cur.lines.append(line)
+                    continue
+            if marker is not None:
+                cur = Block(
+                    "li",
+                    [strip_marker(line, marker[1])],
+                    marker=marker[0],
+                    marker_x=line.x0,
+                    indent=line.x0 - seg_left,
+                )
+            elif is_code:
+                cur = Block("code", [line])
+            else:
+                cur = Block("p", [line], pinned=titled)
+            blocks.append(cur)
+    return blocks
+
+
+def _carry_over(blocks: list[Block], segment: list[Item], body: float) -> Block | None:
+    """The paragraph a new column continues, if the previous column ended mid-sentence."""
+    if not blocks or blocks[-1].kind not in ("p", "li") or blocks[-1].pinned or not segment:
+        return None
+    first = segment[0]
+    last = blocks[-1].lines[-1]
+    if not isinstance(first, Line) or first.vertical or abs(first.size - last.size) > 0.6:
+        return None
+    if list_marker(first, body) is not None or first.style & MONO:
+        return None
+    ends = last.text.rstrip()[-1:]
+    if ends in '.!?:;"\u201d)' or not first.text.lstrip()[:1].islower():
+        return None
+    return blocks[-1]
+
+
+def _continues(
+    cur: Block,
+    prev: Line,
+    line: Line,
+    is_code: bool,
+    marker: tuple[str, str] | None,
+    gap: float,
+    page_gap: float,
+    seg_left: float,
+    seg_right: float,
+    body: float,
+) -> bool:
+    """Whether `line` continues block `cur` whose last line is `prev`."""
+    if marker is not None:
+        return False
+    if (cur.kind == "code") != is_code:
+        return False
+    size = max(prev.size, line.size)
+    # Leading grows with the font size, so the allowed gap scales with it too.
+    if gap > page_gap * size / body + 0.45 * size or gap < -2 * size:
+        return False
+    if cur.kind == "code":
+        return True
+    if abs(prev.size - line.size) > 0.6:
+        return False
+    if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
+        # A bold line standing above regular text is a run-in heading, not prose.
+        return False
+    if cur.kind == "li":
+        if line.x0 > cur.marker_x + 0.5 * line.size:
+            return True
+        # Continuation lines flush with the marker: only while the sentence runs on.
+        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;"
+    if _LEADER.search(prev.text) or _LEADER.search(line.text):
+        # A table-of-contents entry (dot leaders, then a page number) stands alone.
+        return False
+    ends = prev.text.rstrip()[-1:]
+    if ends in ".!?:" and prev.x1 < seg_right - 3 * size and line.text[:1].isupper():
+        return False
+    # A full-width line indented under a flush-left one is a first-line indent, so a new
+    # paragraph. (Centred lines do not reach the right edge.)
+    return not (line.x0 > prev.x0 + 1.0 * size and prev.x0 - seg_left < 0.5 * size and line.x1 > seg_right - 2 * size)
+
+
+def _norm(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
+    body = stats.body_size
+    for block in blocks:
+        if block.kind != "p" or len(block.lines) > 3:
+            continue
+        text = " ".join(ln.text.strip() for ln in block.lines)
+        if len(text) > 200 or not any(ch.isalpha() for ch in text):
+            continue
+        if outline_titles:
+            level = outline_titles.get(_norm(text))
+            if level is not None:
+                block.kind, block.level = "h", min(level, 6)
+                continue
+        size = max(ln.size for ln in block.lines)
+        level = stats.heading_level_for_size(size) if size >= body * 1.15 else None
+        if level is not None and sum(ch.isalpha() for ch in text) >= 2:
+            block.kind, block.level = "h", level
+            continue
+        if (
+            len(block.lines) <= 2
+            and all(ln.style & BOLD for ln in block.lines)
+            and not all(ln.style & MONO for ln in block.lines)
+            and len(text) <= 100
+            and text.rstrip()[-1:] not in ".,;:"
+            and size >= body - 0.5
+        ):
+            block.kind, block.level = "h", stats.bold_heading_level
+
+
+def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:
+    """Join a heading with the next one when it is the same heading wrapped onto a new line.
+
+    A title that spans the columns of a two-column page can wrap so that its last line
+    sits inside the first column; reading order then puts that line into the column's
+    segment, and it becomes a heading of its own.
+    """
+    out: list[Block] = []
+    for block in blocks:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.kind == "h"
+            and block.kind == "h"
+            and prev.level == block.level
+            and not prev.pinned
+            and not block.pinned
+        ):
+            above, below = prev.lines[-1], block.lines[0]
+            size = above.size
+            gap = below.top - above.bottom
+            if (
+                abs(below.size - size) <= 0.6
+                and (above.style & BOLD) == (below.style & BOLD)
+                and -0.2 * size <= gap <= 0.6 * size
+                and (abs(below.x0 - above.x0) <= size or abs(below.x0 + below.x1 - above.x0 - above.x1) <= 2 * size)
+                and len(prev.lines) + len(block.lines) <= 3
+            ):
+                prev.lines.extend(block.lines)
+                continue
+        out.append(block)
+    return out

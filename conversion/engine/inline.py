@@ -1,0 +1,264 @@
+"""Markdown rendering: inline spans (emphasis, code, escapes), joined lines, tables, blocks."""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+
+from .blocks import Block
+from .layout import BOLD, ITALIC, MONO, Line
+from .tables import Table
+
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")  # Hangul is spaced: not here
+_ALWAYS = re.compile(r"([\\`*\[\]~])")
+_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_ANGLE = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_BLOCK_START = re.compile(r"^(#{1,6}(?=\s|$)|>|[-+*](?=\s)|=+\s*$|-+\s*$|\d{1,9}(?=[.)](\s|$)))")
+
+
+def escape_inline(text: str, *, pipes: bool = False) -> str:
+    text = _ALWAYS.sub(r"\\\1", text)
+    text = _UNDERSCORE.sub(r"\\_", text)
+    text = _ANGLE.sub(r"\\<", text)
+    text = _ENTITY.sub(r"\\&", text)
+    if pipes:
+        text = text.replace("|", "\\|")
+    return text
+
+
+def _escape_block_start(md: str) -> str:
+    m = _BLOCK_START.match(md)
+    if not m:
+        return md
+    token = m.group(1)
+    if token[0].isdigit():
+        end = len(token)
+        return md[:end] + "\\" + md[end:]
+    return "\\" + md
+
+
+_LAST_WORD = re.compile(r"([^\W\d_]+)[-\u2010]$")
+_FIRST_WORD = re.compile(r"[^\W\d_]+")
+
+
+_SUFFIXES = tuple(
+    [
+        "ing",
+        "ings",
+        "ed",
+        "er",
+        "ers",
+        "ly",
+        "ment",
+        "ments",
+        "ness",
+        "ity",
+        "ities",
+        "able",
+        "ible",
+        "tion",
+        "tions",
+        "sion",
+        "ance",
+        "ence",
+        "ous",
+        "ive",
+        "ful",
+        "less",
+        "ism",
+        "ist",
+        "ists",
+        "ize",
+        "ized",
+    ]
+)
+_PREFIXES = frozenset(("over", "under", "with", "back", "fore", "counter", "inter", "trans", "super"))
+
+
+def _keeps_hyphen(stripped: str, first: str, words: Counter[str] | None) -> bool:
+    """Whether the hyphen ending `stripped` belongs to a compound ("part-" + "time").
+
+    The document's own words decide: the hyphenated form written elsewhere keeps the
+    hyphen, the joined form written elsewhere drops it. Without either, a compound of two
+    words the document also uses on their own (each seen besides this line break) keeps
+    it; anything else is taken for hyphenation, which typeset documents use a lot.
+    """
+    if not words:
+        return False
+    left_m, right_m = _LAST_WORD.search(stripped), _FIRST_WORD.match(first)
+    if left_m is None or right_m is None:
+        return False
+    left, right = left_m.group(1).lower(), right_m.group(0).lower()
+    hyphenated, joined = words[f"{left}-{right}"], words[left + right]
+    if hyphenated or joined:
+        return hyphenated > joined
+    if len(left) < 4 or len(right) < 4 or (right.endswith(_SUFFIXES) and len(right) <= 7):
+        # Short parts and suffixes ("turn-ing", "any-body") are mostly hyphenation.
+        return False
+    return words[left] >= 2 and words[right] >= 2 and left not in _PREFIXES
+
+
+def _join_lines(lines: Sequence[Line], words: Counter[str] | None = None) -> list[tuple[str, int]]:
+    """Spans of a paragraph: lines joined with a space, end-of-line hyphens repaired."""
+    spans: list[tuple[str, int]] = []
+    for line in lines:
+        line_spans = [(t, s) for t, s in line.spans if t]
+        if not line_spans:
+            continue
+        if spans:
+            last_text, last_style = spans[-1]
+            stripped = last_text.rstrip()
+            first = line_spans[0][0].lstrip()
+            if stripped.endswith("\u00ad") or (
+                stripped.endswith(("-", "\u2010"))
+                and len(stripped) >= 2
+                and stripped[-2].isalpha()
+                and first[:1].islower()
+            ):
+                end = len(stripped) if _keeps_hyphen(stripped, first, words) else -1
+                spans[-1] = (stripped[:end], last_style)
+            elif (_CJK.match(stripped[-1:] or " ") and _CJK.match(first[:1] or " ")) or (
+                first and unicodedata.category(first[0]).startswith("M")
+            ):
+                # No space between CJK characters, nor before a combining mark.
+                spans[-1] = (stripped, last_style)
+            else:
+                spans[-1] = (stripped, last_style)
+                spans.append((" ", last_style))
+            line_spans[0] = (line_spans[0][0].lstrip(), line_spans[0][1])
+        spans.extend(line_spans)
+    return spans
+
+
+def render_spans(
+    spans: Sequence[tuple[str, int]],
+    *,
+    styled: bool = True,
+    pipes: bool = False,
+    mono: bool = True,
+) -> str:
+    """Inline Markdown of style runs: emphasis, code spans, escaped text, one line."""
+    texts: list[str] = []
+    styles: list[int] = []
+    for text, style in spans:
+        if not styled:
+            style = 0
+        elif not mono:
+            style &= ~MONO
+        if texts and (styles[-1] == style or text.isspace()):
+            # A space between two bold runs must not split them into two bold runs.
+            texts[-1] += text
+        else:
+            texts.append(text)
+            styles.append(style)
+    out: list[str] = []
+    for text, style in zip(texts, styles, strict=True):
+        core = text.strip()
+        if not core:
+            out.append(" " if text else "")
+            continue
+        lead = " " if text[:1].isspace() else ""
+        trail = " " if text[-1:].isspace() else ""
+        if style & MONO:
+            fence = "``" if "`" in core else "`"
+            pad = " " if core.startswith("`") or core.endswith("`") else ""
+            body = f"{fence}{pad}{core}{pad}{fence}"
+            if pipes:
+                body = body.replace("|", "\\|")
+        else:
+            body = escape_inline(core, pipes=pipes)
+            if any(ch.isalnum() for ch in core):
+                if style & BOLD and style & ITALIC:
+                    body = f"***{body}***"
+                elif style & BOLD:
+                    body = f"**{body}**"
+                elif style & ITALIC:
+                    body = f"*{body}*"
+        out.append(lead + body + trail)
+    return " ".join("".join(out).split())
+
+
+def _code_text(lines: Sequence[Line]) -> str:
+    left = min(ln.x0 for ln in lines)
+    out = []
+    for ln in lines:
+        text = ln.text.rstrip()
+        width = (ln.x1 - ln.x0) / max(len(ln.text), 1)
+        indent = round((ln.x0 - left) / width) if width > 0 else 0
+        out.append(" " * max(indent, 0) + text)
+    body = "\n".join(out)
+    fence = "~~~" if "```" in body else "```"
+    return f"{fence}\n{body}\n{fence}"
+
+
+def render_table(table: Table, mode: str) -> str:
+    rows = table.rows
+    if mode == "html":
+        parts = ["<table>", "<thead>", "<tr>"]
+        parts += [f"<th>{html.escape(c)}</th>" for c in rows[0]]
+        parts += ["</tr>", "</thead>", "<tbody>"]
+        for row in rows[1:]:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+        parts += ["</tbody>", "</table>"]
+        return "\n".join(parts)
+
+    def cell(c: str) -> str:
+        return escape_inline(" ".join(c.split()), pipes=True)
+
+    lines = ["| " + " | ".join(cell(c) for c in rows[0]) + " |"]
+    lines.append("|" + "|".join(" --- " for _ in rows[0]) + "|")
+    for row in rows[1:]:
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def render_blocks(
+    blocks: list[Block],
+    tables_mode: str,
+    *,
+    mono_code: bool = True,
+    words: Counter[str] | None = None,
+) -> str:
+    out: list[str] = []
+    list_lines: list[str] = []
+    stack: list[tuple[float, int]] = []  # (marker indent, content column)
+
+    def end_list() -> None:
+        if list_lines:
+            out.append("\n".join(list_lines))
+            list_lines.clear()
+        stack.clear()
+
+    for block in blocks:
+        if block.kind != "li":
+            end_list()
+        if block.kind == "table":
+            assert block.table is not None
+            out.append(render_table(block.table, tables_mode))
+        elif block.kind == "code":
+            out.append(_code_text(block.lines))
+        elif block.kind == "h":
+            text = render_spans(_join_lines(block.lines, words), styled=False)
+            out.append("#" * block.level + " " + text)
+        elif block.kind == "li":
+            size = block.lines[0].size
+            # Measured from the column's edge, so a list that runs on into the next
+            # column keeps its depth.
+            while stack and block.indent < stack[-1][0] - 0.5 * size:
+                stack.pop()
+            if stack and block.indent <= stack[-1][0] + 0.5 * size:
+                stack.pop()
+            indent = stack[-1][1] if stack else 0
+            stack.append((block.indent, indent + len(block.marker) + 1))
+            text = render_spans(_join_lines(block.lines, words), mono=mono_code)
+            list_lines.append(" " * indent + block.marker + " " + text)
+        else:
+            text = render_spans(_join_lines(block.lines, words), mono=mono_code)
+            if text:
+                out.append(_escape_block_start(text))
+    end_list()
+    return "\n\n".join(p for p in out if p)

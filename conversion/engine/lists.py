@@ -1,0 +1,47 @@
+"""List items: the markers that open them, bullets of any glyph and ordered numbers."""
+
+from __future__ import annotations
+
+import re
+
+from .layout import BOLD, Line
+
+# Bullet glyphs, including Symbol/Wingdings private-use code points, hyphen bullet,
+# hyphen, en and em dash, asterisk.
+_BULLETS = "•●▪◦‣○■□➢►▶✓✔◆◇∙·\u2043\uf0b7\uf0a7\uf0fc\uf076\uf0d8\uf06c\uf0a8-\u2013\u2014*"
+# An unmapped glyph "(cid:N)" at the start of a line is almost always a bullet drawn
+# from a symbol font without a Unicode mapping.
+_BULLET = re.compile(rf"^\s*([{re.escape(_BULLETS)}]|\(cid:\d+\)(?:\(cid:\d+\))?)\s+(?!\(cid:)(\S.*)$", re.S)
+_ORDERED = re.compile(r"^\s*(\d{1,3})([.)])\s+(\S.*)$", re.S)
+LONE_MARKER = re.compile(rf"^(?:[{re.escape(_BULLETS)}]|\d{{1,3}}[.)]|\(cid:\d+\))$")
+
+
+def list_marker(line: Line, body: float) -> tuple[str, str] | None:
+    """(markdown marker, text after the source marker) for a list item line."""
+    if line.size > body * 1.12 or (line.style & BOLD and len(line.text) < 80):
+        return None
+    text = line.text
+    m = _BULLET.match(text)
+    if m:
+        if m.group(1) in "-\u2013\u2014*" and not m.group(2)[:1].isalnum():
+            return None
+        return "-", m.group(2)
+    m = _ORDERED.match(text)
+    if m:
+        return f"{int(m.group(1))}{m.group(2)}", m.group(3)
+    return None
+
+
+def strip_marker(line: Line, rest: str) -> Line:
+    """The line without its source list marker (spans trimmed accordingly)."""
+    cut = len(line.text) - len(rest)
+    spans: list[tuple[str, int]] = []
+    for text, style in line.spans:
+        if cut >= len(text):
+            cut -= len(text)
+            continue
+        spans.append((text[cut:], style))
+        cut = 0
+    return Line(
+        line.x0, line.top, line.x1, line.bottom, rest, spans, line.size, line.style, line.glyph_x, line.glyph_text
+    )

@@ -1,0 +1,168 @@
+"""Reading order of a page: columns found by their gutters, spanning items in place."""
+
+from __future__ import annotations
+
+import math
+
+from .layout import Line
+from .lists import LONE_MARKER
+from .tables import Table
+
+Item = Line | Table
+
+
+def find_gutter(items: list[Item], page_width: float) -> float | None:
+    """x of a gutter between text columns in `items`, or None.
+
+    A gutter is an interior strip crossed by few items, with enough lines on both sides
+    that overlap vertically, and with left-side lines that mostly run up to it (prose,
+    not a label column).
+    """
+    lines = [it for it in items if isinstance(it, Line)]
+    if len(lines) < 6:
+        return None
+    xmin = min(it.x0 for it in items)
+    xmax = max(it.x1 for it in items)
+    width = xmax - xmin
+    if width < 120:
+        return None
+    step = 2.0
+    nb = int(width / step) + 2
+    diff = [0] * (nb + 1)
+    for it in items:
+        a = int((it.x0 - xmin) / step)
+        b = int((it.x1 - xmin) / step)
+        diff[a] += 1
+        diff[b + 1] -= 1
+    cover = []
+    acc = 0
+    for d in diff[:nb]:
+        acc += d
+        cover.append(acc)
+    lo, hi = int(0.15 * width / step), int(0.85 * width / step)
+    interior = sorted(cover[lo:hi])
+    if not interior:
+        return None
+    # A gutter is a deep dip relative to the typical coverage of the text columns.
+    limit = max(2, int(0.35 * interior[len(interior) // 2]))
+    best: tuple[int, int, int, int] | None = None  # (max cover, -width, start, end)
+    i = lo
+    while i < hi:
+        if cover[i] > limit:
+            i += 1
+            continue
+        j = i
+        peak = 0
+        while j < hi and cover[j] <= limit:
+            peak = max(peak, cover[j])
+            j += 1
+        if (j - i) * step >= 4:
+            cand = (peak, -(j - i), i, j)
+            if best is None or cand < best:
+                best = cand
+        i = j
+    if best is None:
+        return None
+    _, _, i, j = best
+    gx0, gx1 = xmin + i * step, xmin + j * step
+    gc = (gx0 + gx1) / 2
+    left = [ln for ln in lines if ln.x1 <= gc]
+    right = [ln for ln in lines if ln.x0 >= gc]
+    if len(left) < 3 or len(right) < 3:
+        return None
+    ltop, lbot = min(ln.top for ln in left), max(ln.bottom for ln in left)
+    rtop, rbot = min(ln.top for ln in right), max(ln.bottom for ln in right)
+    overlap = min(lbot, rbot) - max(ltop, rtop)
+    if overlap < 0.3 * min(lbot - ltop, rbot - rtop):
+        return None
+    lwidth = gx0 - min(ln.x0 for ln in left)
+    reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
+    if reaching < 0.4 * len(left):
+        return None
+    # Columns of prose have long lines; table cells and labels are short. (Upper
+    # quartile, since formulas and list labels inside a column are short too.)
+    for side in (left, right):
+        widths = sorted(ln.x1 - ln.x0 for ln in side)
+        if widths[(3 * len(widths)) // 4] < 0.18 * page_width:
+            return None
+    return gc
+
+
+def _merge_row_markers(row: list[Item]) -> list[Item]:
+    """Join a lone list marker with the text that follows it on the same row."""
+    out: list[Item] = []
+    for it in row:
+        prev = out[-1] if out else None
+        if (
+            isinstance(it, Line)
+            and isinstance(prev, Line)
+            and LONE_MARKER.match(prev.text.strip())
+            and it.x0 - prev.x1 < 4 * it.size
+        ):
+            out[-1] = Line(
+                x0=prev.x0,
+                top=min(prev.top, it.top),
+                x1=it.x1,
+                bottom=max(prev.bottom, it.bottom),
+                text=prev.text.strip() + " " + it.text,
+                spans=[(prev.text.strip() + " ", prev.style), *it.spans],
+                size=it.size,
+                style=it.style,
+                glyph_x=prev.glyph_x + it.glyph_x,
+                glyph_text=prev.glyph_text + it.glyph_text,
+            )
+        else:
+            out.append(it)
+    return out
+
+
+def _in_rows(items: list[Item]) -> list[Item]:
+    """Top-to-bottom, and left-to-right within a row of vertically overlapping items."""
+    out: list[Item] = []
+    row: list[Item] = []
+    row_bottom = 0.0
+    for it in sorted(items, key=lambda it: it.top):
+        h = it.bottom - it.top
+        if row and (it.top + it.bottom) / 2 < row_bottom and it.top < row_bottom - 0.3 * h:
+            row.append(it)
+        else:
+            if row:
+                out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+            row = [it]
+            row_bottom = it.bottom
+    if row:
+        out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+    return out
+
+
+def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[list[Item]]:
+    """Split `items` into segments read one after the other (columns, spanning parts)."""
+    if not items:
+        return []
+    gutter = find_gutter(items, page_width) if depth < 4 else None
+    if gutter is None:
+        return [_in_rows(items)]
+    spanning = sorted((it for it in items if it.x0 < gutter < it.x1), key=lambda it: it.top)
+    rest = [it for it in items if not (it.x0 < gutter < it.x1)]
+    segments: list[list[Item]] = []
+    # Bands run from one spanning item's top to the next one's, so every item lands in
+    # exactly one band and nothing is lost beside a spanning line.
+    band_top = -math.inf
+    pending: list[Item] = []
+    for sp in [*spanning, None]:
+        band_bottom = sp.top if sp is not None else math.inf
+        band = [it for it in rest if band_top <= (it.top + it.bottom) / 2 < band_bottom]
+        if band:
+            if pending:
+                segments.append(_in_rows(pending))
+                pending = []
+            left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
+            right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
+            segments.extend(reading_order(left, page_width, depth + 1))
+            segments.extend(reading_order(right, page_width, depth + 1))
+        if sp is not None:
+            pending.append(sp)
+            band_top = sp.top
+    if pending:
+        segments.append(_in_rows(pending))
+    return segments
