@@ -44,6 +44,7 @@ check: lint typecheck
 bench: $(STAMP)
 	$(PY) -m bench setup
 	$(PY) -m bench quality
+	$(PY) -m bench real
 	$(PY) -m bench speed
 	$(PY) -m bench service
 

@@ -2,6 +2,7 @@
 
 python -m bench setup      # create bench/.venv with the pinned anchors and renderer
 python -m bench quality    # structure/fidelity vs markitdown and pymupdf4llm
+python -m bench real       # the same on documents others wrote (Word via LibreOffice, docling refs)
 python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
 """
@@ -13,6 +14,7 @@ import subprocess
 import sys
 
 from bench.paths import ANCHOR_REQUIREMENTS, BENCH_PYTHON, BENCH_VENV
+from bench.quality.run import PYTHON_FOR
 
 
 def setup() -> int:
@@ -48,6 +50,16 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
     q.add_argument("cases", nargs="*", help="case names (default: all in bench/quality/cases)")
     sub.add_parser("quality-report", help="re-render quality.md from quality.json")
+
+    r = sub.add_parser("real", help="quality benchmark on real documents (docx set, docling references)")
+    r.add_argument("--systems", nargs="+", default=["engine", "markitdown", "pymupdf4llm"], choices=list(PYTHON_FOR))
+    r.add_argument("--sets", nargs="+", default=["docx", "docling"], choices=["docx", "docling"])
+    r.add_argument("--jobs", type=int, default=1, help="conversions run at once (default 1)")
+    r.add_argument(
+        "--timeout", type=float, help="seconds per conversion (default: the service's SVCX_CONVERSION_TIME_LIMIT)"
+    )
+    r.add_argument("documents", nargs="*", help="document names (default: all of the sets)")
+    sub.add_parser("real-report", help="re-render real.md from real.json")
 
     s = sub.add_parser("speed", help="speed benchmark on the real corpus")
     s.add_argument("--repeat", type=int, default=1, help="runs per file and system; the fastest counts")
@@ -85,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.quality.run import rerender
 
         return rerender()
+    if args.command == "real":
+        from bench.real.run import run as run_real
+
+        return run_real(args.systems, args.sets, args.documents, args.jobs, args.timeout, argv)
+    if args.command == "real-report":
+        from bench.real.run import rerender as rerender_real
+
+        return rerender_real()
     if args.command == "service":
         from bench.service import run as run_service
 

@@ -21,3 +21,7 @@ BENCH_VENV = Path(os.environ.get("SVCX_BENCH_VENV", BENCH_DIR / ".venv"))
 BENCH_PYTHON = BENCH_VENV / "bin" / "python"
 
 CORPUS_DIR = Path(os.environ.get("SVCX_CORPUS", REPO_DIR.parent / "shared" / "corpus" / "real"))
+# The real-document bench (``python -m bench real``): Word documents rendered by LibreOffice
+# with their authored structure, and the docling references of the real corpus.
+DOCX_CORPUS_DIR = Path(os.environ.get("SVCX_DOCX_CORPUS", REPO_DIR.parent / "shared" / "corpus" / "docx"))
+REAL_CACHE = CACHE_DIR / "real"

@@ -49,11 +49,19 @@ LABELS = {
 
 
 def _convert_one(system: str, case: str, timeout: float) -> dict[str, object]:
-    out_dir = OUTPUT_DIR / system
-    pdf = PDF_DIR / f"{case}.pdf"
-    md, log = out_dir / f"{case}.md", out_dir / f"{case}.json"
+    return convert_in_child(system, PDF_DIR / f"{case}.pdf", OUTPUT_DIR / system / f"{case}.md", timeout)
+
+
+def convert_in_child(
+    system: str, pdf: Path, md: Path, timeout: float, password: str | None = None
+) -> dict[str, object]:
+    """Convert ``pdf`` to ``md`` with ``system`` in a child process killed after ``timeout``
+    seconds; the run's record (``bench.runners``) is written beside it as ``.json``."""
+    log = md.with_suffix(".json")
     md.unlink(missing_ok=True)
     cmd = [str(PYTHON_FOR[system]), "-m", "bench.runners", "convert", system, str(pdf), str(md)]
+    if password is not None:
+        cmd += ["--password", password]
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=REPO_DIR, capture_output=True, text=True, timeout=timeout)
@@ -257,4 +265,4 @@ def rerender() -> int:
     return 0
 
 
-__all__ = ["Path", "render", "rerender", "run"]
+__all__ = ["convert_in_child", "render", "rerender", "run"]

@@ -34,10 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from rapidfuzz import fuzz  # type: ignore[import-untyped]  # bench venv only
-from rapidfuzz.distance import Levenshtein  # type: ignore[import-untyped]
-
 from bench.paths import CASES_DIR, OUTPUT_DIR, PDF_DIR
+from bench.quality import matching
 from bench.quality.casefile import Case, load_cases
 from bench.quality.mdparse import Parsed, key, normalise, parse
 
@@ -59,39 +57,23 @@ class Counts:
         self.total += other.total
 
 
+def _ratio(a: str, b: str) -> float:
+    from rapidfuzz import fuzz  # type: ignore[import-untyped]  # bench venv only
+
+    return float(fuzz.ratio(a, b)) / 100.0
+
+
 def match(
     gt: Sequence[T], out: Sequence[T], key_of: Callable[[T], str], ok: Callable[[T, T], bool] = lambda a, b: True
 ) -> list[tuple[T, T | None]]:
-    """One-to-one matching of G to O items: exact key first, then the best fuzzy key."""
-    free = list(range(len(out)))
-    keys = [key_of(o) for o in out]
-    pairs: list[tuple[T, T | None]] = []
-    pending: list[T] = []
-    for g in gt:
-        kg = key_of(g)
-        hit = next((j for j in free if keys[j] == kg and ok(g, out[j])), None)
-        if hit is None:
-            pending.append(g)
-        else:
-            free.remove(hit)
-            pairs.append((g, out[hit]))
-    for g in pending:
-        kg = key_of(g)
-        best, best_score = None, FUZZY
-        for j in free:
-            if ok(g, out[j]):
-                score = fuzz.ratio(kg, keys[j])
-                if score >= best_score:
-                    best, best_score = j, score
-        if best is None:
-            pairs.append((g, None))
-        else:
-            free.remove(best)
-            pairs.append((g, out[best]))
-    return pairs
+    """One-to-one matching of G to O items: exact key first, then the best fuzzy key
+    (rapidfuzz ratio >= 90)."""
+    return matching.match(gt, out, key_of, ok, similarity=_ratio, threshold=FUZZY / 100.0)
 
 
 def text_fidelity(gt: Parsed, out: Parsed) -> float:
+    from rapidfuzz.distance import Levenshtein  # type: ignore[import-untyped]  # bench venv only
+
     a, b = normalise(gt.text), normalise(out.text)
     if not a and not b:
         return 1.0
@@ -118,17 +100,17 @@ def lists(gt: Parsed, out: Parsed) -> dict[str, Counts]:
     }
 
 
-def _bag(t: list[list[str]]) -> Counter[str]:
-    return Counter(key(c) for row in t for c in row if key(c))
+def _bag(t: list[list[str]], key_of: Callable[[str], str] = key) -> Counter[str]:
+    return Counter(key_of(c) for row in t for c in row if key_of(c))
 
 
-def _assign_tables(gt: Parsed, out: Parsed) -> list[tuple[int, int, list[int]]]:
+def assign_tables(gt: Parsed, out: Parsed, key_of: Callable[[str], str] = key) -> list[tuple[int, int, list[int]]]:
     """Per G table: (cells found, non-empty cells, indexes of the O tables given to it).
 
     Each O table is given to the G table it shares most cells with, so a G table that a
     page break split into two O tables still counts all its cells."""
-    g_bags = [_bag(g) for g in gt.tables]
-    o_bags = [_bag(o) for o in out.tables]
+    g_bags = [_bag(g, key_of) for g in gt.tables]
+    o_bags = [_bag(o, key_of) for o in out.tables]
     assigned: list[list[int]] = [[] for _ in gt.tables]
     # Cells of each G table not yet found: an O table goes where it finds most new cells,
     # so two identical G tables each get their own O table.
@@ -145,20 +127,27 @@ def _assign_tables(gt: Parsed, out: Parsed) -> list[tuple[int, int, list[int]]]:
     ]
 
 
+def joined_table(out: Parsed, js: list[int], key_of: Callable[[str], str] = key) -> list[list[str]]:
+    """O's tables ``js`` joined in order, each repeat of the first one's header row dropped
+    (a table continued over a page break)."""
+    o = list(out.tables[js[0]])
+    head = [key_of(c) for c in o[0]] if o else []
+    for j in js[1:]:
+        o += [row for row in out.tables[j] if [key_of(c) for c in row] != head]
+    return o
+
+
 def tables(gt: Parsed, out: Parsed) -> dict[str, Counts]:
     """Cell recall over the O tables given to each G table. Positions are checked in those
     O tables joined in order, a repeat of the first table's header row dropped (a table
     continued over a page break)."""
     cells, placed = Counts(), Counts()
-    for g, (hits, total, js) in zip(gt.tables, _assign_tables(gt, out), strict=True):
+    for g, (hits, total, js) in zip(gt.tables, assign_tables(gt, out), strict=True):
         cells.add(Counts(hits, total))
         if not js:
             placed.add(Counts(0, total))
             continue
-        o = list(out.tables[js[0]])
-        head = [key(c) for c in o[0]] if o else []
-        for j in js[1:]:
-            o += [row for row in out.tables[j] if [key(c) for c in row] != head]
+        o = joined_table(out, js)
         at = sum(
             1
             for r, row in enumerate(g)
@@ -196,6 +185,8 @@ def score_document(case: Case, meta: dict[str, object], md: str) -> dict[str, ob
 
 def text_diffs(gt: Parsed, out: Parsed, limit: int = 6) -> list[str]:
     """The first few character edits between the normalised texts, with context."""
+    from rapidfuzz.distance import Levenshtein  # type: ignore[import-untyped]  # bench venv only
+
     a, b = normalise(gt.text), normalise(out.text)
     if a == b:
         return []
@@ -215,7 +206,7 @@ def missed(case: Case, meta: dict[str, object], md: str) -> dict[str, list[str]]
     gt, out = parse(case.body), parse(md)
     ex: dict[str, list[str]] = {}
     ex["text"] = text_diffs(gt, out)
-    for g, (hits, total, js) in zip(gt.tables, _assign_tables(gt, out), strict=True):
+    for g, (hits, total, js) in zip(gt.tables, assign_tables(gt, out), strict=True):
         if hits < total:
             ex.setdefault("tables", []).append(
                 f"table starting {' | '.join(g[0])[:70]!r}: {hits}/{total} cells found in {len(js)} output table(s)"
