@@ -149,8 +149,14 @@ def tables(ref: Parsed, out: Parsed) -> dict[str, Counts]:
     return {"table_cells": placed, "table_cells_any_position": anywhere}
 
 
+# Words for locating blocks: runs of letters and digits, so `add(a, b)` and `add (a , b )` are
+# the same words; each Han or kana character is a word of its own (those scripts use no spaces).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[{_CJK}]|[^\\W_{_CJK}]+")
+
+
 def _tokens(text: str) -> list[str]:
-    return [k for k in (loose_key(w) for w in normalise(text).split()) if k]
+    return _WORD.findall(normalise(text).casefold())
 
 
 def text_blocks(p: Parsed) -> list[str]:

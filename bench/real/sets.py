@@ -30,7 +30,8 @@ class Document:
 
     @property
     def id(self) -> str:
-        return f"{self.set}__{self.name}"
+        """Unique over the sets (corpus names already start with their source)."""
+        return self.name if self.name.startswith(f"{self.set}__") else f"{self.set}__{self.name}"
 
 
 def docx_set() -> tuple[list[Document], list[str]]:

@@ -184,3 +184,9 @@ def test_text_fidelity_ignores_noise_and_counts_lost_text() -> None:
     ref = "## Area\n\n<!-- image -->\n\nThe area is $A=\\pi r^2$ large.\n"
     assert score_document(ref, "## Area\n\nThe area is large.\n")["text_fidelity"] == 1.0
     assert score_document(ref, "## Area\n")["text_fidelity"] < 0.5
+
+
+def test_blocks_are_found_whatever_the_spacing_around_punctuation() -> None:
+    ref = "```\nfunction add(a, b) { return a + b; }\n```\n\n" + PARAS[0]
+    out = "```\nfunction add (a , b ) {\n    return a + b ;\n}\n```\n\n" + PARAS[0]
+    assert counts(ref, out)["reading_order"] == (2, 2)
