@@ -104,7 +104,7 @@ def run(systems: list[str], cases: list[str], jobs: int, timeout: float, argv: l
     data = json.loads(json_path.read_text())
     data["command"] = "python -m bench " + " ".join(shlex.quote(a) for a in argv)
     data["generated_at"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    data["versions"] = _versions(systems, names)
+    data["versions"] = versions(systems, names)
     data["goals"] = {k: {"threshold": t, "higher_is_better": h} for k, (t, h) in GOALS.items()}
     data["verdict"] = _verdict(data["overall"], systems)
     json_path.write_text(json.dumps(data, ensure_ascii=False, indent=1))
@@ -113,11 +113,12 @@ def run(systems: list[str], cases: list[str], jobs: int, timeout: float, argv: l
     return 0
 
 
-def _versions(systems: list[str], names: list[str]) -> dict[str, str]:
+def versions(systems: list[str], names: list[str], out_dir: Path = OUTPUT_DIR) -> dict[str, str]:
+    """Each system's version, from the first run record of it under ``out_dir``."""
     out = {}
     for s in systems:
         for case in names:
-            log = OUTPUT_DIR / s / f"{case}.json"
+            log = out_dir / s / f"{case}.json"
             v = json.loads(log.read_text()).get("version") if log.exists() else None
             if v:
                 out[s] = v
@@ -265,4 +266,4 @@ def rerender() -> int:
     return 0
 
 
-__all__ = ["convert_in_child", "render", "rerender", "run"]
+__all__ = ["convert_in_child", "render", "rerender", "run", "versions"]

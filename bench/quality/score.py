@@ -58,7 +58,7 @@ class Counts:
 
 
 def _ratio(a: str, b: str) -> float:
-    from rapidfuzz import fuzz  # type: ignore[import-untyped]  # bench venv only
+    from rapidfuzz import fuzz  # bench venv only
 
     return float(fuzz.ratio(a, b)) / 100.0
 
@@ -72,7 +72,7 @@ def match(
 
 
 def text_fidelity(gt: Parsed, out: Parsed) -> float:
-    from rapidfuzz.distance import Levenshtein  # type: ignore[import-untyped]  # bench venv only
+    from rapidfuzz.distance import Levenshtein  # bench venv only
 
     a, b = normalise(gt.text), normalise(out.text)
     if not a and not b:
@@ -91,8 +91,8 @@ def headings(gt: Parsed, out: Parsed) -> dict[str, Counts]:
     }
 
 
-def lists(gt: Parsed, out: Parsed) -> dict[str, Counts]:
-    pairs = match(gt.items, out.items, lambda it: key(it.text))
+def lists(gt: Parsed, out: Parsed, key_of: Callable[[str], str] = key) -> dict[str, Counts]:
+    pairs = match(gt.items, out.items, lambda it: key_of(it.text))
     found = [(g, o) for g, o in pairs if o is not None]
     return {
         "list_recall": Counts(len(found), len(gt.items)),
@@ -185,7 +185,7 @@ def score_document(case: Case, meta: dict[str, object], md: str) -> dict[str, ob
 
 def text_diffs(gt: Parsed, out: Parsed, limit: int = 6) -> list[str]:
     """The first few character edits between the normalised texts, with context."""
-    from rapidfuzz.distance import Levenshtein  # type: ignore[import-untyped]  # bench venv only
+    from rapidfuzz.distance import Levenshtein  # bench venv only
 
     a, b = normalise(gt.text), normalise(out.text)
     if a == b:
@@ -222,9 +222,10 @@ def missed(case: Case, meta: dict[str, object], md: str) -> dict[str, list[str]]
     same = match(gt.headings, out.headings, lambda h: key(h.text), lambda g, o: g.level == o.level)
     anyl = dict((id(g), o) for g, o in match(gt.headings, out.headings, lambda h: key(h.text)))
     ex["headings"] = [
-        f"h{g.level} {g.text!r} -> " + (f"found as h{anyl[id(g)].level}" if anyl.get(id(g)) else "not a heading")
+        f"h{g.level} {g.text!r} -> " + (f"found as h{found.level}" if found else "not a heading")
         for g, o in same
         if o is None
+        for found in [anyl.get(id(g))]
     ]
     ex["list_items"] = [
         f"{'  ' * g.depth}{g.text!r}" for g, o in match(gt.items, out.items, lambda it: key(it.text)) if o is None
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             **{k: v.ratio for k, v in pooled.items()},
             "counts": {k: [v.hit, v.total] for k, v in pooled.items()},
             "failed_documents": [n for n, d in docs.items() if not d[system]["ok"]],  # type: ignore[index]
-            "seconds": sum(float(d[system]["seconds"] or 0) for d in docs.values()),  # type: ignore[index]
+            "seconds": sum(float(d[system]["seconds"] or 0) for d in docs.values()),  # type: ignore[index, misc]
         }
     Path(args.out).write_text(json.dumps({"overall": overall, "documents": docs}, ensure_ascii=False, indent=1))
     return 0

@@ -12,10 +12,9 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from pathlib import Path
 
 from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REAL_CACHE, REPO_DIR, RESULTS_DIR
-from bench.quality.run import ANCHORS, PYTHON_FOR, convert_in_child
+from bench.quality.run import ANCHORS, PYTHON_FOR, convert_in_child, versions
 from bench.real.score import METRICS
 from bench.real.sets import load
 
@@ -52,7 +51,7 @@ SHORT = {
     "heading_level": "level",
     "heading_hierarchy": "hier",
     "list_recall": "lists",
-    "list_nesting": "nest",
+    "list_depth_correct": "nest",
     "table_cells": "cells",
     "table_cells_any_position": "cells any",
 }
@@ -126,7 +125,7 @@ def run(
         "time_limit_s": limit,
         "systems": systems,
         "not_installed": not_installed,
-        "versions": _versions(systems, out_dir, [d.id for d in docs]),
+        "versions": versions(systems, [d.id for d in docs], out_dir),
         "left_out": left_out,
         "goals": GOALS,
         **data,
@@ -135,18 +134,6 @@ def run(
     (RESULTS_DIR / "real.md").write_text(render(data))
     print((RESULTS_DIR / "real.md").read_text())
     return 0
-
-
-def _versions(systems: list[str], out_dir: Path, ids: list[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for s in systems:
-        for i in ids:
-            log = out_dir / s / f"{i}.json"
-            version = json.loads(log.read_text()).get("version") if log.exists() else None
-            if version:
-                found[s] = version
-                break
-    return found
 
 
 def _fmt(v: object) -> str:

@@ -37,10 +37,12 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 from bench.quality.matching import loose_key, match
 from bench.quality.mdparse import Heading, Parsed, normalise, parse
 from bench.quality.score import Counts, assign_tables, joined_table
+from bench.quality.score import lists as quality_lists
 
 # Metric name -> label, in report order. Every one is a ratio hit/total except text fidelity.
 METRICS = {
@@ -51,7 +53,7 @@ METRICS = {
     "heading_level": "exact heading level",
     "heading_hierarchy": "heading hierarchy",
     "list_recall": "list item recall",
-    "list_nesting": "list nesting (of found items)",
+    "list_depth_correct": "list nesting (of found items)",
     "table_cells": "table cells, right row and column",
     "table_cells_any_position": "table cells, any position",
 }
@@ -96,12 +98,7 @@ def headings(ref: Parsed, out: Parsed) -> dict[str, Counts]:
 
 
 def lists(ref: Parsed, out: Parsed) -> dict[str, Counts]:
-    pairs = match(ref.items, out.items, lambda it: loose_key(it.text))
-    found = [(g, o) for g, o in pairs if o is not None]
-    return {
-        "list_recall": Counts(len(found), len(ref.items)),
-        "list_nesting": Counts(sum(g.depth == o.depth for g, o in found), len(found)),
-    }
+    return quality_lists(ref, out, loose_key)
 
 
 def _pair_by_overlap(ref: Sequence[Counter[str]], out: Sequence[Counter[str]]) -> dict[int, int]:
@@ -180,7 +177,8 @@ def locate_blocks(blocks: Sequence[str], text: str) -> list[int | None]:
     previous block's, so repeats are not read as disorder."""
     words = _tokens(text)
     index: dict[int, dict[tuple[str, ...], list[int]]] = {}
-    cursor, used, found = -1, set[int](), []
+    cursor, used = -1, set[int]()
+    found: list[int | None] = []
     for block in blocks:
         toks = _tokens(block)
         n = min(SHINGLE, len(toks))
@@ -252,26 +250,26 @@ def missed(reference_md: str, output_md: str, limit: int = 5) -> dict[str, list[
     """Examples of what a system got wrong, for the report."""
     ref, out = parse(clean_reference(reference_md)), parse(output_md)
     ex: dict[str, list[str]] = {}
-    for g, o in match(ref.headings, out.headings, _heading_key):
-        if o is None:
-            ex.setdefault("headings", []).append(f"h{g.level} {g.text[:60]!r} not a heading")
-        elif o.level != g.level:
-            ex.setdefault("heading levels", []).append(f"h{g.level} {g.text[:60]!r} as h{o.level}")
-    for o, g in match(out.headings, ref.headings, _heading_key):
-        if g is None:
-            ex.setdefault("spurious headings", []).append(f"h{o.level} {o.text[:60]!r}")
-    for g, o in match(ref.items, out.items, lambda it: loose_key(it.text)):
-        if o is None:
-            ex.setdefault("list items", []).append(f"{g.text[:60]!r}")
+    for h, as_h in match(ref.headings, out.headings, _heading_key):
+        if as_h is None:
+            ex.setdefault("headings", []).append(f"h{h.level} {h.text[:60]!r} not a heading")
+        elif as_h.level != h.level:
+            ex.setdefault("heading levels", []).append(f"h{h.level} {h.text[:60]!r} as h{as_h.level}")
+    for extra, in_ref in match(out.headings, ref.headings, _heading_key):
+        if in_ref is None:
+            ex.setdefault("spurious headings", []).append(f"h{extra.level} {extra.text[:60]!r}")
+    for item, as_item in match(ref.items, out.items, lambda it: loose_key(it.text)):
+        if as_item is None:
+            ex.setdefault("list items", []).append(f"{item.text[:60]!r}")
     blocks = text_blocks(ref)
     for block, at in zip(blocks, locate_blocks(blocks, out.text), strict=True):
         if at is None:
             ex.setdefault("blocks not found", []).append(f"{block[:60]!r}")
-    for g, (hits, total, js) in zip(ref.tables, assign_tables(ref, out, loose_key), strict=True):
-        placed = cells_in_place(g, joined_table(out, js, loose_key)) if js else 0
+    for table, (hits, total, js) in zip(ref.tables, assign_tables(ref, out, loose_key), strict=True):
+        placed = cells_in_place(table, joined_table(out, js, loose_key)) if js else 0
         if placed < total:
             ex.setdefault("tables", []).append(
-                f"{' | '.join(g[0])[:50]!r}: {placed}/{total} in place, {hits} anywhere, {len(js)} output table(s)"
+                f"{' | '.join(table[0])[:50]!r}: {placed}/{total} in place, {hits} anywhere, {len(js)} output table(s)"
             )
     return {k: v[:limit] + ([f"... ({len(v)} in all)"] if len(v) > limit else []) for k, v in ex.items()}
 
@@ -332,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         row: dict[str, object] = {"set": doc["set"], "name": doc["name"]}
         for system in plan["systems"]:
             run_log = out_dir / system / f"{doc['id']}.json"
-            run = json.loads(run_log.read_text()) if run_log.exists() else {"ok": False, "error": "not run"}
+            run: dict[str, Any] = (
+                json.loads(run_log.read_text()) if run_log.exists() else {"ok": False, "error": "not run"}
+            )
             # A failed conversion scores as empty output: it counts, it is not skipped.
             md = _read(out_dir / system / f"{doc['id']}.md") if run.get("ok") else ""
             scored = score_document(reference, md)

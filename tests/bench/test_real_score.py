@@ -124,7 +124,7 @@ def test_list_item_missing_and_nesting_wrong() -> None:
     out = "- apples\n- pears\n- green pears\n    - red pears\n"
     c = counts(ref, out)
     assert c["list_recall"] == (4, 5)
-    assert c["list_nesting"] == (3, 4)
+    assert c["list_depth_correct"] == (3, 4)
 
 
 def test_typed_bullets_are_not_list_items() -> None:
@@ -170,11 +170,11 @@ def test_set_mean_skips_documents_where_a_metric_is_undefined() -> None:
     with_table = {"text_fidelity": 0.5, "counts": {**none, "table_cells": [1, 2]}}
     without = {"text_fidelity": 1.0, "counts": {**none, "list_recall": [3, 4]}}
     summary = summarise([with_table, without])
-    assert summary["mean"]["text_fidelity"] == 0.75  # type: ignore[index]
-    assert summary["mean"]["table_cells"] == 0.5  # type: ignore[index]
-    assert summary["mean"]["list_recall"] == 0.75  # type: ignore[index]
-    assert summary["mean"]["reading_order"] is None  # type: ignore[index]
-    assert summary["documents_scored"]["table_cells"] == 1  # type: ignore[index]
+    assert summary["mean"]["text_fidelity"] == 0.75
+    assert summary["mean"]["table_cells"] == 0.5
+    assert summary["mean"]["list_recall"] == 0.75
+    assert summary["mean"]["reading_order"] is None
+    assert summary["documents_scored"]["table_cells"] == 1
 
 
 def test_text_fidelity_ignores_noise_and_counts_lost_text() -> None:
