@@ -68,7 +68,7 @@ def match(
 ) -> list[tuple[T, T | None]]:
     """One-to-one matching of G to O items: exact key first, then the best fuzzy key
     (rapidfuzz ratio >= 90)."""
-    return matching.match(gt, out, key_of, ok, similarity=_ratio, threshold=FUZZY / 100.0)
+    return matching.match(gt, out, key_of, ok, similarity=_ratio, threshold=FUZZY / 100)
 
 
 def text_fidelity(gt: Parsed, out: Parsed) -> float:
@@ -91,8 +91,12 @@ def headings(gt: Parsed, out: Parsed) -> dict[str, Counts]:
     }
 
 
-def lists(gt: Parsed, out: Parsed, key_of: Callable[[str], str] = key) -> dict[str, Counts]:
-    pairs = match(gt.items, out.items, lambda it: key_of(it.text))
+def lists(
+    gt: Parsed, out: Parsed, key_of: Callable[[str], str] = key, similarity: matching.Similarity = _ratio
+) -> dict[str, Counts]:
+    pairs = matching.match(
+        gt.items, out.items, lambda it: key_of(it.text), similarity=similarity, threshold=FUZZY / 100
+    )
     found = [(g, o) for g, o in pairs if o is not None]
     return {
         "list_recall": Counts(len(found), len(gt.items)),

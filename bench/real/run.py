@@ -43,6 +43,11 @@ SET_TITLES = {
     "docx": "Word documents rendered by LibreOffice, the author's structure as reference (`../shared/corpus/docx/`)",
     "docling": "real corpus, docling's Markdown as reference (`../shared/corpus/real/groundtruth/docling__*`)",
 }
+NOTES = {
+    "docx": "The reference gives Word's styles their own levels: Title `#`, Heading 1 `##`, Heading 2 `###`.",
+    "docling": "Docling writes every section heading as `##` (a title `#`), so exact level and hierarchy "
+    "say little here and have no goal.",
+}
 SHORT = {
     "text_fidelity": "text",
     "reading_order": "order",
@@ -173,7 +178,13 @@ def render(data: dict[str, object]) -> str:
     goals: dict[str, dict[str, float]] = data["goals"]  # type: ignore[assignment]
     for set_name, per_system in sets.items():
         n = sum(1 for d in docs.values() if d["set"] == set_name)
-        lines += ["", f"## {set_name}: {SET_TITLES.get(set_name, set_name)}", "", f"{n} documents.", ""]
+        lines += [
+            "",
+            f"## {set_name}: {SET_TITLES.get(set_name, set_name)}",
+            "",
+            f"{n} documents. {NOTES.get(set_name, '')}",
+            "",
+        ]
         lines += [
             "| metric | goal (engine) | " + " | ".join(systems) + " |",
             "| --- | --- | " + " | ".join("---" for _ in systems) + " |",

@@ -39,7 +39,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bench.quality.matching import loose_key, match
+from bench.quality.matching import loose_key, loose_similarity, match
 from bench.quality.mdparse import Heading, Parsed, normalise, parse
 from bench.quality.score import Counts, assign_tables, joined_table
 from bench.quality.score import lists as quality_lists
@@ -98,7 +98,7 @@ def headings(ref: Parsed, out: Parsed) -> dict[str, Counts]:
 
 
 def lists(ref: Parsed, out: Parsed) -> dict[str, Counts]:
-    return quality_lists(ref, out, loose_key)
+    return quality_lists(ref, out, loose_key, loose_similarity)
 
 
 def _pair_by_overlap(ref: Sequence[Counter[str]], out: Sequence[Counter[str]]) -> dict[int, int]:

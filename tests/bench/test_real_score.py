@@ -127,6 +127,12 @@ def test_list_item_missing_and_nesting_wrong() -> None:
     assert c["list_depth_correct"] == (3, 4)
 
 
+def test_numbered_items_that_differ_by_one_digit_are_different_items() -> None:
+    ref = "- List item 1.1\n- List item 1.2\n"
+    out = "- List item 1.2\n- List item 1.3\n"
+    assert counts(ref, out)["list_recall"] == (1, 2)
+
+
 def test_typed_bullets_are_not_list_items() -> None:
     ref = "- apples\n- pears\n"
     c = counts(ref, "• apples\n\n• pears\n")
