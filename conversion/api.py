@@ -22,7 +22,8 @@ from conversion.jobs import cached_result_get, job_execute, result_cache_key, wo
 from conversion.models import CachedResult
 from conversion.negotiation import MARKDOWN, negotiate
 from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
-from conversion.requests import Source, debug_check, idempotent_body, in_flight, resolved_source
+from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
+from conversion.store import Source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
 from svcx.formats import refuse_unknown_query
@@ -235,8 +236,8 @@ class ConvertApi(ApiView):
             try:
                 options: Options = validate_options(parsed.options, prefix=parsed.options_prefix)
                 debug_check(caller, parsed)
-                with in_flight(raw, caller), resolved_source(caller, parsed) as source:
-                    return self._convert(caller, raw, parsed, fmt, options, source)
+                with in_flight(raw, caller):
+                    return self._convert(caller, raw, parsed, fmt, options, resolved_source(caller, parsed))
             finally:
                 parsed.close()
 
@@ -262,8 +263,7 @@ class ConvertApi(ApiView):
             job = job_execute(
                 raw=raw,
                 caller=caller,
-                source=source.path,
-                sha256=source.sha256,
+                source=source,
                 options=options,
                 cache_key=key,
                 password=parsed.password,

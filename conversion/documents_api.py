@@ -24,6 +24,7 @@ from conversion.jobs import job_execute
 from conversion.models import ConversionJob, StoredFile
 from conversion.options import validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
+from conversion.store import Source
 from svcx.api import ApiView
 from svcx.errors import ServiceError
 from svcx.formats import iso, refuse_unknown_query
@@ -120,8 +121,7 @@ class FileCreateApi(ApiView):
             raw=raw,
             caller=caller,
             kind=ConversionJob.Kind.FILE,
-            source=upload.path,
-            sha256=upload.sha256,
+            source=Source(sha256=upload.sha256, path=upload.path),
             password=None,
         )
         record = file_create(
@@ -196,13 +196,12 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         try:
             options = validate_options(parsed.options, prefix=parsed.options_prefix)
             debug_check(caller, parsed)
-            with in_flight(raw, caller), resolved_source(caller, parsed) as source:
+            with in_flight(raw, caller):
                 job = job_execute(
                     raw=raw,
                     caller=caller,
                     kind=kind,
-                    source=source.path,
-                    sha256=source.sha256,
+                    source=resolved_source(caller, parsed),
                     password=parsed.password,
                     options=options,
                     debug=parsed.debug,

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import storages
+from django.core.files.storage import Storage
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -20,12 +16,13 @@ from accounts.authentication import Caller
 from accounts.models import Organization
 from billing.limits import limit_for
 from conversion.models import StoredFile
+from conversion.store import Store, store
 from svcx.errors import ServiceError, caller_text
 from svcx.ids import is_id
 
 
-def _storage():  # type: ignore[no-untyped-def]  # Django's storage type depends on the backend
-    return storages["files"]
+def _storage() -> Storage:
+    return store(Store.FILES)
 
 
 def _blob_name(caller: Caller, sha256: str) -> str:
@@ -145,25 +142,3 @@ def files_purge_expired() -> int:
             _remove_blob_if_unused(record)
         purged += 1
     return purged
-
-
-@contextmanager
-def local_copy(record: StoredFile) -> Iterator[Path]:
-    """A local path to the stored bytes (the file itself on local storage, a temporary
-    download on remote storage)."""
-    storage = _storage()
-    try:
-        local = storage.path(record.storage_name)
-    except NotImplementedError:
-        local = None
-    if local is not None:
-        yield Path(local)
-        return
-    directory = Path(settings.SVCX_SPOOL_DIR)
-    with (
-        tempfile.NamedTemporaryFile(dir=directory, suffix=".pdf") as out,
-        storage.open(record.storage_name, "rb") as src,
-    ):
-        shutil.copyfileobj(src, out)
-        out.flush()
-        yield Path(out.name)

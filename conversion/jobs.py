@@ -25,6 +25,8 @@ from billing.meters import meter_consume, meter_require
 from conversion.engine import ENGINE_VERSION
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
+from conversion.sealing import password_discard, password_seal
+from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
 from svcx.errors import ServiceError
 from svcx.handlers import request_id_of
 from svcx.redis import redis_client
@@ -93,8 +95,7 @@ def job_submit(
     caller: Caller,
     request_id: str,
     kind: str = ConversionJob.Kind.CONVERT,
-    source: Path,
-    sha256: str,
+    source: Source,
     password: str | None,
     options: Options | None = None,
     cache_key: str = "",
@@ -103,19 +104,26 @@ def job_submit(
     """Record the job and queue it (after commit) on the caller's environment's queue.
 
     All PDF work runs on the workers, never in a web thread: a slow document cannot stall
-    the other requests a web process is holding."""
+    the other requests a web process is holding. The worker fetches the PDF from the store by
+    key: an upload is put there first (deleted when the job ends); a stored file is already
+    there. The password is sealed for the worker, never put in the message."""
     from workers.tasks import convert_task
 
     queue = queue_for(caller)
     fleet_check(queue)
-    job = ConversionJob.objects.create(
+    if source.path is not None:
+        alias, key = Store.JOBS, object_put(Store.JOBS, job_input_key(request_id), source.path)
+    else:
+        alias, key = Store.FILES, source.key
+    job = ConversionJob(
         request_id=request_id,
         kind=kind,
         organization=caller.organization,
         environment=caller.environment,
         api_key_id=caller.key_id,
-        source_path=str(source),
-        sha256=sha256,
+        source_store=alias,
+        source_key=key,
+        sha256=source.sha256,
         options={
             "pages": options.pages,
             "tables": options.tables,
@@ -128,8 +136,23 @@ def job_submit(
         max_pages=TEST_KEY_PAGE_LIMIT if caller.is_test else CONVERT_PAGE_LIMIT,
         debug=debug,
     )
-    transaction.on_commit(lambda: convert_task.apply_async(args=(request_id, password), queue=queue))
+    try:
+        if password is not None:
+            password_seal(request_id=request_id, password=password)
+        job.save(force_insert=True)
+    except BaseException:
+        job_inputs_discard(job=job)
+        raise
+    sealed = password is not None
+    transaction.on_commit(lambda: convert_task.apply_async(args=(request_id, sealed), queue=queue))
     return job
+
+
+def job_inputs_discard(*, job: ConversionJob) -> None:
+    """Delete the job's upload from the store and its sealed password: safe to call twice, by
+    the web side and by the worker, whichever is left when the job ends."""
+    password_discard(request_id=job.request_id)
+    job_input_discard(job.source_store, job.source_key)
 
 
 def _done_key(request_id: str) -> str:
@@ -234,8 +257,12 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     """Submit a job for this request, wait for it, and return it; its error is raised as the
     request's error."""
     request_id = request_id_of(raw)
-    job_submit(caller=caller, request_id=request_id, **submit)
-    job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw.META))
+    submitted = job_submit(caller=caller, request_id=request_id, **submit)
+    try:
+        job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw.META))
+    finally:
+        # The job has ended, or will never run (abandoned while queued): drop what it was given.
+        job_inputs_discard(job=submitted)
     _account_work(caller, job)
     if job.error:
         error = job.error

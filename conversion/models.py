@@ -34,7 +34,10 @@ class ConversionJob(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
     api_key_id = models.CharField(max_length=40)
-    source_path = models.CharField(max_length=500)
+    # Where the worker fetches the PDF: the alias of settings.STORAGES ("jobs" for an upload,
+    # "files" for a stored file) and the object's key in it.
+    source_store = models.CharField(max_length=10, default="jobs")
+    source_key = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64)
     options = models.JSONField(default=dict)
     cache_key = models.CharField(max_length=64, blank=True, default="")

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 
 from django.http import HttpRequest, HttpResponse
 
 from accounts.authentication import Caller
 from billing.meters import concurrency_acquire, concurrency_release, meter_consume, meter_require, record
-from conversion.files import file_get, local_copy
+from conversion.files import file_get
 from conversion.idempotency import idempotency_begin
 from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
+from conversion.store import Source
 from svcx.errors import ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
@@ -63,21 +62,13 @@ def debug_check(caller: Caller, parsed: ParsedBody) -> None:
         )
 
 
-@dataclass(frozen=True)
-class Source:
-    path: Path
-    sha256: str
-
-
-@contextmanager
-def resolved_source(caller: Caller, parsed: ParsedBody) -> Iterator[Source]:
-    """The PDF the request names: its upload, or the caller's stored file (404 / 410)."""
+def resolved_source(caller: Caller, parsed: ParsedBody) -> Source:
+    """The PDF the request names: its upload, or the caller's stored file (404 / 410), which
+    stays in the store for the worker to fetch."""
     if parsed.upload is not None:
-        yield Source(path=parsed.upload.path, sha256=parsed.upload.sha256)
-        return
+        return Source(sha256=parsed.upload.sha256, path=parsed.upload.path)
     record = file_get(caller=caller, file_id=parsed.file_id or "")
-    with local_copy(record) as path:
-        yield Source(path=path, sha256=record.sha256)
+    return Source(sha256=record.sha256, key=record.storage_name)
 
 
 @contextmanager

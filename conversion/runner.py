@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -16,9 +17,11 @@ from django.utils import timezone
 from billing.ledger import credits_capture, credits_hold, credits_release, hold_renew
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
-from conversion.jobs import job_notify_done
+from conversion.jobs import job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
+from conversion.sealing import password_open
+from conversion.store import Store, job_input
 from svcx.errors import ServiceError
 
 logger = logging.getLogger("svcx.worker")
@@ -132,8 +135,9 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
     }
 
 
-def job_run(*, request_id: str, password: str | None) -> None:
-    """Run one conversion job. Safe to call twice: only a queued job is claimed."""
+def job_run(*, request_id: str, sealed_password: bool = False) -> None:
+    """Run one conversion job. Safe to call twice: only a queued job is claimed. The PDF comes
+    from the store by key; the password, when the request had one, from its seal."""
     now = timezone.now()
     claimed = ConversionJob.objects.filter(pk=request_id, status=ConversionJob.Status.QUEUED).update(
         status=ConversionJob.Status.RUNNING, started_at=now, heartbeat_at=now
@@ -146,10 +150,12 @@ def job_run(*, request_id: str, password: str | None) -> None:
     heartbeat = _Heartbeat(clock)
     heartbeat.start()
     try:
-        if job.kind == ConversionJob.Kind.CONVERT:
-            _run(job, password, clock)
-        else:
-            _run_document(job, password, clock)
+        password = password_open(request_id=request_id) if sealed_password else None
+        with job_input(Store(job.source_store), job.source_key) as source:
+            if job.kind == ConversionJob.Kind.CONVERT:
+                _run(job, source, password, clock)
+            else:
+                _run_document(job, source, password, clock)
     except ServiceError as exc:
         credits_release(request_id=request_id)
         _fail(job, exc)
@@ -162,6 +168,7 @@ def job_run(*, request_id: str, password: str | None) -> None:
         _fail(job, ServiceError("internal_error"))
     finally:
         heartbeat.stop()
+        job_inputs_discard(job=job)
         job_notify_done(request_id=request_id)
 
 
@@ -183,10 +190,10 @@ def job_time_limit_hit(*, request_id: str) -> None:
     job_notify_done(request_id=request_id)
 
 
-def _run(job: ConversionJob, password: str | None, clock: _Clock) -> None:
+def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:
     options = job.options
     try:
-        info = engine.preflight(job.source_path, password=password)
+        info = engine.preflight(source, password=password)
         ranges = engine.parse_page_ranges(options["pages"]) if options.get("pages") else None
         pages = engine.select_pages(ranges, info.page_count or 0)
     except engine.EngineError as exc:
@@ -219,7 +226,7 @@ def _run(job: ConversionJob, password: str | None, clock: _Clock) -> None:
 
     try:
         result = engine.convert(
-            job.source_path,
+            source,
             pages=pages,
             password=password,
             options=engine.ConvertOptions(
@@ -282,16 +289,16 @@ def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:
     return [{"level": e.level, "title": e.title, "page": e.page} for e in info.outline]
 
 
-def _document_info(job: ConversionJob, password: str | None) -> engine.DocumentInfo:
+def _document_info(source: Path, password: str | None) -> engine.DocumentInfo:
     """The engine's facts of the document; a valid PDF without pages is refused everywhere alike."""
-    info = engine.inspect(job.source_path, password=password)
+    info = engine.inspect(source, password=password)
     if info.page_count == 0:
         raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
     return info
 
 
-def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict[str, Any]:
-    info = _document_info(job, password)
+def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> dict[str, Any]:
+    info = _document_info(source, password)
     # `password_required` is a fact of the document; `page_count` is None when it was not opened.
     opened = info.page_count is not None
     samples: list[dict[str, Any]] = []
@@ -309,7 +316,7 @@ def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict
         pages = selected[:sample_pages]
         samples = [
             {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}
-            for s in engine.text_sample(job.source_path, pages=pages, password=password, should_stop=clock)
+            for s in engine.text_sample(source, pages=pages, password=password, should_stop=clock)
         ]
         if clock.cancelled:
             raise ServiceError("internal_error", "The request was abandoned before the inspection finished.")
@@ -330,18 +337,18 @@ def _inspection(job: ConversionJob, password: str | None, clock: _Clock) -> dict
     }
 
 
-def _run_document(job: ConversionJob, password: str | None, clock: _Clock) -> None:
+def _run_document(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:
     """Inspect, table of contents, or the pre-flight of an upload: answers, not billed."""
     try:
         if job.kind == ConversionJob.Kind.INSPECT:
-            result = _inspection(job, password, clock)
+            result = _inspection(job, source, password, clock)
         elif job.kind == ConversionJob.Kind.TOC:
-            info = _document_info(job, password)
+            info = _document_info(source, password)
             if info.page_count is None:
                 raise ServiceError("pdf_encrypted", "The PDF is encrypted: send its password to read the outline.")
             result = {"page_count": info.page_count, "entries": _outline(info)}
         else:
-            info = _document_info(job, password)
+            info = _document_info(source, password)
             result = {"page_count": info.page_count}
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc

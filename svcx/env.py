@@ -20,6 +20,21 @@ def env_str(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
+def env_required(name: str) -> str:
+    """A variable that has no default: unset or empty is a start-up error."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"{name} must be set")
+    return value
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":

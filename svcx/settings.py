@@ -13,9 +13,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 from svcx.env import (
     env_bool,
+    env_choice,
     env_duration,
     env_int,
     env_list,
+    env_required,
     env_str,
     parse_database_url,
 )
@@ -215,22 +217,57 @@ SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0
 SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)
 SVCX_FILES_UPLOAD_LIMIT = env_int("SVCX_FILES_UPLOAD_LIMIT", 128 * 1024 * 1024, minimum=1)
 SVCX_UPLOAD_DEADLINE_SECONDS = env_duration("SVCX_UPLOAD_DEADLINE", "20s")
-# Request bodies are spooled here; workers read uploads from it, so it is shared storage.
+# Request bodies are spooled here, on this host only: what a worker needs goes through the store.
 SVCX_SPOOL_DIR = Path(env_str("SVCX_SPOOL_DIR", str(VAR_DIR / "spool")))
 SVCX_SPOOL_DIR.mkdir(parents=True, exist_ok=True)
 FILE_UPLOAD_TEMP_DIR = str(SVCX_SPOOL_DIR)
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
-# Stored files: retention, and where the bytes live (Django's storage API; point the "files"
-# storage at an S3-compatible backend in production by changing its BACKEND and OPTIONS).
+# The store: the only thing besides PostgreSQL and Redis that web and workers share. "files" holds
+# stored files, "jobs" the PDF of each job while it runs (a worker fetches it by key). The embedded
+# default is the file system under SVCX_VAR_DIR (one machine); production is S3-compatible object
+# storage (SVCX_STORE=s3: AWS S3, MinIO, ...), one bucket with a prefix per alias.
 SVCX_FILE_RETENTION = env_duration("SVCX_FILE_RETENTION", "7d")
+SVCX_STORE = env_choice("SVCX_STORE", "fs", ("fs", "s3"))
 SVCX_FILES_DIR = Path(env_str("SVCX_FILES_DIR", str(VAR_DIR / "files")))
+SVCX_JOBS_DIR = Path(env_str("SVCX_JOBS_DIR", str(VAR_DIR / "jobs")))
+
+
+def _s3_store(prefix: str) -> dict[str, Any]:
+    endpoint = env_str("SVCX_S3_ENDPOINT_URL", "")
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env_required("SVCX_S3_BUCKET"),
+            "endpoint_url": endpoint or None,
+            "region_name": env_str("SVCX_S3_REGION", "us-east-1"),
+            # Empty: boto3's own chain (AWS_* variables, instance role, ...).
+            "access_key": env_str("SVCX_S3_ACCESS_KEY_ID", "") or None,
+            "secret_key": env_str("SVCX_S3_SECRET_ACCESS_KEY", "") or None,
+            "location": prefix,
+            # Names are chosen by svcx (content hashes, request ids): never renamed on save.
+            "file_overwrite": True,
+            "default_acl": None,
+            "querystring_auth": False,
+            # MinIO and other self-hosted stores answer on one host name: path-style addressing.
+            "addressing_style": "path" if endpoint else None,
+        },
+    }
+
+
+def _fs_store(location: Path) -> dict[str, Any]:
+    return {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(location)}}
+
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    "files": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(SVCX_FILES_DIR)}},
+    "files": _s3_store("files") if SVCX_STORE == "s3" else _fs_store(SVCX_FILES_DIR),
+    "jobs": _s3_store("jobs") if SVCX_STORE == "s3" else _fs_store(SVCX_JOBS_DIR),
 }
+# The key that seals a job's PDF password while it waits in Redis (only web and workers have it).
+SVCX_JOB_SECRET = env_str("SVCX_JOB_SECRET", "") or SECRET_KEY
 # Pages of the text-layer sample /v1/inspect returns (each counts against the daily budget).
 SVCX_INSPECT_SAMPLE_PAGES = env_int("SVCX_INSPECT_SAMPLE_PAGES", 3, minimum=0)
 

@@ -207,6 +207,70 @@ def start_web(tmp_path: Path, env: dict[str, str] | None = None) -> tuple[subpro
     raise RuntimeError("web server did not come up")
 
 
+class S3Server:
+    """moto's standalone S3 API server in a subprocess, with one bucket."""
+
+    def __init__(self, process: subprocess.Popen[bytes], endpoint: str, bucket: str) -> None:
+        import boto3
+
+        self.process = process
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.client = boto3.client(
+            "s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1"
+        )
+
+    def env(self) -> dict[str, str]:
+        """What a web or worker process needs to use this server as its store."""
+        return {
+            "SVCX_STORE": "s3",
+            "SVCX_S3_BUCKET": self.bucket,
+            "SVCX_S3_ENDPOINT_URL": self.endpoint,
+            "SVCX_S3_REGION": "us-east-1",
+            "SVCX_S3_ACCESS_KEY_ID": "test",
+            "SVCX_S3_SECRET_ACCESS_KEY": "test",
+        }
+
+    def keys(self, prefix: str = "") -> list[str]:
+        listed = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix)
+        return sorted(item["Key"] for item in listed.get("Contents", []))
+
+    def read(self, key: str) -> bytes:
+        return bytes(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=20)
+
+
+def start_s3(tmp_path: Path, bucket: str = "svcx") -> S3Server:
+    """Start moto's S3 server on a free port and create the bucket."""
+    import urllib.request
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=(tmp_path / "s3.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"S3 server exited early:\n{(tmp_path / 's3.log').read_text()[-3000:]}")
+        try:
+            urllib.request.urlopen(endpoint + "/", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        process.terminate()
+        raise RuntimeError("S3 server did not come up")
+    server = S3Server(process, endpoint, bucket)
+    server.client.create_bucket(Bucket=bucket)
+    return server
+
+
 @pytest.fixture
 def web_process(transactional_db: None, tmp_path: Path) -> Iterator[str]:
     process, base = start_web(tmp_path)

@@ -33,10 +33,10 @@ def usage_copy_task() -> int:
     soft_time_limit=settings.SVCX_CONVERSION_TIME_LIMIT + 10,
     time_limit=settings.SVCX_CONVERSION_TIME_LIMIT + 30,
 )
-def convert_task(request_id: str, password: str | None = None) -> None:
-    """Convert one job (the password travels only as a task argument, never stored)."""
+def convert_task(request_id: str, sealed_password: bool = False) -> None:
+    """Run one job. The message holds no secret: a password waits sealed in Redis (conversion.sealing)."""
     try:
-        job_run(request_id=request_id, password=password)
+        job_run(request_id=request_id, sealed_password=sealed_password)
     except SoftTimeLimitExceeded:
         job_time_limit_hit(request_id=request_id)
 

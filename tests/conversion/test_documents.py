@@ -39,8 +39,9 @@ def upload(client: Client, secret: str, path: Path, **extra: Any) -> Any:
     )
 
 
-def blobs() -> list[Path]:
-    root = Path(django_settings.SVCX_FILES_DIR)
+def blobs(account: dict[str, Any]) -> list[Path]:
+    """The blobs of the account's organization (every test has an organization of its own)."""
+    root = Path(django_settings.SVCX_FILES_DIR) / account["org"].id
     return [p for p in root.rglob("*.pdf")] if root.exists() else []
 
 
@@ -88,7 +89,7 @@ def test_not_a_pdf_is_refused_and_nothing_stored(client: Client, account: dict[s
     assert_envelope(upload(client, account["live"].secret, junk), 422, "pdf_invalid")
 
     assert not StoredFile.objects.exists()
-    assert not blobs()
+    assert not blobs(account)
 
 
 def test_convert_by_file_id_twice_second_is_a_cache_hit(
@@ -141,7 +142,7 @@ def test_delete_removes_the_bytes_and_leaves_a_tombstone(
         "deleted": True,
         "request_id": None,
     }
-    assert not blobs()
+    assert not blobs(account)
     assert StoredFile.objects.filter(pk=file_id).exists()
     assert_envelope(client.get(f"/v1/files/{file_id}", **bearer(secret)), 404, "file_not_found")
     assert_envelope(client.delete(f"/v1/files/{file_id}", **bearer(secret)), 404, "file_not_found")
@@ -153,11 +154,11 @@ def test_same_content_twice_is_stored_once_and_survives_one_delete(
     secret = account["live"].secret
     a = upload(client, secret, three_pages).json()["id"]
     b = upload(client, secret, three_pages).json()["id"]
-    assert len(blobs()) == 1
+    assert len(blobs(account)) == 1
 
     client.delete(f"/v1/files/{a}", **bearer(secret))
 
-    assert len(blobs()) == 1
+    assert len(blobs(account)) == 1
     assert client.get(f"/v1/files/{b}", **bearer(secret)).status_code == 200
 
 
@@ -172,7 +173,7 @@ def test_expired_file_is_410_and_its_bytes_are_purged(
     response = client.post("/v1/convert", {"file_id": file_id}, content_type="application/json", **bearer(secret))
     assert_envelope(response, 410, "file_expired")
     assert files_purge_expired() == 1
-    assert not blobs()
+    assert not blobs(account)
     assert_envelope(client.get(f"/v1/files/{file_id}", **bearer(secret)), 410, "file_expired")
     assert not LedgerEntry.objects.exclude(kind="grant").exists()
 
@@ -205,7 +206,7 @@ def test_quota_exceeded_is_413_with_details_and_nothing_left(
 
     assert error["details"] == {"quota_bytes": size + 10, "used_bytes": size, "needed_bytes": other.stat().st_size}
     assert StoredFile.objects.count() == 1
-    assert len(blobs()) == 1
+    assert len(blobs(account)) == 1
     assert not list(Path(django_settings.SVCX_SPOOL_DIR).glob("body-*"))
 
 
