@@ -4,6 +4,6 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN useradd --create-home svcx && mkdir -p /var/lib/svcx && chown svcx /var/lib/svcx
+RUN useradd --create-home svcx && mkdir -p /var/lib/svcx/beat && chown -R svcx /var/lib/svcx
 USER svcx
 EXPOSE 8000
