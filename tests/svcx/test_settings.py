@@ -6,14 +6,16 @@ import re
 
 import pytest
 
-from svcx.env import ConfigError, env_bool, env_duration, env_int, parse_database_url
+from svcx.env import ConfigError, env_bool, env_choice, env_duration, env_int, env_required, parse_database_url
 from tests.conftest import ROOT
 
 
 def test_every_environment_variable_is_in_env_example() -> None:
     read = set()
     for name in ("svcx/settings.py", "svcx/gunicorn_conf.py"):
-        read |= set(re.findall(r'env_(?:str|int|bool|list|duration)\("([A-Z_0-9]+)"', (ROOT / name).read_text()))
+        read |= set(
+            re.findall(r'env_(?:str|int|bool|list|duration|choice|required)\("([A-Z_0-9]+)"', (ROOT / name).read_text())
+        )
     documented = set(re.findall(r"^([A-Z_0-9]+)=", (ROOT / ".env.example").read_text(), flags=re.M))
 
     assert read - documented == set()
@@ -25,6 +27,18 @@ def test_bad_values_fail_naming_the_variable(monkeypatch: pytest.MonkeyPatch, re
 
     with pytest.raises(ConfigError, match="SVCX_SOMETHING"):
         reader("SVCX_SOMETHING", "1")
+
+
+def test_the_store_is_one_of_its_kinds_and_s3_needs_a_bucket(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVCX_STORE", "nfs")
+    monkeypatch.setenv("SVCX_S3_BUCKET", " ")
+
+    with pytest.raises(ConfigError, match="SVCX_STORE must be one of fs, s3"):
+        env_choice("SVCX_STORE", "fs", ("fs", "s3"))
+    with pytest.raises(ConfigError, match="SVCX_S3_BUCKET must be set"):
+        env_required("SVCX_S3_BUCKET")
+    monkeypatch.setenv("SVCX_STORE", "S3")
+    assert env_choice("SVCX_STORE", "fs", ("fs", "s3")) == "s3"
 
 
 def test_durations_and_database_urls() -> None:
