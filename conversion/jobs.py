@@ -150,9 +150,17 @@ def job_submit(
 
 def job_inputs_discard(*, job: ConversionJob) -> None:
     """Delete the job's upload from the store and its sealed password: safe to call twice, by
-    the web side and by the worker, whichever is left when the job ends."""
-    password_discard(request_id=job.request_id)
-    job_input_discard(job.source_store, job.source_key)
+    the web side and by the worker, whichever is left when the job ends. Never raises: a store or
+    Redis fault must not fail a finished job; the password's time-to-live and housekeeping's
+    sweep of old jobs delete what is left."""
+    try:
+        password_discard(request_id=job.request_id)
+    except Exception:
+        logger.warning("job password not discarded", exc_info=True, extra={"request_id": job.request_id})
+    try:
+        job_input_discard(job.source_store, job.source_key)
+    except Exception:
+        logger.warning("job upload not deleted", exc_info=True, extra={"request_id": job.request_id})
 
 
 def _done_key(request_id: str) -> str:
