@@ -12,6 +12,7 @@ from django.core.files.storage import storages
 from django.utils import timezone
 
 from billing.models import CreditHold
+from conversion.jobs import job_inputs_discard
 from conversion.maintenance import conversion_housekeeping
 from conversion.models import ConversionJob
 from conversion.runner import job_run
@@ -92,3 +93,18 @@ def test_housekeeping_deletes_the_uploads_of_jobs_it_forgets(stores: Path, three
     assert list(ConversionJob.objects.values_list("pk", flat=True)) == ["req_new"]
     assert not storages["jobs"].exists(old_key)
     assert storages["jobs"].exists(new_key)
+
+
+def test_a_redis_fault_while_discarding_still_deletes_the_upload_and_raises_nothing(
+    stores: Path, three_pages: Path, settings: Any
+) -> None:
+    key = object_put(Store.JOBS, job_input_key("req_blip"), three_pages)
+    job = make_job("req_blip", Store.JOBS, key)
+    # A real Redis client against a port nothing listens on: the sealed password cannot be deleted.
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+
+    job_inputs_discard(job=job)
+
+    assert not storages["jobs"].exists(key)
