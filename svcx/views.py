@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from svcx.api import ApiView
 from svcx.errors import CATALOGUE, ServiceError, caller_text
+from svcx.guides import guide_get, guide_list
 from svcx.handlers import error_response
 from svcx.health import health_checks
 
@@ -98,7 +99,16 @@ def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRes
 
 def docs_index(request: HttpRequest) -> HttpResponse:
     codes = sorted(CATALOGUE.values(), key=lambda spec: (spec.status, spec.code))
-    return render(request, "svcx/docs_index.html", {"codes": codes})
+    return render(request, "svcx/docs_index.html", {"codes": codes, "guides": guide_list()})
+
+
+def docs_guide(request: HttpRequest, slug: str) -> HttpResponse:
+    guide = guide_get(slug)
+    if guide is None:
+        return error_response(
+            ServiceError("unknown_endpoint", f"No guide {caller_text(slug)!r}; /docs/ lists them."), request
+        )
+    return render(request, "svcx/docs_guide.html", {"guide": guide, "guides": guide_list()})
 
 
 def docs_error(request: HttpRequest, code: str) -> HttpResponse:
