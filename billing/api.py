@@ -19,7 +19,9 @@ from svcx.api import ApiView
 from svcx.formats import iso, query_int, query_timestamp, refuse_unknown_query
 
 PAGINATION_PARAMETERS = [
-    OpenApiParameter("limit", OpenApiTypes.INT, description="1 to 100 rows, default 20."),
+    OpenApiParameter(
+        "limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="1 to 100 rows."
+    ),
     OpenApiParameter("starting_after", OpenApiTypes.STR, description="Id of the last row of the previous page."),
 ]
 
