@@ -62,7 +62,8 @@ class HealthApi(ApiView):
 
 
 @cache
-def _openapi_document() -> dict[str, Any]:
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI description served at /v1/openapi.json, generated once per process."""
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
@@ -75,7 +76,7 @@ class OpenApiApi(ApiView):
 
     @extend_schema(summary="OpenAPI description", responses={200: {"type": "object"}})
     def get(self, request: Request) -> Response:
-        return Response(_openapi_document())
+        return Response(openapi_document())
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # The document is OpenAPI, where a top-level request_id would be invalid: the id is in the header.
