@@ -18,19 +18,15 @@ from typing import Any
 import pytest
 
 from billing.usage import usage_copy
-from tests.conftest import WorkerProcess, start_web
+from tests.conftest import WorkerProcess
 from tests.factories import make_key, make_org
 
 PACKAGE = "svcx_api_client"
 
 
 @pytest.fixture(scope="module")
-def live_base(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with django_db_blocker.unblock():
-        process, base = start_web(tmp_path_factory.mktemp("client-web"))
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
+def live_base(module_web: str) -> str:
+    return module_web
 
 
 @pytest.fixture(scope="module")

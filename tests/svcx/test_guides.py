@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from django.test import Client
 
 from svcx.guides import GUIDE_SLUGS, guides_dir
 from tests.browser import screenshot
-from tests.conftest import ROOT, WorkerProcess, database_url_for_children, start_web, text_pdf
+from tests.conftest import ROOT, WorkerProcess, database_url_for_children, text_pdf
 from tests.factories import make_key, make_org
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
@@ -76,12 +75,8 @@ def sample_documents(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def live_base(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with django_db_blocker.unblock():
-        process, base = start_web(tmp_path_factory.mktemp("guides-web"))
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
+def live_base(module_web: str) -> str:
+    return module_web
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from svcx.views import openapi_document
-from tests.conftest import WorkerProcess, start_web
+from tests.conftest import WorkerProcess
 from tests.factories import make_key, make_org
 
 CHECKS = [
@@ -34,12 +33,8 @@ CHECKS = [
 
 
 @pytest.fixture(scope="module")
-def live_base(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with django_db_blocker.unblock():
-        process, base = start_web(tmp_path_factory.mktemp("schemathesis-web"))
-    yield base
-    process.terminate()
-    process.wait(timeout=20)
+def live_base(module_web: str) -> str:
+    return module_web
 
 
 @pytest.fixture
