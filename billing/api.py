@@ -12,13 +12,16 @@ from rest_framework.response import Response
 
 from accounts.authentication import caller_of
 from accounts.scopes import ACCOUNT_READ
+from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry, UsageRecord
 from billing.selectors import ledger_list, usage_as_of, usage_daily_list, usage_records_list
 from svcx.api import ApiView
 from svcx.formats import iso, query_int, query_timestamp, refuse_unknown_query
 
 PAGINATION_PARAMETERS = [
-    OpenApiParameter("limit", OpenApiTypes.INT, description="1 to 100 rows, default 20."),
+    OpenApiParameter(
+        "limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="1 to 100 rows."
+    ),
     OpenApiParameter("starting_after", OpenApiTypes.STR, description="Id of the last row of the previous page."),
 ]
 
@@ -28,12 +31,15 @@ def _list_body(rows: list[dict[str, Any]], has_more: bool) -> dict[str, Any]:
 
 
 def ledger_row(entry: LedgerEntry) -> dict[str, Any]:
+    balance_change, available_change = ledger_entry_changes(entry)
     return {
         "id": entry.id,
         "object": "ledger_entry",
         "created_at": iso(entry.created_at),
         "kind": entry.kind,
         "credits": entry.credits,
+        "balance_change": balance_change,
+        "available_change": available_change,
         "pages": entry.pages,
         "balance_after": entry.balance_after,
         "request_id": entry.request_id or None,
@@ -65,13 +71,27 @@ LedgerList = inline_serializer(
             "LedgerEntry",
             {
                 "id": serializers.CharField(),
+                "object": serializers.CharField(default="ledger_entry"),
                 "created_at": serializers.DateTimeField(),
                 "kind": serializers.ChoiceField(LedgerEntry.Kind.values),
-                "credits": serializers.IntegerField(help_text="Signed: holds and captures are negative."),
-                "pages": serializers.IntegerField(),
-                "balance_after": serializers.IntegerField(),
+                "credits": serializers.IntegerField(
+                    help_text="Signed credits of the movement: holds and captures are negative, releases positive. "
+                    "A conversion appears as a hold and a capture of the same credits: do not sum this column "
+                    "to get what was spent; sum `balance_change` (or `available_change`)."
+                ),
+                "balance_change": serializers.IntegerField(
+                    help_text="What the row changed `balance` by: grants, refunds, adjustments and captures; 0 "
+                    "for holds and releases. The sum over a statement is the change of balance."
+                ),
+                "available_change": serializers.IntegerField(
+                    help_text="What the row changed `available` (= balance - held) by: a hold lowers it, a release "
+                    "gives it back, a capture leaves it (the hold already lowered it)."
+                ),
+                "pages": serializers.IntegerField(help_text="Pages the movement is for (test keys: test allowance)."),
+                "balance_after": serializers.IntegerField(help_text="The balance after this row."),
                 "request_id": serializers.CharField(allow_null=True),
                 "api_key_id": serializers.CharField(allow_null=True),
+                "reason": serializers.CharField(allow_null=True, help_text="Why staff granted or adjusted."),
             },
             many=True,
         ),

@@ -33,6 +33,27 @@ def _next_month(month: date) -> date:
     return (month.replace(day=28) + timedelta(days=4)).replace(day=1)
 
 
+# How each kind of row moves the balance and the available credits, as multiples of its
+# signed `credits`: a hold only reserves (available), a capture spends what was reserved
+# (balance; available already dropped at the hold), a release gives the reservation back.
+_MOVES: dict[str, tuple[int, int]] = {
+    LedgerEntry.Kind.GRANT: (1, 1),
+    LedgerEntry.Kind.HOLD: (0, 1),
+    LedgerEntry.Kind.CAPTURE: (1, 0),
+    LedgerEntry.Kind.RELEASE: (0, 1),
+    LedgerEntry.Kind.REFUND: (1, 1),
+    LedgerEntry.Kind.ADJUSTMENT: (1, 1),
+}
+
+
+def ledger_entry_changes(entry: LedgerEntry) -> tuple[int, int]:
+    """`(balance_change, available_change)` of one row, so that a statement sums like a bank
+    statement: the sum of `balance_change` over the rows between two moments is the change of
+    `balance`, and the sum of `available_change` the change of `available`."""
+    on_balance, on_available = _MOVES[entry.kind]
+    return on_balance * entry.credits, on_available * entry.credits
+
+
 def _locked_balance(organization: Organization, environment: str) -> CreditBalance:
     CreditBalance.objects.get_or_create(organization=organization, environment=environment)
     return CreditBalance.objects.select_for_update().get(organization=organization, environment=environment)

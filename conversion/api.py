@@ -17,7 +17,7 @@ from accounts.scopes import CONVERT
 from billing.meters import meter_peek, record
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
-from conversion.intake import INTAKE_ERRORS, ParsedBody, parse_body
+from conversion.intake import INTAKE_ERRORS, OCTET_STREAM, ParsedBody, parse_body, raw_pdf_only
 from conversion.jobs import cached_result_get, job_execute, result_cache_key, work_require
 from conversion.models import CachedResult
 from conversion.negotiation import MARKDOWN, negotiate
@@ -86,72 +86,83 @@ CONVERT_ERRORS = (
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
     "Idempotency-Key",
-    OpenApiTypes.STR,
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"},
     OpenApiParameter.HEADER,
     description="1-255 printable ASCII characters; the first non-retryable response is replayed for 24 hours.",
 )
 
-
-_TEXT_OPTION = "In an application/pdf request only (a query parameter); otherwise a member of `options`."
+PAGES_FIELD_TEXT = 'Page ranges, 1-based, ascending: "1-3,7,10-"; at most 2,048 characters and 1,000 ranges.'
+_RAW_ONLY = "The raw-PDF encoding only (in the other encodings it is a member of `options`)."
 RAW_PDF_PARAMETERS = [
-    OpenApiParameter("pages", OpenApiTypes.STR, description='Page ranges, 1-based: "1-3,7,10-". ' + _TEXT_OPTION),
-    OpenApiParameter("ocr", OpenApiTypes.STR, enum=["off"], description=_TEXT_OPTION),
-    OpenApiParameter("flavor", OpenApiTypes.STR, enum=list(FLAVORS), description=_TEXT_OPTION),
-    OpenApiParameter("tables", OpenApiTypes.STR, enum=list(TABLES), description=_TEXT_OPTION),
-    OpenApiParameter("fallback", OpenApiTypes.STR, enum=list(FALLBACKS), description=_TEXT_OPTION),
-    OpenApiParameter("debug", OpenApiTypes.BOOL, description=_TEXT_OPTION),
+    OpenApiParameter("pages", {"type": "string", "maxLength": 2048}, description=f"{PAGES_FIELD_TEXT} {_RAW_ONLY}"),
+    OpenApiParameter("ocr", OpenApiTypes.STR, enum=["off"], description=_RAW_ONLY),
+    OpenApiParameter("flavor", OpenApiTypes.STR, enum=list(FLAVORS), description=_RAW_ONLY),
+    OpenApiParameter("tables", OpenApiTypes.STR, enum=list(TABLES), description=_RAW_ONLY),
+    OpenApiParameter("fallback", OpenApiTypes.STR, enum=list(FALLBACKS), description=_RAW_ONLY),
+    OpenApiParameter("debug", OpenApiTypes.BOOL, description=_RAW_ONLY),
     OpenApiParameter(
-        "X-Svcx-Pdf-Password",
-        OpenApiTypes.STR,
-        OpenApiParameter.HEADER,
-        description="The PDF's password (UTF-8), in an application/pdf request.",
+        "X-Svcx-Pdf-Password", OpenApiTypes.STR, OpenApiParameter.HEADER, description="The PDF's password (UTF-8)."
     ),
     OpenApiParameter(
         "X-Svcx-Metadata",
         OpenApiTypes.STR,
         OpenApiParameter.HEADER,
-        description="A JSON object (at most 4 KiB, UTF-8) echoed in the result, in an application/pdf request.",
+        description="A JSON object (at most 4 KiB, UTF-8) echoed in the result.",
     ),
 ]
 
+# One component shared by every operation that takes options.
+OPTIONS_SERIALIZER = inline_serializer(
+    "ConversionOptions",
+    {
+        "pages": serializers.CharField(required=False, max_length=2048, help_text=PAGES_FIELD_TEXT),
+        "ocr": serializers.ChoiceField(["off"], required=False),
+        "flavor": serializers.ChoiceField(FLAVORS, required=False),
+        "tables": serializers.ChoiceField(TABLES, required=False),
+        "fallback": serializers.ChoiceField(FALLBACKS, required=False),
+    },
+    required=False,
+    help_text="Conversion options; see /docs/options.",
+)
+_METADATA_TEXT = "A JSON object (at most 4 KiB) echoed in the result."
+
 
 def document_request_schema(name: str) -> dict[str, Any]:
-    """The three body encodings of a request that sends a document (decisions.md 1)."""
+    """The multipart and JSON encodings of a request that sends a document (decisions.md 1).
+
+    The raw PDF (application/pdf) is accepted on the same path but described by the operation
+    `<path>/raw`, so that a generated client offers the query options with it alone.
+    """
     return {
         "multipart/form-data": inline_serializer(
             f"{name}Multipart",
             {
-                "file": serializers.FileField(),
-                "options": serializers.CharField(required=False, help_text='JSON object, e.g. {"pages": "1-3"}'),
-                "password": serializers.CharField(required=False),
-                "metadata": serializers.CharField(required=False, help_text="JSON object, at most 4 KiB"),
+                "file": serializers.FileField(help_text="The PDF."),
+                "options": OPTIONS_SERIALIZER,
+                "password": serializers.CharField(required=False, help_text="The PDF's password."),
+                "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
             },
         ),
         "application/json": inline_serializer(
             f"{name}Json",
             {
-                "file_id": serializers.CharField(),
-                "options": inline_serializer(
-                    f"{name}Options",
-                    {
-                        "pages": serializers.CharField(
-                            required=False, help_text='1-based ascending ranges: "1-3,7,10-"'
-                        ),
-                        "ocr": serializers.ChoiceField(["off"], required=False),
-                        "flavor": serializers.ChoiceField(FLAVORS, required=False),
-                        "tables": serializers.ChoiceField(TABLES, required=False),
-                        "fallback": serializers.ChoiceField(FALLBACKS, required=False),
-                    },
-                    required=False,
-                ),
-                "password": serializers.CharField(required=False),
-                "metadata": serializers.DictField(required=False),
+                "file_id": serializers.CharField(help_text="A stored file (POST /v1/files)."),
+                "options": OPTIONS_SERIALIZER,
+                "password": serializers.CharField(required=False, help_text="The PDF's password."),
+                "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
             },
         ),
-        "application/pdf": OpenApiTypes.BINARY,
     }
+
+
+RAW_REQUEST_SCHEMA = {OCTET_STREAM: OpenApiTypes.BINARY}
+RAW_DESCRIPTION = (
+    "The body is the PDF itself, sent as application/octet-stream or application/pdf (the same as "
+    "an application/pdf body on the path without `/raw`); options are query parameters, the "
+    "password is the header X-Svcx-Pdf-Password and metadata the header X-Svcx-Metadata."
+)
 
 
 def _render(
@@ -197,6 +208,23 @@ def _render(
     return Response(body)
 
 
+ACCEPT_PARAMETER = OpenApiParameter(
+    "Accept",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    enum=["application/json", "text/markdown"],
+    description="application/json (the default) or text/markdown: the Markdown alone, billing in X-Svcx-* headers.",
+)
+CONVERT_RESPONSES: dict[Any, Any] = {
+    (200, "application/json"): ConversionSerializer,
+    (200, "text/markdown"): OpenApiResponse(
+        OpenApiTypes.STR,
+        description="The Markdown, `<!-- page N -->` before each page; billing in `X-Svcx-*` headers.",
+        examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
+    ),
+}
+
+
 class ConvertApi(ApiView):
     """Convert a PDF to Markdown or JSON.
 
@@ -214,16 +242,9 @@ class ConvertApi(ApiView):
 
     @extend_schema(
         summary="Convert a PDF",
-        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        parameters=[IDEMPOTENCY_PARAMETER, ACCEPT_PARAMETER],
         request=document_request_schema("Convert"),
-        responses={
-            (200, "application/json"): ConversionSerializer,
-            (200, "text/markdown"): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="The Markdown, `<!-- page N -->` before each page; billing in `X-Svcx-*` headers.",
-                examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
-            ),
-        },
+        responses=CONVERT_RESPONSES,
     )
     def post(self, request: Request) -> Any:
         caller = caller_of(request)
@@ -282,6 +303,21 @@ class ConvertApi(ApiView):
             cached=False,
             parsed=parsed,
         )
+
+
+class ConvertRawApi(ConvertApi):
+    """Convert a PDF sent as the raw body. The same conversion as POST /v1/convert."""
+
+    @extend_schema(
+        summary="Convert a raw PDF body",
+        description=RAW_DESCRIPTION,
+        parameters=[IDEMPOTENCY_PARAMETER, ACCEPT_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=RAW_REQUEST_SCHEMA,
+        responses=CONVERT_RESPONSES,
+    )
+    def post(self, request: Request) -> Any:
+        raw_pdf_only(request._request)
+        return super().post(request)
 
 
 def _engine_dict() -> dict[str, Any]:

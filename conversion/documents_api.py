@@ -6,8 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,9 +16,15 @@ from accounts.scopes import FILES_READ, FILES_WRITE, INSPECT
 from billing.limits import limit_for
 from billing.meters import meter_consume, meter_require, record
 from conversion import engine
-from conversion.api import IDEMPOTENCY_PARAMETER, RAW_PDF_PARAMETERS, document_request_schema
+from conversion.api import (
+    IDEMPOTENCY_PARAMETER,
+    RAW_DESCRIPTION,
+    RAW_PDF_PARAMETERS,
+    RAW_REQUEST_SCHEMA,
+    document_request_schema,
+)
 from conversion.files import file_create, file_delete, file_get, storage_used
-from conversion.intake import INTAKE_ERRORS, MULTIPART, PDF, ParsedBody, parse_body
+from conversion.intake import INTAKE_ERRORS, MULTIPART, PDF, ParsedBody, parse_body, raw_pdf_only
 from conversion.jobs import job_execute
 from conversion.models import ConversionJob, StoredFile
 from conversion.options import validate_options
@@ -43,7 +48,7 @@ DOCUMENT_ERRORS = (
 # One serializer for the record wherever it is answered: field instances cannot be shared
 # between two serializers (the second would describe no body).
 FileSerializer = inline_serializer(
-    "File",
+    "StoredFile",  # not "File": generated clients have a File type for uploads
     {
         "id": serializers.CharField(),
         "object": serializers.CharField(default="file"),
@@ -81,10 +86,7 @@ class FileCreateApi(ApiView):
     @extend_schema(
         summary="Upload a file",
         parameters=[IDEMPOTENCY_PARAMETER],
-        request={
-            "multipart/form-data": inline_serializer("FileUpload", {"file": serializers.FileField()}),
-            "application/pdf": OpenApiTypes.BINARY,
-        },
+        request={"multipart/form-data": inline_serializer("FileUpload", {"file": serializers.FileField()})},
         responses={201: FileSerializer},
     )
     def post(self, request: Request) -> Any:
@@ -177,6 +179,25 @@ class FileDetailApi(ApiView):
 DELETE_BODY_LIMIT = 64 * 1024
 
 
+class FileCreateRawApi(FileCreateApi):
+    """Store a PDF sent as the raw body. The same as POST /v1/files."""
+
+    @extend_schema(
+        summary="Upload a raw PDF body",
+        description="The body is the PDF itself, sent as application/octet-stream or application/pdf (the same "
+        "as an application/pdf body on POST /v1/files); `filename` names it.",
+        parameters=[
+            IDEMPOTENCY_PARAMETER,
+            OpenApiParameter("filename", {"type": "string", "maxLength": 255}, description="The file's name."),
+        ],
+        request=RAW_REQUEST_SCHEMA,
+        responses={201: FileSerializer},
+    )
+    def post(self, request: Request) -> Any:
+        raw_pdf_only(request._request)
+        return super().post(request)
+
+
 def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBody]:
     """Run an inspect or toc job for the request, with its meters; a replay raises _Replay."""
     caller = caller_of(request)
@@ -241,6 +262,22 @@ PAGE_SAMPLE_FIELDS: dict[str, Any] = {
 }
 
 
+INSPECTION_SERIALIZER = inline_serializer(
+    "Inspection",
+    {
+        "object": serializers.CharField(default="inspection"),
+        "page_count": serializers.IntegerField(allow_null=True),
+        "pdf_version": serializers.CharField(allow_null=True),
+        "encrypted": serializers.BooleanField(),
+        "password_required": serializers.BooleanField(),
+        "extraction_allowed": serializers.BooleanField(allow_null=True),
+        "xfa": serializers.BooleanField(),
+        "outline_items": serializers.IntegerField(),
+        "pages": inline_serializer("PageSample", PAGE_SAMPLE_FIELDS, many=True),
+    },
+)
+
+
 class InspectApi(ApiView):
     """Inspect a document for free before converting it: page count, PDF version, encryption,
     whether extraction is allowed, XFA, outline size, and a text-layer sample of the first pages.
@@ -253,23 +290,10 @@ class InspectApi(ApiView):
 
     @extend_schema(
         summary="Inspect a PDF",
-        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        parameters=[IDEMPOTENCY_PARAMETER],
         request=document_request_schema("Inspect"),
         responses={
-            200: inline_serializer(
-                "Inspection",
-                {
-                    "object": serializers.CharField(default="inspection"),
-                    "page_count": serializers.IntegerField(allow_null=True),
-                    "pdf_version": serializers.CharField(allow_null=True),
-                    "encrypted": serializers.BooleanField(),
-                    "password_required": serializers.BooleanField(),
-                    "extraction_allowed": serializers.BooleanField(allow_null=True),
-                    "xfa": serializers.BooleanField(),
-                    "outline_items": serializers.IntegerField(),
-                    "pages": inline_serializer("PageSample", PAGE_SAMPLE_FIELDS, many=True),
-                },
-            )
+            200: INSPECTION_SERIALIZER,
         },
     )
     def post(self, request: Request) -> Any:
@@ -278,6 +302,24 @@ class InspectApi(ApiView):
         except _Replay as replay:
             return replay.response
         return Response(_document_body("inspection", job, parsed))
+
+
+TOC_SERIALIZER = inline_serializer(
+    "Toc",
+    {
+        "object": serializers.CharField(default="toc"),
+        "page_count": serializers.IntegerField(),
+        "entries": inline_serializer(
+            "TocEntry",
+            {
+                "level": serializers.IntegerField(),
+                "title": serializers.CharField(),
+                "page": serializers.IntegerField(allow_null=True),
+            },
+            many=True,
+        ),
+    },
+)
 
 
 class TocApi(ApiView):
@@ -289,25 +331,10 @@ class TocApi(ApiView):
 
     @extend_schema(
         summary="Read the table of contents",
-        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        parameters=[IDEMPOTENCY_PARAMETER],
         request=document_request_schema("Toc"),
         responses={
-            200: inline_serializer(
-                "Toc",
-                {
-                    "object": serializers.CharField(default="toc"),
-                    "page_count": serializers.IntegerField(),
-                    "entries": inline_serializer(
-                        "TocEntry",
-                        {
-                            "level": serializers.IntegerField(),
-                            "title": serializers.CharField(),
-                            "page": serializers.IntegerField(allow_null=True),
-                        },
-                        many=True,
-                    ),
-                },
-            )
+            200: TOC_SERIALIZER,
         },
     )
     def post(self, request: Request) -> Any:
@@ -316,3 +343,33 @@ class TocApi(ApiView):
         except _Replay as replay:
             return replay.response
         return Response(_document_body("toc", job, parsed))
+
+
+class InspectRawApi(InspectApi):
+    """Inspect a PDF sent as the raw body. The same as POST /v1/inspect."""
+
+    @extend_schema(
+        summary="Inspect a raw PDF body",
+        description=RAW_DESCRIPTION,
+        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=RAW_REQUEST_SCHEMA,
+        responses={200: INSPECTION_SERIALIZER},
+    )
+    def post(self, request: Request) -> Any:
+        raw_pdf_only(request._request)
+        return super().post(request)
+
+
+class TocRawApi(TocApi):
+    """The outline of a PDF sent as the raw body. The same as POST /v1/toc."""
+
+    @extend_schema(
+        summary="Read the table of contents of a raw PDF body",
+        description=RAW_DESCRIPTION,
+        parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
+        request=RAW_REQUEST_SCHEMA,
+        responses={200: TOC_SERIALIZER},
+    )
+    def post(self, request: Request) -> Any:
+        raw_pdf_only(request._request)
+        return super().post(request)

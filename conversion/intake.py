@@ -38,6 +38,10 @@ MULTIPART = "multipart/form-data"
 JSON = "application/json"
 PDF = "application/pdf"
 ENCODINGS = (MULTIPART, JSON, PDF)
+# The /raw operations also take the raw PDF as application/octet-stream, the type generated
+# clients send for a binary body.
+OCTET_STREAM = "application/octet-stream"
+RAW_ENCODINGS = (PDF, OCTET_STREAM)
 # The JSON encoding never carries the PDF itself (base64 is refused), so its body is small.
 JSON_BODY_LIMIT = 256 * 1024
 
@@ -571,6 +575,7 @@ _ENCODING_TEXT = {
     MULTIPART: "multipart/form-data (a `file` part)",
     JSON: "application/json (with `file_id`)",
     PDF: "application/pdf (the raw PDF)",
+    OCTET_STREAM: "application/octet-stream (the raw PDF)",
 }
 
 
@@ -599,3 +604,14 @@ def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODI
     if kind == MULTIPART and "boundary=" not in (request.META.get("CONTENT_TYPE") or ""):
         raise ServiceError("multipart_malformed", "The multipart/form-data Content-Type has no boundary.")
     return kind
+
+
+def raw_pdf_only(request: HttpRequest) -> None:
+    """The body of a /raw operation is the PDF itself, as application/pdf or
+    application/octet-stream; the latter is then read exactly as application/pdf.
+
+    Raises `missing_source` for an empty body and 415 `unsupported_content_type` for any other
+    Content-Type, before any byte of the body is read.
+    """
+    if check_content_type(request, RAW_ENCODINGS) == OCTET_STREAM:
+        request.META["CONTENT_TYPE"] = PDF

@@ -156,3 +156,32 @@ def add_envelope(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     }
     result["security"] = [{"bearer": []}]
     return result
+
+
+def close_request_bodies(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: every request body described is required, and its objects admit no
+    member they do not name, as the server refuses unknown parts and members (`unknown_parameter`)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    seen: set[int] = set()
+
+    def close(schema: dict[str, Any]) -> None:
+        if "$ref" in schema:
+            schema = schemas[schema["$ref"].rsplit("/", 1)[-1]]
+        for member in schema.get("allOf", []):
+            close(member)
+        if id(schema) in seen or "properties" not in schema:
+            return
+        seen.add(id(schema))
+        schema["additionalProperties"] = False
+        for member in schema["properties"].values():
+            close(member)
+
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if not body:
+                continue
+            body["required"] = True
+            for media in body.get("content", {}).values():
+                close(media.get("schema", {}))
+    return result

@@ -155,7 +155,11 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["svcx.openapi.only_public_api"],
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "svcx.openapi.add_envelope"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "svcx.openapi.add_envelope",
+        "svcx.openapi.close_request_bodies",
+    ],
     "AUTHENTICATION_WHITELIST": [],
     "SERVERS": [{"url": SVCX_PUBLIC_URL}],
 }

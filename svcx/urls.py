@@ -19,6 +19,7 @@ urlpatterns = [
     path("", include("conversion.urls")),
     path("docs/", views.docs_index, name="docs-index"),
     path("docs/errors/<str:code>", views.docs_error, name="docs-error"),
+    path("docs/<slug:slug>", views.docs_guide, name="docs-guide"),
     # Before the admin's own routes: the same login view, limited per client address.
     path("admin/login/", per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(admin.site.login)),
     path("admin/", admin.site.urls),

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from svcx.api import ApiView
 from svcx.errors import CATALOGUE, ServiceError, caller_text
+from svcx.guides import guide_get, guide_list
 from svcx.handlers import error_response
 from svcx.health import health_checks
 
@@ -61,7 +62,8 @@ class HealthApi(ApiView):
 
 
 @cache
-def _openapi_document() -> dict[str, Any]:
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI description served at /v1/openapi.json, generated once per process."""
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
@@ -74,7 +76,7 @@ class OpenApiApi(ApiView):
 
     @extend_schema(summary="OpenAPI description", responses={200: {"type": "object"}})
     def get(self, request: Request) -> Response:
-        return Response(_openapi_document())
+        return Response(openapi_document())
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # The document is OpenAPI, where a top-level request_id would be invalid: the id is in the header.
@@ -98,7 +100,16 @@ def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRes
 
 def docs_index(request: HttpRequest) -> HttpResponse:
     codes = sorted(CATALOGUE.values(), key=lambda spec: (spec.status, spec.code))
-    return render(request, "svcx/docs_index.html", {"codes": codes})
+    return render(request, "svcx/docs_index.html", {"codes": codes, "guides": guide_list()})
+
+
+def docs_guide(request: HttpRequest, slug: str) -> HttpResponse:
+    guide = guide_get(slug)
+    if guide is None:
+        return error_response(
+            ServiceError("unknown_endpoint", f"No guide {caller_text(slug)!r}; /docs/ lists them."), request
+        )
+    return render(request, "svcx/docs_guide.html", {"guide": guide, "guides": guide_list()})
 
 
 def docs_error(request: HttpRequest, code: str) -> HttpResponse:

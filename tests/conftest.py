@@ -279,6 +279,19 @@ def web_process(transactional_db: None, tmp_path: Path) -> Iterator[str]:
     process.wait(timeout=20)
 
 
+@pytest.fixture(scope="module")
+def module_web(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A real gunicorn for every test of a module (tests using it need committed data:
+    `django_db(transaction=True)`); its base URL."""
+    with django_db_blocker.unblock():
+        process, base = start_web(tmp_path_factory.mktemp("module-web"))
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
+
+
 # PDFs made in the tests ------------------------------------------------------------------
 
 

@@ -68,6 +68,26 @@ def test_multipart_upload_converts_to_json_and_bills_per_page(
     assert (log.pages, log.credits, log.status, log.endpoint) == (3, 3, 200, "/v1/convert")
 
 
+def test_raw_operation_converts_an_octet_stream_body_like_application_pdf(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    response = client.post(
+        "/v1/convert/raw?pages=2-3",
+        data=three_pages.read_bytes(),
+        content_type="application/octet-stream",
+        HTTP_X_SVCX_PDF_PASSWORD="unused",
+        HTTP_X_SVCX_METADATA='{"a": 1}',
+        **bearer(account["live"].secret),
+    )
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert [p["page"] for p in body["pages"]] == [2, 3]
+    assert (body["pages_billed"], body["metadata"]) == (2, {"a": 1})
+    assert credits_get(organization=account["org"], environment="live").balance == 98
+    assert RequestLog.objects.get(request_id=body["request_id"]).endpoint == "/v1/convert/raw"
+
+
 def test_raw_pdf_with_query_pages_converts_only_those_pages_as_markdown(
     client: Client, account: dict[str, Any], three_pages: Path
 ) -> None:

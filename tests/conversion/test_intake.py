@@ -190,6 +190,23 @@ def test_other_content_types_are_415_listing_the_three(client: Client, secret: s
         assert accepted in error["message"]
 
 
+@pytest.mark.parametrize("path", ["/v1/convert/raw", "/v1/inspect/raw", "/v1/toc/raw", "/v1/files/raw"])
+@pytest.mark.parametrize("content_type", ["multipart/form-data; boundary=x", "application/json", "text/plain"])
+def test_raw_operations_take_only_the_raw_pdf(client: Client, secret: str, path: str, content_type: str) -> None:
+    error = assert_envelope(
+        client.post(path, data=b"x", content_type=content_type, **bearer(secret)), 415, "unsupported_content_type"
+    )
+
+    assert error["details"]["accepted"] == ["application/pdf", "application/octet-stream"]
+
+
+@pytest.mark.parametrize("path", ["/v1/convert/raw", "/v1/inspect/raw", "/v1/toc/raw", "/v1/files/raw"])
+def test_raw_operations_refuse_an_empty_body_as_missing_source(client: Client, secret: str, path: str) -> None:
+    assert_envelope(
+        client.post(path, data=b"", content_type="application/octet-stream", **bearer(secret)), 400, "missing_source"
+    )
+
+
 @pytest.mark.parametrize(
     "accept", ["text/html", "application/xml", "image/*", "text/markdown;q=0, application/json;q=0"]
 )

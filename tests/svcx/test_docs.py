@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from svcx.errors import CATALOGUE
+from svcx.guides import inline_markdown
 
 
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
@@ -19,7 +20,8 @@ def test_every_code_has_a_page(client: Client, code: str) -> None:
     text = response.content.decode()
     assert code in text
     assert str(CATALOGUE[code].status) in text
-    assert CATALOGUE[code].help.split(".")[0].replace('"', "&quot;").replace("'", "&#x27;")[:40] in text
+    assert inline_markdown(CATALOGUE[code].help) in text
+    assert "`" not in text  # code spans render as <code>, not as literal backticks
 
 
 def test_index_lists_every_code(client: Client) -> None:
@@ -37,6 +39,12 @@ def test_doc_url_of_an_error_resolves_to_its_page(client: Client, settings: obje
 
     assert page.status_code == 200
     assert "unknown_endpoint" in page.content.decode()
+
+
+def test_code_spans_of_the_catalogue_render_as_code_and_other_markup_is_escaped() -> None:
+    assert inline_markdown("Send `pages` <b>now</b> & `x<y`.") == (
+        "Send <code>pages</code> &lt;b&gt;now&lt;/b&gt; &amp; <code>x&lt;y</code>."
+    )
 
 
 def test_unknown_code_page_is_an_envelope(client: Client) -> None:

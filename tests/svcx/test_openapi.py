@@ -137,13 +137,44 @@ def test_every_success_response_describes_its_body(document: dict[str, Any]) -> 
     assert missing == []
 
 
-def test_convert_documents_both_answers_and_the_raw_pdf_parameters(document: dict[str, Any]) -> None:
+def test_query_options_and_raw_headers_are_offered_with_the_raw_pdf_only(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
     for path in ("/v1/convert", "/v1/inspect", "/v1/toc"):
         names = {p["name"] for p in document["paths"][path]["post"]["parameters"]}
-        assert {"pages", "ocr", "flavor", "tables", "fallback", "debug"} <= names, path
-        assert {"X-Svcx-Pdf-Password", "X-Svcx-Metadata", "Idempotency-Key"} <= names, path
-    answers = document["paths"]["/v1/convert"]["post"]["responses"]["200"]["content"]
-    assert set(answers) == {"application/json", "text/markdown"}
+        raw_names = {p["name"] for p in document["paths"][f"{path}/raw"]["post"]["parameters"]}
+        body = document["paths"][path]["post"]["requestBody"]
+        raw_body = document["paths"][f"{path}/raw"]["post"]["requestBody"]
+
+        assert not {"pages", "ocr", "flavor", "tables", "fallback", "debug", "X-Svcx-Pdf-Password"} & names, path
+        assert {"pages", "ocr", "flavor", "tables", "fallback", "debug"} <= raw_names, path
+        assert {"X-Svcx-Pdf-Password", "X-Svcx-Metadata", "Idempotency-Key"} <= raw_names, path
+        assert (set(body["content"]), body["required"]) == ({"multipart/form-data", "application/json"}, True)
+        assert raw_body["content"] == {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+        assert raw_body["required"] is True
+        for media in body["content"].values():
+            described = schemas[media["schema"]["$ref"].rsplit("/", 1)[1]]
+            assert described["additionalProperties"] is False, path
+            assert described["properties"]["metadata"]["type"] == "object"
+            options = schemas[described["properties"]["options"]["allOf"][0]["$ref"].rsplit("/", 1)[1]]
+            assert (options["type"], options["additionalProperties"]) == ("object", False)
+            assert options["properties"]["pages"]["maxLength"] == 2048
+
+
+def test_convert_answers_json_or_markdown_as_the_client_accepts(document: dict[str, Any]) -> None:
+    for path in ("/v1/convert", "/v1/convert/raw"):
+        operation = document["paths"][path]["post"]
+        accept = next(p for p in operation["parameters"] if p["name"] == "Accept")
+
+        assert set(operation["responses"]["200"]["content"]) == {"application/json", "text/markdown"}
+        assert accept["schema"]["enum"] == ["application/json", "text/markdown"]
+
+
+def test_enforced_bounds_are_stated(document: dict[str, Any]) -> None:
+    for path in ("/v1/credits/ledger", "/v1/usage/records"):
+        limit = next(p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "limit")
+        assert (limit["schema"]["minimum"], limit["schema"]["maximum"]) == (1, 100)
+    key = next(p for p in document["paths"]["/v1/convert"]["post"]["parameters"] if p["name"] == "Idempotency-Key")
+    assert (key["schema"]["minLength"], key["schema"]["maxLength"]) == (1, 255)
 
 
 def test_list_answers_describe_their_rows(document: dict[str, Any]) -> None:
