@@ -153,13 +153,14 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > 200 or not any(ch.isalpha() for ch in text):
             continue
-        if outline_titles:
-            level = outline_titles.get(_norm(text))
-            if level is not None:
-                block.kind, block.level = "h", min(level, 6)
-                continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size) if size >= body * 1.15 else None
+        outlined = outline_titles.get(_norm(text)) if outline_titles else None
+        if outlined is not None:
+            # The outline says what is a heading. Its depth counts nesting, not styles (a
+            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more.
+            block.kind, block.level = "h", min(level or outlined, 6)
+            continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level
             continue

@@ -26,6 +26,7 @@ from .document import (
 )
 from .errors import EngineError
 from .layout import PageAborted, PageModel, PageParser, PageTooComplex
+from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 
 __all__ = [
@@ -468,11 +469,15 @@ def _convert_opened(
 ) -> ConversionResult:
     stats = DocStats()
     outline: dict[int, dict[str, int]] = {}
+    # Outline depth 1 is the first section level (`##`), unless a single root holds
+    # everything else: then the root is the document's title (`#`).
+    roots = sum(1 for entry in info.outline if entry.level == 1)
+    shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
     for entry in info.outline:
         if entry.page is not None and entry.title:
             key = "".join(ch for ch in entry.title.casefold() if ch.isalnum())
             if key:
-                outline.setdefault(entry.page, {}).setdefault(key, entry.level)
+                outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
     delivered: list[PageResult] = []
     warnings = list(info.warnings)

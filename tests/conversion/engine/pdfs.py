@@ -118,3 +118,17 @@ def lines(
 ) -> list[Op]:
     """Consecutive lines starting at baseline `top`, one `leading` apart."""
     return [Text(x, top - i * leading, t, size, font) for i, t in enumerate(texts)]
+
+
+def add_outline(path: Path, entries: list[tuple[int, str, int]]) -> Path:
+    """Bookmarks (depth from 1, title, 0-based page) written in order, nested by depth."""
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        with pdf.open_outline() as outline:
+            parents: list[pikepdf.OutlineItem] = []
+            for depth, title, page in entries:
+                item = pikepdf.OutlineItem(title, page)
+                del parents[depth - 1 :]
+                (parents[-1].children if parents else outline.root).append(item)
+                parents.append(item)
+        pdf.save(path)
+    return path

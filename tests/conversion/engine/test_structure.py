@@ -9,7 +9,7 @@ import pikepdf
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Op, Rule, Runs, Text, lines, make_pdf
+from .pdfs import Op, Rule, Runs, Text, add_outline, lines, make_pdf
 
 
 def md(path: Path, **kwargs: Any) -> str:
@@ -423,3 +423,86 @@ def test_outline_title_on_the_page_makes_a_heading(tmp_path: Path) -> None:
             outline.root.append(parent)
         pdf.save(path)
     assert md(path) == "## Scope of work\n\nThe scope covers the whole building."
+
+
+BODY = "Body text of this part, long enough to be taken for the body of the page."
+
+
+def test_without_a_title_the_largest_heading_style_is_level_two(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Overview", 16, "B"),
+                *lines(72, 690, [BODY]),
+                Text(72, 650, "Details", 13, "B"),
+                *lines(72, 620, [BODY]),
+                Text(72, 580, "More details", 13, "B"),
+                *lines(72, 550, [BODY]),
+            ]
+        ],
+    )
+    assert md(pdf) == f"## Overview\n\n{BODY}\n\n### Details\n\n{BODY}\n\n### More details\n\n{BODY}"
+
+
+def test_heading_levels_are_ranked_over_the_whole_document_not_the_page(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [Text(72, 720, "Guide", 28, "B"), Text(72, 670, "Background", 14, "B"), *lines(72, 640, [BODY])],
+            [Text(72, 720, "Installation", 20, "B"), *lines(72, 690, [BODY])],
+        ],
+    )
+    assert [p.markdown for p in convert(pdf).pages] == [
+        f"# Guide\n\n### Background\n\n{BODY}",
+        f"## Installation\n\n{BODY}",
+    ]
+
+
+def test_outline_depth_one_below_a_title_outside_the_outline_is_level_two(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Tenancy Agreement", 28, "B"),
+                *lines(72, 670, ["Parties"]),
+                *lines(72, 640, [BODY]),
+                *lines(72, 600, ["Rent"]),
+                *lines(72, 570, [BODY]),
+            ]
+        ],
+    )
+    add_outline(pdf, [(1, "Parties", 0), (1, "Rent", 0)])
+    assert md(pdf) == f"# Tenancy Agreement\n\n## Parties\n\n{BODY}\n\n## Rent\n\n{BODY}"
+
+
+def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_path: Path) -> None:
+    # A Heading 3 directly under a Heading 1 sits at outline depth 2; its style says 3.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Report", 28, "B"),
+                Text(72, 680, "Section 1", 20, "B"),
+                Text(72, 650, "Section 1.1", 16, "B"),
+                Text(72, 620, "Section 1.1.1", 14, "B"),
+                Text(72, 590, "Section 2", 20, "B"),
+                Text(72, 560, "Section 2.0.1", 14, "B"),
+                *lines(72, 530, [BODY]),
+            ]
+        ],
+    )
+    add_outline(
+        pdf,
+        [
+            (1, "Section 1", 0),
+            (2, "Section 1.1", 0),
+            (3, "Section 1.1.1", 0),
+            (1, "Section 2", 0),
+            (2, "Section 2.0.1", 0),
+        ],
+    )
+    assert md(pdf) == (
+        "# Report\n\n## Section 1\n\n### Section 1.1\n\n#### Section 1.1.1\n\n## Section 2\n\n#### Section 2.0.1\n\n"
+        + BODY
+    )
