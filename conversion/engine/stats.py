@@ -10,6 +10,7 @@ import math
 import re
 from collections import Counter
 
+from .furniture import PAGE_NUMBER
 from .layout import BOLD, MONO, Line, PageModel
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
@@ -48,6 +49,7 @@ class DocStats:
         self._mono_chars = 0
         self._chars = 0
         self._running: Counter[str] = Counter()
+        self._running_texts: dict[str, set[str]] = {}
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
         # Lines with words per font size, and the pages they sit on: which sizes are
@@ -78,6 +80,7 @@ class DocStats:
             key = _running_key(line, page)
             if key is not None:
                 keys.add(key)
+                self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
         self._running.update(keys)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
         self._body = None
@@ -151,6 +154,15 @@ class DocStats:
             return False
         key = _running_key(line, page)
         if key is None:
+            return False
+        # A line in a heading style whose number changes from page to page ("Part 3") is
+        # a heading of each page: content. A running title in a heading style repeats
+        # verbatim; one that carries the page number says so ("Page 3").
+        if (
+            len(self._running_texts[key]) > 1
+            and self.heading_level_for_size(line.size) is not None
+            and not PAGE_NUMBER.search(" ".join(line.text.split()))
+        ):
             return False
         count = self._running[key]
         if self.pages == 2:

@@ -506,3 +506,39 @@ def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_p
         "# Report\n\n## Section 1\n\n### Section 1.1\n\n#### Section 1.1.1\n\n## Section 2\n\n#### Section 2.0.1\n\n"
         + BODY
     )
+
+
+def test_a_heading_whose_number_changes_per_page_is_content_not_a_running_header(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(72, 760, f"Heading of page {n}", 16, "B"),
+            *lines(72, 700, [BODY]),
+            Text(72, 40, f"Annual Report - Page {n}", 16, "B"),
+        ]
+        for n in (1, 2, 3)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown for p in result.pages] == [f"## Heading of page {n}\n\n{BODY}" for n in (1, 2, 3)]
+
+
+def test_journal_header_with_its_page_number_is_dropped_from_a_single_page(tmp_path: Path) -> None:
+    # The text block of a journal page starts lower than a tenth of the page height.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(190, 690, "Optimized Tokenization for Structure Recognition", 9),
+                Text(476, 690, "9", 9),
+                *lines(
+                    135, 665, ["order to compute the score, timing results were obtained from one machine."], size=10
+                ),
+                Text(135, 630, "5.1 Hyper Parameter Optimization", 10, "B"),
+                *lines(135, 605, ["We have chosen the data set to perform the optimisation of the model."], size=10),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "order to compute the score, timing results were obtained from one machine.\n\n"
+        "## 5.1 Hyper Parameter Optimization\n\n"
+        "We have chosen the data set to perform the optimisation of the model."
+    )
