@@ -363,17 +363,38 @@ class _CallbackError(Exception):
         self.error = error
 
 
-# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)".
-_UNMAPPED_GLYPH = re.compile(r"\(cid:\d+\)")
+# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)";
+# glyphs of icon and symbol fonts come as private-use code points. Both are noise to a
+# reader (a bullet among them has become a list marker already).
+_UNMAPPED_GLYPHS = re.compile(r"(?:\(cid:\d+\))+")
+_PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]+")
+_SPACES = re.compile(r"(?<=\S) {2,}")
+_BARE_MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,9}[.)]|#{1,6})?\s*$")
 
 
-def _unmapped_glyphs_warning(number: int, markdown: str) -> str | None:
-    count = len(_UNMAPPED_GLYPH.findall(markdown))
+def _drop_glyph_garbage(markdown: str) -> tuple[str, int]:
+    """`markdown` without unmapped or private-use glyphs; and how many unmapped ones went."""
+    count = markdown.count("(cid:")
+    if not count and not _PRIVATE_USE.search(markdown):
+        return markdown, 0
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        cleaned = _PRIVATE_USE.sub("", _UNMAPPED_GLYPHS.sub("", line))
+        if cleaned != line:
+            cleaned = _SPACES.sub(" ", cleaned).rstrip()
+            if _BARE_MARKER.match(cleaned):
+                # Nothing left but a marker: the line was all unmapped glyphs.
+                continue
+        out.append(cleaned)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n"), count
+
+
+def _unmapped_glyphs_warning(number: int, count: int) -> str | None:
     if not count:
         return None
     return (
         f"Page {number}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
-        "they appear as (cid:N)."
+        "they were left out."
     )
 
 
@@ -499,8 +520,10 @@ def _convert_opened(
             number, has_text = item.number, item.has_text_layer
             page_warnings = []
             if has_text:
-                markdown = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
-                unmapped = _unmapped_glyphs_warning(number, markdown)
+                markdown, dropped = _drop_glyph_garbage(
+                    render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+                )
+                unmapped = _unmapped_glyphs_warning(number, dropped)
                 if unmapped:
                     page_warnings.append(unmapped)
             else:

@@ -6,14 +6,15 @@ import re
 
 from .layout import BOLD, Line
 
-# Bullet glyphs, including Symbol/Wingdings private-use code points, hyphen bullet,
-# hyphen, en and em dash, asterisk.
-_BULLETS = "•●▪◦‣○■□➢►▶✓✔◆◇∙·\u2043\uf0b7\uf0a7\uf0fc\uf076\uf0d8\uf06c\uf0a8-\u2013\u2014*"
+# Bullet glyphs: hyphen bullet, hyphen, en and em dash, asterisk, and any private-use
+# code point (Symbol and Wingdings fonts put their bullets there).
+_BULLETS = "•●▪◦‣○■□➢►▶✓✔◆◇∙·\u2043-\u2013\u2014*"
+_BULLET_CLASS = re.escape(_BULLETS) + "\ue000-\uf8ff"
 # An unmapped glyph "(cid:N)" at the start of a line is almost always a bullet drawn
 # from a symbol font without a Unicode mapping.
-_BULLET = re.compile(rf"^\s*([{re.escape(_BULLETS)}]|\(cid:\d+\)(?:\(cid:\d+\))?)\s+(?!\(cid:)(\S.*)$", re.S)
+_BULLET = re.compile(rf"^\s*([{_BULLET_CLASS}]|\(cid:\d+\)(?:\(cid:\d+\))?)\s+(?!\(cid:)(\S.*)$", re.S)
 _ORDERED = re.compile(r"^\s*(\d{1,3})([.)])\s+(\S.*)$", re.S)
-LONE_MARKER = re.compile(rf"^(?:[{re.escape(_BULLETS)}]|\d{{1,3}}[.)]|\(cid:\d+\))$")
+LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\))$")
 
 
 def list_marker(line: Line, body: float) -> tuple[str, str] | None:

@@ -9,7 +9,7 @@ import pikepdf
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Op, Rule, Runs, Text, add_outline, lines, make_pdf
+from .pdfs import Op, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf
 
 
 def md(path: Path, **kwargs: Any) -> str:
@@ -542,3 +542,25 @@ def test_journal_header_with_its_page_number_is_dropped_from_a_single_page(tmp_p
         "## 5.1 Hyper Parameter Optimization\n\n"
         "We have chosen the data set to perform the optimisation of the model."
     )
+
+
+def test_glyphs_named_by_glyph_index_are_recovered_without_a_warning(tmp_path: Path) -> None:
+    text = "Enhance the performance (by 2x) of your database!"
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(72, 700, glyph_index_codes(text), 11, "X")]])
+    result = convert(pdf)
+    assert result.markdown == "Enhance the performance (by 2x) of your database!"
+    assert result.warnings == []
+
+
+def test_private_use_bullets_become_list_markers_and_other_icons_are_dropped(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(72, 700, (("S", "\u00b7"), ("R", "   First point of the list"))),
+                Runs(72, 686, (("S", "\u00b7"), ("R", "   Second point of the list"))),
+                Runs(72, 650, (("R", "Call us "), ("S", "n"), ("R", " on weekdays."))),
+            ]
+        ],
+    )
+    assert md(pdf) == "- First point of the list\n- Second point of the list\n\nCall us on weekdays."
