@@ -128,8 +128,10 @@ def _continues(
     if cur.kind == "li":
         if line.x0 > cur.marker_x + 0.5 * line.size:
             return True
-        # Continuation lines flush with the marker: only while the sentence runs on.
-        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;"
+        # Continuation lines flush with the marker: only while the sentence runs on, and
+        # not after a short line (an item's title with a paragraph below it).
+        short = prev.x1 < seg_right - 3 * size and line.text[:1].isupper()
+        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;" and not short
     if _LEADER.search(prev.text) or _LEADER.search(line.text):
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False

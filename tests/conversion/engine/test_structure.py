@@ -564,3 +564,69 @@ def test_private_use_bullets_become_list_markers_and_other_icons_are_dropped(tmp
         ],
     )
     assert md(pdf) == "- First point of the list\n- Second point of the list\n\nCall us on weekdays."
+
+
+def test_lettered_roman_and_outline_numbered_items_keep_their_labels(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "3.5 million people live in the valley, by the last count.",
+                    "a) Check the seals.",
+                    "b) Check the hoses.",
+                    "(iv) Report any leak.",
+                    "2.1 Market Stops",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "3.5 million people live in the valley, by the last count.\n\n"
+        "- a) Check the seals.\n- b) Check the hoses.\n- (iv) Report any leak.\n- 2.1 Market Stops"
+    )
+
+
+def test_a_column_of_bullets_beside_text_is_a_list_not_a_table(tmp_path: Path) -> None:
+    items = ["Buy fresh bread from the bakery", "Pick up citrus and onions", "Return the library novels"]
+    ops: list[Op] = []
+    for i, item in enumerate(items):
+        ops += [Text(72, 700 - 24 * i, "\u00b7", 12), Text(108, 700 - 24 * i, item, 12)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "\n".join(f"- {item}" for item in items)
+
+
+def test_a_letter_o_in_a_font_of_its_own_is_a_second_level_bullet(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(90, 700, (("S", "\u00b7"), ("R", " List item 1"))),
+                Runs(126, 686, (("M", "o "), ("R", "List item 1.1"))),
+                Runs(126, 672, (("M", "o "), ("R", "List item 1.2"))),
+                Runs(90, 658, (("S", "\u00b7"), ("R", " List item 2"))),
+            ]
+        ],
+    )
+    assert md(pdf) == "- List item 1\n  - List item 1.1\n  - List item 1.2\n- List item 2"
+
+
+def test_a_paragraph_below_a_short_item_title_is_not_part_of_the_item(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "1. ORCHARD NOTES",
+                    "The gravel path bent around a quiet pond where ducks drifted in slow circles.",
+                    "2. ERRANDS",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "1. ORCHARD NOTES\n\nThe gravel path bent around a quiet pond where ducks drifted in slow circles.\n\n2. ERRANDS"
+    )
