@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .layout import BOLD, MONO, Line
-from .lists import list_marker, strip_marker
+from .lists import label_depth, list_marker, strip_marker
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -71,7 +71,8 @@ def build_blocks(
                     [strip_marker(line, marker[1])],
                     marker=marker[0],
                     marker_x=line.x0,
-                    indent=line.x0 - seg_left,
+                    # Outline numbers nest by their depth where the items share one indent.
+                    indent=line.x0 - seg_left + 2 * line.size * label_depth(marker[1]),
                 )
             elif is_code:
                 cur = Block("code", [line])

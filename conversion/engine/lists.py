@@ -19,6 +19,7 @@ _ORDERED = re.compile(r"^\s*(\d{1,3})([.)])\s+(\S.*)$", re.S)
 _LABEL = r"\(?(?:\d{1,3}|[a-zA-Z]|[ivxlc]{1,6})\)|[a-z]\.|[ivx]{1,5}\.|\d{1,3}(?:\.\d{1,3}){1,3}\.?"
 _LABELLED = re.compile(rf"^\s*((?:{_LABEL})\s+(\S.*))$", re.S)
 _OUTLINE_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3}){1,3}\.?$")
+BARE_NUMBER = re.compile(r"^\d{1,3}$")
 LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\)|{_LABEL})$")
 
 
@@ -50,6 +51,12 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
         if rest[:1].isalnum():
             return "-", rest
     return None
+
+
+def label_depth(text: str) -> int:
+    """Levels below the first of an outline-numbered item ("1.2.3 Title" -> 2), else 0."""
+    label = text.split(None, 1)[0] if text.strip() else ""
+    return label.rstrip(".").count(".") if _OUTLINE_NUMBER.match(label) else 0
 
 
 def strip_marker(line: Line, rest: str) -> Line:

@@ -566,7 +566,7 @@ def test_private_use_bullets_become_list_markers_and_other_icons_are_dropped(tmp
     assert md(pdf) == "- First point of the list\n- Second point of the list\n\nCall us on weekdays."
 
 
-def test_lettered_roman_and_outline_numbered_items_keep_their_labels(tmp_path: Path) -> None:
+def test_lettered_and_roman_numbered_items_keep_their_labels(tmp_path: Path) -> None:
     pdf = make_pdf(
         tmp_path / "a.pdf",
         [
@@ -578,14 +578,13 @@ def test_lettered_roman_and_outline_numbered_items_keep_their_labels(tmp_path: P
                     "a) Check the seals.",
                     "b) Check the hoses.",
                     "(iv) Report any leak.",
-                    "2.1 Market Stops",
                 ],
             )
         ],
     )
     assert md(pdf) == (
         "3.5 million people live in the valley, by the last count.\n\n"
-        "- a) Check the seals.\n- b) Check the hoses.\n- (iv) Report any leak.\n- 2.1 Market Stops"
+        "- a) Check the seals.\n- b) Check the hoses.\n- (iv) Report any leak."
     )
 
 
@@ -629,4 +628,14 @@ def test_a_paragraph_below_a_short_item_title_is_not_part_of_the_item(tmp_path: 
     )
     assert md(pdf) == (
         "1. ORCHARD NOTES\n\nThe gravel path bent around a quiet pond where ducks drifted in slow circles.\n\n2. ERRANDS"
+    )
+
+
+def test_a_number_before_a_tab_stop_numbers_an_item_and_outline_numbers_nest(tmp_path: Path) -> None:
+    rows = [("1", "First section"), ("1.1", "Sub one"), ("1.2", "Sub two"), ("2", "Second section")]
+    ops: list[Op] = []
+    for i, (number, text) in enumerate(rows):
+        ops += [Text(90, 700 - 24 * i, number, 11), Text(126, 700 - 24 * i, text, 11)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "1. First section\n   - 1.1 Sub one\n   - 1.2 Sub two\n2. Second section"
     )
