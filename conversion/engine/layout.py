@@ -206,6 +206,10 @@ class _FontManager(PDFResourceManager):
 
     def get_font(self, objid: object, spec: Any) -> PDFFont:
         font = super().get_font(objid, spec)
+        if getattr(font, "svcx_checked", False):
+            # Every Tf operator asks again; the font object is cached by pdfminer.
+            return font
+        font.svcx_checked = True  # type: ignore[attr-defined]  # our mark on pdfminer's object
         cid2unicode = getattr(font, "cid2unicode", None)
         if getattr(font, "unicode_map", None) is None and isinstance(cid2unicode, dict):
             recovered = _recoverable(spec)
