@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from .layout import BOLD, MONO, Line
-from .lists import list_marker, strip_marker
+from .lists import label_depth, list_marker, strip_marker
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -71,7 +71,8 @@ def build_blocks(
                     [strip_marker(line, marker[1])],
                     marker=marker[0],
                     marker_x=line.x0,
-                    indent=line.x0 - seg_left,
+                    # Outline numbers nest by their depth where the items share one indent.
+                    indent=line.x0 - seg_left + 2 * line.size * label_depth(marker[1]),
                 )
             elif is_code:
                 cur = Block("code", [line])
@@ -128,8 +129,10 @@ def _continues(
     if cur.kind == "li":
         if line.x0 > cur.marker_x + 0.5 * line.size:
             return True
-        # Continuation lines flush with the marker: only while the sentence runs on.
-        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;"
+        # Continuation lines flush with the marker: only while the sentence runs on, and
+        # not after a short line (an item's title with a paragraph below it).
+        short = prev.x1 < seg_right - 3 * size and line.text[:1].isupper()
+        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;" and not short
     if _LEADER.search(prev.text) or _LEADER.search(line.text):
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
@@ -153,13 +156,14 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > 200 or not any(ch.isalpha() for ch in text):
             continue
-        if outline_titles:
-            level = outline_titles.get(_norm(text))
-            if level is not None:
-                block.kind, block.level = "h", min(level, 6)
-                continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size) if size >= body * 1.15 else None
+        outlined = outline_titles.get(_norm(text)) if outline_titles else None
+        if outlined is not None:
+            # The outline says what is a heading. Its depth counts nesting, not styles (a
+            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more.
+            block.kind, block.level = "h", min(level or outlined, 6)
+            continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level
             continue

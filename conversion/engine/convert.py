@@ -26,6 +26,7 @@ from .document import (
 )
 from .errors import EngineError
 from .layout import PageAborted, PageModel, PageParser, PageTooComplex
+from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.2.0"
+ENGINE_VERSION: str = "1.3.0"
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -362,17 +363,38 @@ class _CallbackError(Exception):
         self.error = error
 
 
-# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)".
-_UNMAPPED_GLYPH = re.compile(r"\(cid:\d+\)")
+# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)";
+# glyphs of icon and symbol fonts come as private-use code points. Both are noise to a
+# reader (a bullet among them has become a list marker already).
+_UNMAPPED_GLYPHS = re.compile(r"(?:\(cid:\d+\))+")
+_PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]+")
+_SPACES = re.compile(r"(?<=\S) {2,}")
+_BARE_MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,9}[.)]|#{1,6})?\s*$")
 
 
-def _unmapped_glyphs_warning(number: int, markdown: str) -> str | None:
-    count = len(_UNMAPPED_GLYPH.findall(markdown))
+def _drop_glyph_garbage(markdown: str) -> tuple[str, int]:
+    """`markdown` without unmapped or private-use glyphs; and how many unmapped ones went."""
+    count = markdown.count("(cid:")
+    if not count and not _PRIVATE_USE.search(markdown):
+        return markdown, 0
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        cleaned = _PRIVATE_USE.sub("", _UNMAPPED_GLYPHS.sub("", line))
+        if cleaned != line:
+            cleaned = _SPACES.sub(" ", cleaned).rstrip()
+            if _BARE_MARKER.match(cleaned):
+                # Nothing left but a marker: the line was all unmapped glyphs.
+                continue
+        out.append(cleaned)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n"), count
+
+
+def _unmapped_glyphs_warning(number: int, count: int) -> str | None:
     if not count:
         return None
     return (
         f"Page {number}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
-        "they appear as (cid:N)."
+        "they were left out."
     )
 
 
@@ -468,11 +490,15 @@ def _convert_opened(
 ) -> ConversionResult:
     stats = DocStats()
     outline: dict[int, dict[str, int]] = {}
+    # Outline depth 1 is the first section level (`##`), unless a single root holds
+    # everything else: then the root is the document's title (`#`).
+    roots = sum(1 for entry in info.outline if entry.level == 1)
+    shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
     for entry in info.outline:
         if entry.page is not None and entry.title:
             key = "".join(ch for ch in entry.title.casefold() if ch.isalnum())
             if key:
-                outline.setdefault(entry.page, {}).setdefault(key, entry.level)
+                outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
     delivered: list[PageResult] = []
     warnings = list(info.warnings)
@@ -494,8 +520,10 @@ def _convert_opened(
             number, has_text = item.number, item.has_text_layer
             page_warnings = []
             if has_text:
-                markdown = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
-                unmapped = _unmapped_glyphs_warning(number, markdown)
+                markdown, dropped = _drop_glyph_garbage(
+                    render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+                )
+                unmapped = _unmapped_glyphs_warning(number, dropped)
                 if unmapped:
                     page_warnings.append(unmapped)
             else:

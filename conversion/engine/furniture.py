@@ -59,7 +59,7 @@ def strip_line_numbers(lines: list[Line]) -> list[Line]:
 
 # Page numbers printed in a margin: "7", "- 7 -", "vii", "7 / 12", "Page 7", "Page 7 of 12",
 # also after a running title ("Annual Report | Page 7 of 12").
-_PAGE_NUMBER = re.compile(
+PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.|pg\.?|seite|página|pagina)\s*)?\d{1,4}(?:\s*(?:of|/|von|de|sur)\s*\d{1,4})?$"
     r"|^[-\u2013\u2014]\s*\d{1,4}\s*[-\u2013\u2014]$"
     r"|^[ivxlcdm]{1,7}$"
@@ -69,6 +69,7 @@ _PAGE_NUMBER = re.compile(
 # A footnote starts with its mark; it is text, whatever its size and place.
 _FOOTNOTE_MARK = re.compile(r"^\s*(?:\d{1,3}|[*\u2020\u2021\u00a7])\s*[A-Za-z\u00c0-\u024f]")
 _FURNITURE_BAND = 0.1  # fraction of the page height at the top and at the bottom
+_NUMBERED_BAND = 0.16  # the same for a row that holds a page number beside other text
 
 
 def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int]:
@@ -89,11 +90,18 @@ def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int
         at_top = ordered is rows
         for depth in range(min(2, len(ordered) - 1)):
             row = ordered[depth]
+            # A row that carries a page number beside its text is a running header or
+            # footer even in the wider margins of a book or journal page.
+            band = (
+                _NUMBERED_BAND
+                if len(row) > 1 and any(PAGE_NUMBER.search(ln.text.strip()) for ln in row)
+                else _FURNITURE_BAND
+            )
             if at_top:
-                in_band = max(ln.bottom for ln in row) <= page.height * _FURNITURE_BAND
+                in_band = max(ln.bottom for ln in row) <= page.height * band
                 gap = min(ln.top for ln in ordered[depth + 1]) - max(ln.bottom for ln in row)
             else:
-                in_band = min(ln.top for ln in row) >= page.height * (1 - _FURNITURE_BAND)
+                in_band = min(ln.top for ln in row) >= page.height * (1 - band)
                 gap = min(ln.top for ln in row) - max(ln.bottom for ln in ordered[depth + 1])
             if not in_band or len(row) > 3:
                 # A row of many chunks is a table row or a figure's labels, not furniture.
@@ -105,7 +113,7 @@ def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int
                     if ln.vertical:
                         continue
                     text = " ".join(ln.text.split())
-                    if _PAGE_NUMBER.search(text) or (
+                    if PAGE_NUMBER.search(text) or (
                         ln.size <= body - 0.75 and len(text) <= 120 and not _FOOTNOTE_MARK.match(text)
                     ):
                         drop.add(id(ln))

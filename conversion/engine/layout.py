@@ -28,8 +28,11 @@ from pdfminer.layout import (
     LTTextLine,
     LTTextLineVertical,
 )
+from pdfminer.pdffont import PDFFont
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
+from pdfminer.pdftypes import resolve1
+from pdfminer.psparser import PSLiteral
 from pdfminer.utils import mult_matrix
 
 __all__ = [
@@ -166,6 +169,55 @@ class _LinesPage(LTPage):
         self._objs = [*self.group_objects(laparams, chars), *others]
 
 
+# Glyph names that carry a TrueType glyph index ("g68"): fonts converted from TrueType
+# keep the standard Macintosh glyph order, where indexes 3-97 are space to "~" (U+0020 to
+# U+007E, index = code point - 29). Only trusted in a font whose space is "g3".
+_GLYPH_INDEX_NAME = re.compile(r"^(?:g|glyph|index)(\d{1,3})$")
+
+
+def _recoverable(spec: Any) -> dict[int, str]:
+    """Character code -> text for glyphs of a simple font that pdfminer cannot map to
+    Unicode but whose /Differences name a TrueType glyph index."""
+    encoding = resolve1(spec.get("Encoding")) if isinstance(spec, dict) else None
+    if not isinstance(encoding, dict):
+        return {}
+    indexes: dict[int, int] = {}
+    code = 0
+    for item in list(resolve1(encoding.get("Differences")) or []):
+        item = resolve1(item)
+        if isinstance(item, int):
+            code = item
+        elif isinstance(item, PSLiteral):
+            m = _GLYPH_INDEX_NAME.match(str(item.name))
+            if m is not None:
+                indexes[code] = int(m.group(1))
+            code += 1
+    if 3 not in indexes.values():
+        return {}
+    return {code: chr(index + 29) for code, index in indexes.items() if 3 <= index <= 97}
+
+
+class _FontManager(PDFResourceManager):
+    """Fonts whose glyph names give their characters where pdfminer finds none.
+
+    pdfminer skips a /Differences name it does not know and keeps the base encoding's
+    character for that code, which is wrong for names that are glyph indexes.
+    """
+
+    def get_font(self, objid: object, spec: Any) -> PDFFont:
+        font = super().get_font(objid, spec)
+        if getattr(font, "svcx_checked", False):
+            # Every Tf operator asks again; the font object is cached by pdfminer.
+            return font
+        font.svcx_checked = True  # type: ignore[attr-defined]  # our mark on pdfminer's object
+        cid2unicode = getattr(font, "cid2unicode", None)
+        if getattr(font, "unicode_map", None) is None and isinstance(cid2unicode, dict):
+            recovered = _recoverable(spec)
+            if recovered:
+                cid2unicode.update(recovered)
+        return font
+
+
 class _BudgetedAggregator(PDFPageAggregator):
     """Collects a page's layout while counting objects and polling should_stop."""
 
@@ -237,7 +289,7 @@ class PageParser:
     """Parses pdfminer pages one at a time into `PageModel`s, sharing font caches."""
 
     def __init__(self, should_stop: Callable[[], bool] | None = None) -> None:
-        self._rsrcmgr = PDFResourceManager(caching=True)
+        self._rsrcmgr = _FontManager(caching=True)
         # boxes_flow=None skips pdfminer's O(n^2) text-box grouping: our own reading
         # order replaces it. all_texts makes text inside form XObjects count as text.
         self._laparams = LAParams(boxes_flow=None, all_texts=True, detect_vertical=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from .layout import Line
-from .lists import LONE_MARKER
+from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
 Item = Line | Table
@@ -93,19 +93,21 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
     out: list[Item] = []
     for it in row:
         prev = out[-1] if out else None
-        if (
-            isinstance(it, Line)
-            and isinstance(prev, Line)
-            and LONE_MARKER.match(prev.text.strip())
-            and it.x0 - prev.x1 < 4 * it.size
-        ):
+        if not isinstance(it, Line) or not isinstance(prev, Line) or it.x0 - prev.x1 >= 4 * it.size:
+            out.append(it)
+            continue
+        marker = prev.text.strip()
+        if BARE_NUMBER.match(marker) and it.x0 - prev.x1 >= it.size:
+            # A number alone before a tab stop numbers an item ("1" <tab> "First section").
+            marker += "."
+        if LONE_MARKER.match(marker):
             out[-1] = Line(
                 x0=prev.x0,
                 top=min(prev.top, it.top),
                 x1=it.x1,
                 bottom=max(prev.bottom, it.bottom),
-                text=prev.text.strip() + " " + it.text,
-                spans=[(prev.text.strip() + " ", prev.style), *it.spans],
+                text=marker + " " + it.text,
+                spans=[(marker + " ", prev.style), *it.spans],
                 size=it.size,
                 style=it.style,
                 glyph_x=prev.glyph_x + it.glyph_x,

@@ -10,8 +10,15 @@ import math
 import re
 from collections import Counter
 
-from .layout import MONO, Line, PageModel
+from .furniture import PAGE_NUMBER
+from .layout import BOLD, MONO, Line, PageModel
 
+# Markdown level of a document's first section level; `#` is kept for its title. (Word's
+# styles read this way: Title `#`, Heading 1 `##`.)
+FIRST_SECTION_LEVEL = 2
+# A title is set this much larger than the body text at least (Word's Title style is
+# 2.4 times its body size; a section heading of 1.7 times is still a heading).
+_TITLE_BODY_RATIO = 1.8
 _MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 _DIGITS = re.compile(r"\d+")
@@ -42,8 +49,14 @@ class DocStats:
         self._mono_chars = 0
         self._chars = 0
         self._running: Counter[str] = Counter()
+        self._running_texts: dict[str, set[str]] = {}
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
+        # Lines with words per font size, and the pages they sit on: which sizes are
+        # heading styles, and whether the largest one is a title used once on page one.
+        self._size_lines: Counter[float] = Counter()
+        self._size_pages: dict[float, set[int]] = {}
+        self._title: float | None = None
         # Words of the pages parsed so far (lowercase, hyphenated compounds whole): the
         # evidence for keeping or dropping a hyphen at a line break.
         self.words: Counter[str] = Counter()
@@ -54,19 +67,25 @@ class DocStats:
         for line in page.lines:
             n = len(line.text)
             self._size_chars[line.size] += n
-            if n >= 30:
-                # Body text is told by its long lines; table cells would outvote it.
+            if n >= 30 and not line.style & BOLD:
+                # Body text is told by its long regular lines; table cells would outvote
+                # it, and long bold lines are headings.
                 self._prose_chars[line.size] += n
+            if sum(ch.isalpha() for ch in line.text) >= 2:
+                self._size_lines[line.size] += 1
+                self._size_pages.setdefault(line.size, set()).add(self.pages)
             self._chars += n
             if line.style & MONO:
                 self._mono_chars += n
             key = _running_key(line, page)
             if key is not None:
                 keys.add(key)
+                self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
         self._running.update(keys)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
         self._body = None
         self._levels = None
+        self._title = None
 
     @property
     def body_size(self) -> float:
@@ -81,17 +100,47 @@ class DocStats:
         return self._chars > 0 and self._mono_chars > 0.5 * self._chars
 
     def heading_level_for_size(self, size: float) -> int | None:
-        if self._levels is None:
-            body = self.body_size
-            sizes = sorted((s for s in self._size_chars if s >= body * 1.15), reverse=True)
-            self._levels = {s: min(i + 1, 5) for i, s in enumerate(sizes)}
-        return self._levels.get(size)
+        """Markdown level of a heading set in `size`, or None when the size is no heading style.
+
+        The heading sizes of the whole document (as far as parsed) are ranked, largest
+        first. `#` is the document's title only; the first section level is `##`, with
+        or without a title above it.
+        """
+        return self._ranked()[0].get(size)
 
     @property
     def bold_heading_level(self) -> int:
-        self.heading_level_for_size(self.body_size)
-        assert self._levels is not None
-        return min(len(self._levels) + 1, 6)
+        """Level of a heading set in bold at the body size: below every sized heading."""
+        levels = self._ranked()[0]
+        sections = sum(1 for s in levels if s != self._title)
+        return min(FIRST_SECTION_LEVEL + sections, 6)
+
+    @property
+    def has_title(self) -> bool:
+        return self._ranked()[1] is not None
+
+    def _ranked(self) -> tuple[dict[float, int], float | None]:
+        if self._levels is None:
+            body = self.body_size
+            sizes = sorted((s for s in self._size_lines if s >= body * 1.15), reverse=True)
+            self._title = self._title_size(sizes, body)
+            sections = [s for s in sizes if s != self._title]
+            self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
+            if self._title is not None:
+                self._levels[self._title] = 1
+        return self._levels, self._title
+
+    def _title_size(self, sizes: list[float], body: float) -> float | None:
+        """The largest heading size when it is a title: a line or three on the first page
+        only, set far above the body text and clearly above the next heading size."""
+        if not sizes:
+            return None
+        top = sizes[0]
+        if self._size_lines[top] > 3 or self._size_pages[top] != {1} or top < _TITLE_BODY_RATIO * body:
+            return None
+        if len(sizes) > 1 and top < 1.2 * sizes[1]:
+            return None
+        return top
 
     def is_running(self, line: Line, page: PageModel) -> bool:
         """True for a header, footer or page number repeated across the selected pages.
@@ -105,6 +154,15 @@ class DocStats:
             return False
         key = _running_key(line, page)
         if key is None:
+            return False
+        # A line in a heading style whose number changes from page to page ("Part 3") is
+        # a heading of each page: content. A running title in a heading style repeats
+        # verbatim; one that carries the page number says so ("Page 3").
+        if (
+            len(self._running_texts[key]) > 1
+            and self.heading_level_for_size(line.size) is not None
+            and not PAGE_NUMBER.search(" ".join(line.text.split()))
+        ):
             return False
         count = self._running[key]
         if self.pages == 2:

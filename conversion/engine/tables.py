@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from .layout import Line, PageModel, compat_text
+from .lists import BARE_NUMBER, LONE_MARKER
 
 
 @dataclass
@@ -360,6 +361,9 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
         rows_out.append(cells)
     rows_out = _compact_columns(rows_out)
     if len(rows_out[0]) < 2:
+        return None
+    if len(rows_out[0]) == 2 and all(LONE_MARKER.match(r[0]) or BARE_NUMBER.match(r[0]) for r in rows_out if r[0]):
+        # A column of bullets or item numbers beside one of text is a list, not a table.
         return None
     # Prose columns side by side look like a two- or three-band table; their bands are
     # each as wide as a text column, while a table has at least one narrow band.

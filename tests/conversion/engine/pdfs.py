@@ -17,6 +17,10 @@ FONTS = {
     "BI": "Helvetica-BoldOblique",
     "M": "Courier",
 }
+# Besides FONTS: "X" names its glyphs by TrueType glyph index only ("g68" for "a") at
+# codes of its own (see `glyph_index_codes`), so nothing maps them to Unicode but the glyph
+# order; "S" is a symbol font whose ToUnicode
+# maps "\u00b7" to the private-use bullet U+F0B7 and "n" to the private-use icon U+F06E.
 WIDTH, HEIGHT = 612, 792
 
 
@@ -78,6 +82,39 @@ def content(ops: list[Op]) -> bytes:
     return b"\n".join(parts)
 
 
+def glyph_index_codes(text: str) -> str:
+    """`text` (printable ASCII) as the codes of font "X": 1 for space, 2 for "!", ..."""
+    return "".join(chr(ord(ch) - 31) for ch in text)
+
+
+def glyph_index_font() -> pikepdf.Dictionary:
+    """Helvetica whose codes 1-95 name the standard-order glyph indexes of space to "~"."""
+    differences: list[object] = [1]
+    differences += [pikepdf.Name(f"/g{code - 29}") for code in range(32, 127)]
+    return pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type1,
+        BaseFont=pikepdf.Name("/Helvetica"),
+        Encoding=pikepdf.Dictionary(Type=pikepdf.Name.Encoding, Differences=pikepdf.Array(differences)),
+    )
+
+
+def private_use_font(pdf: pikepdf.Pdf) -> pikepdf.Dictionary:
+    cmap = b"""/CIDInit /ProcSet findresource begin 12 dict begin begincmap
+/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def
+/CMapName /Symbolic def /CMapType 2 def
+1 begincodespacerange <00> <FF> endcodespacerange
+2 beginbfchar <B7> <F0B7> <6E> <F06E> endbfchar
+endcmap CMapName currentdict /CMap defineresource pop end end"""
+    return pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type1,
+        BaseFont=pikepdf.Name("/Helvetica"),
+        Encoding=pikepdf.Name.WinAnsiEncoding,
+        ToUnicode=pdf.make_stream(cmap),
+    )
+
+
 def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     pdf = pikepdf.new()
     fonts = pikepdf.Dictionary(
@@ -93,6 +130,8 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
             for key, base in FONTS.items()
         }
     )
+    fonts["/FX"] = pdf.make_indirect(glyph_index_font())
+    fonts["/FS"] = pdf.make_indirect(private_use_font(pdf))
     for ops in pages:
         page = pikepdf.Page(
             pikepdf.Dictionary(
@@ -118,3 +157,17 @@ def lines(
 ) -> list[Op]:
     """Consecutive lines starting at baseline `top`, one `leading` apart."""
     return [Text(x, top - i * leading, t, size, font) for i, t in enumerate(texts)]
+
+
+def add_outline(path: Path, entries: list[tuple[int, str, int]]) -> Path:
+    """Bookmarks (depth from 1, title, 0-based page) written in order, nested by depth."""
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        with pdf.open_outline() as outline:
+            parents: list[pikepdf.OutlineItem] = []
+            for depth, title, page in entries:
+                item = pikepdf.OutlineItem(title, page)
+                del parents[depth - 1 :]
+                (parents[-1].children if parents else outline.root).append(item)
+                parents.append(item)
+        pdf.save(path)
+    return path

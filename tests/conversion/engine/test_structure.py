@@ -9,7 +9,7 @@ import pikepdf
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Op, Rule, Runs, Text, lines, make_pdf
+from .pdfs import Op, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf
 
 
 def md(path: Path, **kwargs: Any) -> str:
@@ -423,3 +423,219 @@ def test_outline_title_on_the_page_makes_a_heading(tmp_path: Path) -> None:
             outline.root.append(parent)
         pdf.save(path)
     assert md(path) == "## Scope of work\n\nThe scope covers the whole building."
+
+
+BODY = "Body text of this part, long enough to be taken for the body of the page."
+
+
+def test_without_a_title_the_largest_heading_style_is_level_two(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Overview", 16, "B"),
+                *lines(72, 690, [BODY]),
+                Text(72, 650, "Details", 13, "B"),
+                *lines(72, 620, [BODY]),
+                Text(72, 580, "More details", 13, "B"),
+                *lines(72, 550, [BODY]),
+            ]
+        ],
+    )
+    assert md(pdf) == f"## Overview\n\n{BODY}\n\n### Details\n\n{BODY}\n\n### More details\n\n{BODY}"
+
+
+def test_heading_levels_are_ranked_over_the_whole_document_not_the_page(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [Text(72, 720, "Guide", 28, "B"), Text(72, 670, "Background", 14, "B"), *lines(72, 640, [BODY])],
+            [Text(72, 720, "Installation", 20, "B"), *lines(72, 690, [BODY])],
+        ],
+    )
+    assert [p.markdown for p in convert(pdf).pages] == [
+        f"# Guide\n\n### Background\n\n{BODY}",
+        f"## Installation\n\n{BODY}",
+    ]
+
+
+def test_outline_depth_one_below_a_title_outside_the_outline_is_level_two(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Tenancy Agreement", 28, "B"),
+                *lines(72, 670, ["Parties"]),
+                *lines(72, 640, [BODY]),
+                *lines(72, 600, ["Rent"]),
+                *lines(72, 570, [BODY]),
+            ]
+        ],
+    )
+    add_outline(pdf, [(1, "Parties", 0), (1, "Rent", 0)])
+    assert md(pdf) == f"# Tenancy Agreement\n\n## Parties\n\n{BODY}\n\n## Rent\n\n{BODY}"
+
+
+def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_path: Path) -> None:
+    # A Heading 3 directly under a Heading 1 sits at outline depth 2; its style says 3.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Report", 28, "B"),
+                Text(72, 680, "Section 1", 20, "B"),
+                Text(72, 650, "Section 1.1", 16, "B"),
+                Text(72, 620, "Section 1.1.1", 14, "B"),
+                Text(72, 590, "Section 2", 20, "B"),
+                Text(72, 560, "Section 2.0.1", 14, "B"),
+                *lines(72, 530, [BODY]),
+            ]
+        ],
+    )
+    add_outline(
+        pdf,
+        [
+            (1, "Section 1", 0),
+            (2, "Section 1.1", 0),
+            (3, "Section 1.1.1", 0),
+            (1, "Section 2", 0),
+            (2, "Section 2.0.1", 0),
+        ],
+    )
+    assert md(pdf) == (
+        "# Report\n\n## Section 1\n\n### Section 1.1\n\n#### Section 1.1.1\n\n## Section 2\n\n#### Section 2.0.1\n\n"
+        + BODY
+    )
+
+
+def test_a_heading_whose_number_changes_per_page_is_content_not_a_running_header(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(72, 760, f"Heading of page {n}", 16, "B"),
+            *lines(72, 700, [BODY]),
+            Text(72, 40, f"Annual Report - Page {n}", 16, "B"),
+        ]
+        for n in (1, 2, 3)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown for p in result.pages] == [f"## Heading of page {n}\n\n{BODY}" for n in (1, 2, 3)]
+
+
+def test_journal_header_with_its_page_number_is_dropped_from_a_single_page(tmp_path: Path) -> None:
+    # The text block of a journal page starts lower than a tenth of the page height.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(190, 690, "Optimized Tokenization for Structure Recognition", 9),
+                Text(476, 690, "9", 9),
+                *lines(
+                    135, 665, ["order to compute the score, timing results were obtained from one machine."], size=10
+                ),
+                Text(135, 630, "5.1 Hyper Parameter Optimization", 10, "B"),
+                *lines(135, 605, ["We have chosen the data set to perform the optimisation of the model."], size=10),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "order to compute the score, timing results were obtained from one machine.\n\n"
+        "## 5.1 Hyper Parameter Optimization\n\n"
+        "We have chosen the data set to perform the optimisation of the model."
+    )
+
+
+def test_glyphs_named_by_glyph_index_are_recovered_without_a_warning(tmp_path: Path) -> None:
+    text = "Enhance the performance (by 2x) of your database!"
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(72, 700, glyph_index_codes(text), 11, "X")]])
+    result = convert(pdf)
+    assert result.markdown == "Enhance the performance (by 2x) of your database!"
+    assert result.warnings == []
+
+
+def test_private_use_bullets_become_list_markers_and_other_icons_are_dropped(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(72, 700, (("S", "\u00b7"), ("R", "   First point of the list"))),
+                Runs(72, 686, (("S", "\u00b7"), ("R", "   Second point of the list"))),
+                Runs(72, 650, (("R", "Call us "), ("S", "n"), ("R", " on weekdays."))),
+            ]
+        ],
+    )
+    assert md(pdf) == "- First point of the list\n- Second point of the list\n\nCall us on weekdays."
+
+
+def test_lettered_and_roman_numbered_items_keep_their_labels(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "3.5 million people live in the valley, by the last count.",
+                    "a) Check the seals.",
+                    "b) Check the hoses.",
+                    "(iv) Report any leak.",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "3.5 million people live in the valley, by the last count.\n\n"
+        "- a) Check the seals.\n- b) Check the hoses.\n- (iv) Report any leak."
+    )
+
+
+def test_a_column_of_bullets_beside_text_is_a_list_not_a_table(tmp_path: Path) -> None:
+    items = ["Buy fresh bread from the bakery", "Pick up citrus and onions", "Return the library novels"]
+    ops: list[Op] = []
+    for i, item in enumerate(items):
+        ops += [Text(72, 700 - 24 * i, "\u00b7", 12), Text(108, 700 - 24 * i, item, 12)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "\n".join(f"- {item}" for item in items)
+
+
+def test_a_letter_o_in_a_font_of_its_own_is_a_second_level_bullet(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(90, 700, (("S", "\u00b7"), ("R", " List item 1"))),
+                Runs(126, 686, (("M", "o "), ("R", "List item 1.1"))),
+                Runs(126, 672, (("M", "o "), ("R", "List item 1.2"))),
+                Runs(90, 658, (("S", "\u00b7"), ("R", " List item 2"))),
+            ]
+        ],
+    )
+    assert md(pdf) == "- List item 1\n  - List item 1.1\n  - List item 1.2\n- List item 2"
+
+
+def test_a_paragraph_below_a_short_item_title_is_not_part_of_the_item(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                [
+                    "1. ORCHARD NOTES",
+                    "The gravel path bent around a quiet pond where ducks drifted in slow circles.",
+                    "2. ERRANDS",
+                ],
+            )
+        ],
+    )
+    assert md(pdf) == (
+        "1. ORCHARD NOTES\n\nThe gravel path bent around a quiet pond where ducks drifted in slow circles.\n\n2. ERRANDS"
+    )
+
+
+def test_a_number_before_a_tab_stop_numbers_an_item_and_outline_numbers_nest(tmp_path: Path) -> None:
+    rows = [("1", "First section"), ("1.1", "Sub one"), ("1.2", "Sub two"), ("2", "Second section")]
+    ops: list[Op] = []
+    for i, (number, text) in enumerate(rows):
+        ops += [Text(90, 700 - 24 * i, number, 11), Text(126, 700 - 24 * i, text, 11)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "1. First section\n   - 1.1 Sub one\n   - 1.2 Sub two\n2. Second section"
+    )
