@@ -27,6 +27,7 @@ from conversion.store import Source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
 from svcx.formats import refuse_unknown_query
+from svcx.metrics import result_cache_count
 
 ENGINE_DESCRIPTION = (
     "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
@@ -268,6 +269,7 @@ class ConvertApi(ApiView):
         key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=parsed.password)
         request_id = raw.request_id  # type: ignore[attr-defined]
         cached = cached_result_get(key=key)
+        result_cache_count(hit=cached is not None)
         if cached is not None:
             raw.svcx_usage = {"pages": 0, "credits": 0}  # type: ignore[attr-defined]
             return _render(

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
 
@@ -32,3 +32,20 @@ def _freeze_startup_heap(**_: Any) -> None:
     this every full collection also walks the ~100,000 start-up objects, which made a
     conversion about a third slower in a worker than in a bare process."""
     gc.freeze()
+
+
+@worker_init.connect
+def _serve_metrics(**_: Any) -> None:
+    """The worker's metrics (its pool processes' job timings, summed) on SVCX_METRICS_PORT, served
+    by the worker's main process; started before the pool, so the count starts afresh."""
+    from svcx.metrics import exporter_prepare, exporter_start
+
+    exporter_prepare()
+    exporter_start()
+
+
+@worker_process_shutdown.connect
+def _pool_process_gone(pid: int | None = None, **_: Any) -> None:
+    from svcx.metrics import process_dead
+
+    process_dead(pid or os.getpid())

@@ -26,3 +26,34 @@ def post_worker_init(worker: object) -> None:
     import gc
 
     gc.freeze()
+
+
+def on_starting(server: object) -> None:
+    """Metrics: check the configuration and start the web tier's count afresh."""
+    from svcx.metrics import exporter_prepare
+
+    exporter_prepare()
+
+
+def when_ready(server: object) -> None:
+    """Metrics, when SVCX_METRICS_PORT is set: served by this (the master) process, summing the
+    answers its workers counted, with the fleet's queue state read at scrape time."""
+    import os
+
+    from svcx.metrics import exporter_start, metrics_port
+
+    if not metrics_port():
+        return
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
+    import django
+
+    django.setup()
+    from workers.metrics import FleetCollector
+
+    exporter_start(FleetCollector())
+
+
+def child_exit(server: object, worker: object) -> None:
+    from svcx.metrics import process_dead
+
+    process_dead(worker.pid)  # type: ignore[attr-defined]  # a gunicorn Worker

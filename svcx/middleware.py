@@ -17,6 +17,7 @@ from billing.usage import request_log_record
 from svcx.errors import ServiceError, control_stripped
 from svcx.handlers import error_response, to_service_error
 from svcx.ids import new_request_id
+from svcx.metrics import answer_count
 
 access_log = logging.getLogger("svcx.access")
 logger = logging.getLogger("svcx.middleware")
@@ -58,6 +59,7 @@ class RequestIdMiddleware:
         duration_ms = round((time.perf_counter() - started) * 1000, 2)
         if auth is not None:
             _record_request(request, response, auth, started_at, duration_ms)
+        answer_count(status=response.status_code, code=getattr(response, "svcx_error_code", None))
         access_log.info(
             "request",
             extra={

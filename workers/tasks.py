@@ -11,6 +11,7 @@ from billing.usage import usage_copy
 from conversion.files import files_purge_expired
 from conversion.maintenance import conversion_housekeeping
 from conversion.runner import job_run, job_time_limit_hit
+from workers.metrics import job_observe
 
 
 @shared_task(name="billing.holds_sweep", ignore_result=True)
@@ -39,6 +40,7 @@ def convert_task(request_id: str, sealed_password: bool = False) -> None:
         job_run(request_id=request_id, sealed_password=sealed_password)
     except SoftTimeLimitExceeded:
         job_time_limit_hit(request_id=request_id)
+    job_observe(request_id=request_id)
 
 
 @shared_task(name="conversion.housekeeping", ignore_result=True)
