@@ -23,6 +23,22 @@ def _bin(name: str) -> str:
     return str(Path(sys.executable).parent / name)
 
 
+def _metrics_envs(var_dir: Path) -> dict[str, dict[str, str]]:
+    """With SVCX_METRICS_PORT set: web metrics on that port, the worker's on the next one, each
+    process group counting in a directory of its own."""
+    port = int(os.environ.get("SVCX_METRICS_PORT") or 0)
+    if not port:
+        return {}
+    return {
+        name: {
+            **os.environ,
+            "SVCX_METRICS_PORT": str(port + offset),
+            "PROMETHEUS_MULTIPROC_DIR": str(var_dir / "metrics" / name),
+        }
+        for offset, name in enumerate(("web", "worker"))
+    }
+
+
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
     os.chdir(ROOT)
@@ -65,7 +81,8 @@ def main() -> int:
             str(var_dir / "celerybeat-schedule"),
         ],
     }
-    children = {name: subprocess.Popen(cmd) for name, cmd in commands.items()}
+    envs = _metrics_envs(var_dir)
+    children = {name: subprocess.Popen(cmd, env=envs.get(name)) for name, cmd in commands.items()}
     print(f"svcx: web on http://{bind} (health: http://{bind}/v1/health); Ctrl-C stops everything.", flush=True)
 
     stopping = False
