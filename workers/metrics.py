@@ -53,16 +53,16 @@ class FleetCollector(Collector):
         queues = [settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()]
         try:
             yield from self._broker(queues)
-            up.add_metric(["redis"], 1)
+            up.add_metric(["broker"], 1)
         except Exception:
             logger.warning("metrics: the broker could not be read", exc_info=True)
-            up.add_metric(["redis"], 0)
+            up.add_metric(["broker"], 0)
         try:
             yield from self._database(queues)
-            up.add_metric(["postgresql"], 1)
+            up.add_metric(["database"], 1)
         except Exception:
             logger.warning("metrics: the database could not be read", exc_info=True)
-            up.add_metric(["postgresql"], 0)
+            up.add_metric(["database"], 0)
         finally:
             # Each scrape runs in a thread of its own: its connection must not outlive it.
             connections.close_all()

@@ -248,8 +248,8 @@ def test_holds_and_running_jobs_are_outstanding_while_a_conversion_runs(stack: S
     assert value(after, "svcx_holds_outstanding", environment="live") == 0
     assert value(after, "svcx_holds_outstanding_credits", environment="live") == 0
     assert value(after, "svcx_jobs_running", queue=queue) == 0
-    assert value(after, "svcx_metrics_source_up", source="redis") == 1
-    assert value(after, "svcx_metrics_source_up", source="postgresql") == 1
+    assert value(after, "svcx_metrics_source_up", source="broker") == 1
+    assert value(after, "svcx_metrics_source_up", source="database") == 1
 
 
 def test_a_metrics_port_without_a_multiprocess_directory_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
