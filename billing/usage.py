@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from billing.ledger import capture_refund
 from billing.models import RequestLog, UsageDaily, UsageRecord, UsageWatermark
 
 
@@ -26,22 +27,28 @@ def request_log_record(
     client_ip: str | None,
     duration_ms: float,
     created_at: datetime,
+    refund_capture: bool = False,
 ) -> None:
-    RequestLog.objects.create(
-        request_id=request_id,
-        organization_id=organization_id,
-        environment=environment,
-        api_key_id=api_key_id,
-        method=method,
-        endpoint=endpoint[:100],
-        status=status,
-        error_code=error_code,
-        pages=pages,
-        credits=credits,
-        client_ip=client_ip or None,
-        duration_ms=duration_ms,
-        created_at=created_at,
-    )
+    """Write the request's log row; with `refund_capture`, refund the request's capture in the
+    same transaction (its answer became an error after the credits were captured)."""
+    with transaction.atomic():
+        if refund_capture:
+            capture_refund(request_id=request_id, reason=f"answered {status} {error_code} after the capture")
+        RequestLog.objects.create(
+            request_id=request_id,
+            organization_id=organization_id,
+            environment=environment,
+            api_key_id=api_key_id,
+            method=method,
+            endpoint=endpoint[:100],
+            status=status,
+            error_code=error_code,
+            pages=pages,
+            credits=credits,
+            client_ip=client_ip or None,
+            duration_ms=duration_ms,
+            created_at=created_at,
+        )
 
 
 def usage_copy(*, batch: int = 500) -> int:

@@ -1,5 +1,6 @@
 """The worker side of a conversion: pre-flight, page selection, the credit hold, the engine
-under the wall-clock limit, the result cache, and billing. Called by the Celery task."""
+under the wall-clock limit and the result cache. Called by the Celery task. The worker never
+bills: the web side captures the hold as it delivers the 200 (conversion.jobs.job_deliver)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from billing.ledger import credits_capture, credits_hold, credits_release, hold_renew
+from billing.ledger import credits_hold, credits_release, hold_renew
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
 from conversion.jobs import job_inputs_discard, job_notify_done
@@ -256,8 +257,9 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
 
 
 def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
-    """Cache the result and bill the pages converted, atomically with the job's success; a job
-    the web side abandoned meanwhile is released instead."""
+    """Cache the result atomically with the job's success, and leave the hold (its lease
+    renewed) for the web side to capture as it answers; a job the web side abandoned meanwhile
+    is released instead."""
     pages = int(payload["pages_converted"])
     with transaction.atomic():
         text_chars = sum(len(p["markdown"].strip()) for p in payload["pages"])
@@ -279,10 +281,8 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
                 "created_at": timezone.now(),
             },
         )
-        credits = credits_capture(request_id=job.request_id, pages=pages)
-        ConversionJob.objects.filter(pk=job.pk).update(
-            pages_billed=pages, credits_billed=credits, finished_at=timezone.now()
-        )
+        hold_renew(request_id=job.request_id)
+        ConversionJob.objects.filter(pk=job.pk).update(finished_at=timezone.now())
 
 
 def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:
