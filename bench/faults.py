@@ -128,7 +128,9 @@ class Cluster:
         self.port = free_port()
 
     def _run(self, *cmd: str) -> None:
-        subprocess.run(_as_postgres(list(cmd)), check=True, capture_output=True, timeout=120)
+        # Output to a file, not a pipe: a postmaster started here keeps its inherited descriptors.
+        with (self.root.parent / "pg_ctl.log").open("ab") as log:
+            subprocess.run(_as_postgres(list(cmd)), check=True, stdout=log, stderr=subprocess.STDOUT, timeout=120)
 
     def init(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -151,7 +153,17 @@ class Cluster:
         )
 
     def restart(self) -> None:
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "restart")
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "pg.log"),
+            "-m",
+            "fast",
+            "-w",
+            "restart",
+        )
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -702,11 +714,11 @@ def pid_of_local_port(port: int) -> int:
 
 SCENARIOS: list[tuple[str, str, int, int, int, str]] = [
     # name, description, requests, pages, credits, fault method
-    ("worker_kill", "worker killed with SIGKILL mid-job, a fresh one 3 s later", 8, 80, 1000, "fault_worker_kill"),
-    ("redis_restart", "Redis restarted mid-flight (keeps nothing on disk)", 8, 80, 1000, "fault_redis_restart"),
-    ("postgres_restart", "PostgreSQL restarted mid-flight (pg_ctl restart -m fast)", 8, 80, 1000, "fault_pg_restart"),
+    ("worker_kill", "worker killed with SIGKILL mid-job, a fresh one 3 s later", 6, 60, 1000, "fault_worker_kill"),
+    ("redis_restart", "Redis restarted mid-flight (keeps nothing on disk)", 6, 60, 1000, "fault_redis_restart"),
+    ("postgres_restart", "PostgreSQL restarted mid-flight (pg_ctl restart -m fast)", 6, 60, 1000, "fault_pg_restart"),
     ("race", "40 concurrent 5-page conversions on a 100-credit balance", 40, 5, 100, "fault_none"),
-    ("web_kill", "a web (gunicorn) process killed with SIGKILL mid-request", 8, 80, 1000, "fault_web_kill"),
+    ("web_kill", "a web (gunicorn) process killed with SIGKILL mid-request", 6, 60, 1000, "fault_web_kill"),
     (
         "capture_kill",
         "the process doing a capture killed inside the capture's transaction",

@@ -137,6 +137,7 @@ def job_submit(
         cache_key=cache_key,
         max_pages=TEST_KEY_PAGE_LIMIT if caller.is_test else CONVERT_PAGE_LIMIT,
         debug=debug,
+        waiter_seen_at=timezone.now(),
     )
     try:
         if password is not None:
@@ -187,6 +188,10 @@ def broker_unavailable() -> ServiceError:
 POLL_SECONDS = 0.05
 REDIS_DOWN_POLL_SECONDS = 0.25
 REDIS_RETRY_SECONDS = 2.0
+# The waiting web thread marks the job watched this often; a job unwatched for WAITER_LOST_AFTER
+# lost its request (the web process died) and the worker gives it up, releasing its hold.
+WAITER_BEAT_SECONDS = 2.0
+WAITER_LOST_AFTER = timedelta(seconds=10)
 
 
 def _done_key(request_id: str) -> str:
@@ -239,7 +244,13 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
     queue_limit = float(settings.SVCX_QUEUE_WAIT_LIMIT)
     run_limit = float(settings.SVCX_CONVERSION_TIME_LIMIT) + float(settings.SVCX_CONVERSION_GRACE)
     redis_down_until = 0.0
+    watched = time.monotonic()
     while True:
+        if time.monotonic() - watched >= WAITER_BEAT_SECONDS:
+            watched = time.monotonic()
+            ConversionJob.objects.filter(
+                pk=request_id, status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING]
+            ).update(waiter_seen_at=timezone.now())
         if client is not None and time.monotonic() >= redis_down_until:
             try:
                 client.blpop([_done_key(request_id)], timeout=1)
@@ -295,6 +306,18 @@ def _abandon(request_id: str) -> bool:
     return bool(
         ConversionJob.objects.filter(
             pk=request_id, status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING]
+        ).update(status=ConversionJob.Status.ABANDONED, finished_at=timezone.now())
+    )
+
+
+def job_abandon_unwatched(*, request_id: str) -> bool:
+    """Abandon the job when no web thread has marked it watched for WAITER_LOST_AFTER (its
+    request died with its web process); True when it was abandoned now."""
+    return bool(
+        ConversionJob.objects.filter(
+            pk=request_id,
+            status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING],
+            waiter_seen_at__lt=timezone.now() - WAITER_LOST_AFTER,
         ).update(status=ConversionJob.Status.ABANDONED, finished_at=timezone.now())
     )
 

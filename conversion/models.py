@@ -60,6 +60,9 @@ class ConversionJob(models.Model):
     # When the web side answered 200 with the result and captured the credits (the same
     # transaction): a conversion bills only as it is delivered.
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # Renewed every few seconds by the web thread waiting for the job: a stale one means the
+    # request died with its web process, and the worker gives the job up.
+    waiter_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["status", "created_at"], name="job_status_time")]

@@ -18,7 +18,7 @@ from django.utils import timezone
 from billing.ledger import credits_hold, credits_release, hold_renew
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
-from conversion.jobs import job_inputs_discard, job_notify_done
+from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
 from conversion.sealing import password_open
@@ -27,6 +27,7 @@ from svcx.errors import ServiceError
 
 logger = logging.getLogger("svcx.worker")
 CANCEL_CHECK_SECONDS = 1.0
+DELIVERY_WINDOW_SECONDS = 15.0
 
 
 class _Clock:
@@ -48,8 +49,14 @@ class _Clock:
             return True
         if now - self._checked >= CANCEL_CHECK_SECONDS:
             self._checked = now
-            status = ConversionJob.objects.filter(pk=self.job.pk).values_list("status", flat=True).first()
-            if status != ConversionJob.Status.RUNNING:
+            status, watched = ConversionJob.objects.filter(pk=self.job.pk).values_list(
+                "status", "waiter_seen_at"
+            ).first() or (None, None)
+            if status != ConversionJob.Status.RUNNING or (
+                watched is not None
+                and timezone.now() - watched > WAITER_LOST_AFTER
+                and job_abandon_unwatched(request_id=self.job.pk)
+            ):
                 self.cancelled = True
                 return True
         return False
@@ -137,8 +144,11 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
 
 
 def job_run(*, request_id: str, sealed_password: bool = False) -> None:
-    """Run one conversion job. Safe to call twice: only a queued job is claimed. The PDF comes
-    from the store by key; the password, when the request had one, from its seal."""
+    """Run one conversion job. Safe to call twice: only a queued job is claimed, and only while
+    its request still waits for it (else it is abandoned here). The PDF comes from the store by
+    key; the password, when the request had one, from its seal."""
+    if job_abandon_unwatched(request_id=request_id):
+        return
     now = timezone.now()
     claimed = ConversionJob.objects.filter(pk=request_id, status=ConversionJob.Status.QUEUED).update(
         status=ConversionJob.Status.RUNNING, started_at=now, heartbeat_at=now
@@ -281,7 +291,8 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
                 "created_at": timezone.now(),
             },
         )
-        hold_renew(request_id=job.request_id)
+        # Long enough for the waiting web thread to deliver; short, should it have died meanwhile.
+        hold_renew(request_id=job.request_id, lease_seconds=DELIVERY_WINDOW_SECONDS)
         ConversionJob.objects.filter(pk=job.pk).update(finished_at=timezone.now())
 
 

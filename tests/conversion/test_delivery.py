@@ -3,17 +3,22 @@ error answer after the capture refunds it (real worker, real PostgreSQL and Redi
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from django.test import Client
+from django.utils import timezone
 
+from billing.ledger import credits_hold
 from billing.models import CreditHold, LedgerEntry, RequestLog, TestAllowance
 from billing.selectors import credits_get
 from conversion import api
 from conversion.models import ConversionJob
+from conversion.runner import _Clock, job_run
 from svcx import api as svcx_api
 from tests.conftest import WorkerProcess
 from tests.factories import bearer, make_key, make_org
@@ -143,3 +148,43 @@ def test_an_error_answer_never_leaves_a_capture(
     assert not LedgerEntry.objects.filter(request_id=rid, kind="capture").exists()
     assert not CreditHold.objects.filter(request_id=rid, status=CreditHold.Status.HELD).exists()
     assert credits_get(organization=account["org"], environment="live").balance == 100
+
+
+def watched_job(org: Any, status: str, seen_seconds_ago: float) -> ConversionJob:
+    return ConversionJob.objects.create(
+        request_id=f"req_watch{int(seen_seconds_ago)}{status}",
+        organization=org,
+        environment="live",
+        api_key_id="key_x",
+        source_key="jobs/nonexistent.pdf",
+        sha256="0" * 64,
+        status=status,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        waiter_seen_at=timezone.now() - timedelta(seconds=seen_seconds_ago),
+    )
+
+
+def test_a_running_job_whose_request_died_is_given_up_and_its_hold_released() -> None:
+    org = make_org(credits=10)
+    lost = watched_job(org, ConversionJob.Status.RUNNING, 30)
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id=lost.pk, pages=4)
+    watched = watched_job(org, ConversionJob.Status.RUNNING, 1)
+    lost_clock, watched_clock = _Clock(lost, time.monotonic() + 60), _Clock(watched, time.monotonic() + 60)
+    lost_clock._checked = watched_clock._checked = 0.0  # due for a check
+
+    assert (lost_clock(), watched_clock()) == (True, False)
+    assert lost_clock.cancelled
+    assert ConversionJob.objects.get(pk=lost.pk).status == ConversionJob.Status.ABANDONED
+    assert ConversionJob.objects.get(pk=watched.pk).status == ConversionJob.Status.RUNNING
+
+
+def test_a_queued_job_whose_request_died_is_not_run() -> None:
+    org = make_org(credits=10)
+    job = watched_job(org, ConversionJob.Status.QUEUED, 30)
+
+    job_run(request_id=job.pk)
+
+    assert ConversionJob.objects.get(pk=job.pk).status == ConversionJob.Status.ABANDONED
+    assert not CreditHold.objects.filter(request_id=job.pk).exists()
+    assert credits_get(organization=org, environment="live").available == 10
