@@ -676,7 +676,7 @@ class Suite:
 
     def fault_success_kill(self, acct: Account) -> dict[str, Any]:
         """Kill the worker while it commits the job's result (the bench holds the job row)."""
-        self.wait_for("a job under way", self.running(acct))
+        self.wait_for("the job to start", lambda: bool(self.jobs(acct.org, "AND status = 'running'")))
         rid = self.jobs(acct.org, "AND status = 'running'")[0][0]
         lock = self._lock_session(f"SELECT 1 FROM conversion_conversionjob WHERE request_id = '{rid}' FOR UPDATE")
         try:
@@ -731,7 +731,9 @@ SCENARIOS: list[tuple[str, str, int, int, int, str]] = [
         "result_commit_kill",
         "the worker killed while committing a job's result, a fresh one 3 s later",
         1,
-        120,
+        # Short: the locked job row also stops the waiter's marks, and the worker gives up a job
+        # unwatched for 10 s; the result commit must come first.
+        40,
         1000,
         "fault_success_kill",
     ),
