@@ -31,24 +31,27 @@ def request_log_record(
 ) -> None:
     """Write the request's log row; with `refund_capture`, refund the request's capture in the
     same transaction (its answer became an error after the credits were captured)."""
+    row = RequestLog(
+        request_id=request_id,
+        organization_id=organization_id,
+        environment=environment,
+        api_key_id=api_key_id,
+        method=method,
+        endpoint=endpoint[:100],
+        status=status,
+        error_code=error_code,
+        pages=pages,
+        credits=credits,
+        client_ip=client_ip or None,
+        duration_ms=duration_ms,
+        created_at=created_at,
+    )
+    if not refund_capture:
+        row.save(force_insert=True)  # the hot path: one INSERT, no savepoint
+        return
     with transaction.atomic():
-        if refund_capture:
-            capture_refund(request_id=request_id, reason=f"answered {status} {error_code} after the capture")
-        RequestLog.objects.create(
-            request_id=request_id,
-            organization_id=organization_id,
-            environment=environment,
-            api_key_id=api_key_id,
-            method=method,
-            endpoint=endpoint[:100],
-            status=status,
-            error_code=error_code,
-            pages=pages,
-            credits=credits,
-            client_ip=client_ip or None,
-            duration_ms=duration_ms,
-            created_at=created_at,
-        )
+        capture_refund(request_id=request_id, reason=f"answered {status} {error_code} after the capture")
+        row.save(force_insert=True)
 
 
 def usage_copy(*, batch: int = 500) -> int:
