@@ -5,6 +5,7 @@ python -m bench quality    # structure/fidelity vs markitdown and pymupdf4llm
 python -m bench real       # the same on documents others wrote (Word via LibreOffice, docling refs)
 python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
+python -m bench faults     # processes killed, backends restarted: answers and money checked
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--reps-20", type=int, default=9, help="repetitions of the 20-page comparison")
     v.add_argument("--reps-200", type=int, default=2, help="repetitions of the 200-page comparison")
     v.add_argument("--keep", action="store_true", help="keep the scratch database and Redis DB afterwards")
+
+    f = sub.add_parser("faults", help="fault suite: processes killed and backends restarted, money checked")
+    f.add_argument("--only", nargs="+", help="scenario names (results then go to faults-partial.md)")
     args = parser.parse_args(argv)
 
     if args.command == "setup":
@@ -105,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.real.run import rerender as rerender_real
 
         return rerender_real()
+    if args.command == "faults":
+        from bench.faults import run as run_faults
+
+        return run_faults(args, argv)
     if args.command == "service":
         from bench.service import run as run_service
 

@@ -149,6 +149,8 @@ class Stack:
     org: str = ""
     key: str = ""
     logs: list[IO[bytes]] = field(default_factory=list)
+    # Settings of the children beyond the ones env() sets (SVCX_QUEUE_WAIT_LIMIT, ...).
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.db = Database.from_url(self.database_url)
@@ -173,6 +175,7 @@ class Stack:
                 "LOG_LEVEL": self.log_level,
                 "DEBUG": "false",
                 "PYTHONUNBUFFERED": "1",
+                **self.extra_env,
             }
         )
         return env

@@ -14,11 +14,11 @@ from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from accounts.models import Organization
-from billing.models import CreditBalance, CreditHold, LedgerEntry, TestAllowance
+from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
 from svcx.errors import ServiceError
 
 CREDITS_PER_PAGE = 1
@@ -295,6 +295,43 @@ def credits_capture(*, request_id: str, pages: int) -> int:
     return 0 if settled.environment == "test" else max(0, min(pages, settled.pages)) * CREDITS_PER_PAGE
 
 
+def capture_refund(*, request_id: str, reason: str) -> int:
+    """Give back a request's capture because its answer became an error after all: a REFUND
+    row for the credits captured (for a test key, the pages go back to the allowance).
+
+    Joins the caller's transaction, so the refund commits with the record of the error.
+    Idempotent (one refund per request); returns the credits refunded (0 when there was no
+    capture or it was refunded already).
+    """
+    with transaction.atomic():
+        hold = CreditHold.objects.select_for_update().filter(request_id=request_id).first()
+        if hold is None or hold.status != CreditHold.Status.CAPTURED:
+            return 0
+        capture = LedgerEntry.objects.filter(idempotency_key=f"{request_id}:capture").first()
+        key = f"{request_id}:refund"
+        if capture is None or LedgerEntry.objects.filter(idempotency_key=key).exists():
+            return 0
+        credits = -capture.credits
+        balance = _locked_balance(hold.organization, hold.environment)
+        if hold.environment == "test":
+            allowance = _locked_allowance(hold.organization, _month_start(hold.created_at))
+            TestAllowance.objects.filter(pk=allowance.pk).update(used=F("used") - capture.pages)
+        CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)
+        _append(
+            organization=hold.organization,
+            environment=hold.environment,
+            kind=LedgerEntry.Kind.REFUND,
+            credits=credits,
+            pages=capture.pages,
+            balance_after=balance.balance + credits,
+            idempotency_key=key,
+            request_id=request_id,
+            api_key_id=hold.api_key_id,
+            reason=reason,
+        )
+    return credits
+
+
 def credits_release(*, request_id: str) -> None:
     """Return the whole hold: the request bills 0. Safe to call any number of times."""
     _settle(request_id=request_id, pages_billed=0)
@@ -321,3 +358,32 @@ def holds_sweep() -> int:
         except IntegrityError:
             continue  # settled concurrently by its own request
     return len(expired)
+
+
+# A capture is reconciled once its request had this long to write its log row (which follows
+# the capture by a few milliseconds), and for this long after.
+RECONCILE_AFTER = timedelta(seconds=60)
+RECONCILE_WINDOW = timedelta(hours=1)
+
+
+def captures_reconcile() -> int:
+    """Refund every capture whose request never logged a 200: the process answering it died,
+    or the refund of its error answer could not be written then. Returns how many."""
+    now = timezone.now()
+    orphans = list(
+        CreditHold.objects.filter(
+            status=CreditHold.Status.CAPTURED,
+            settled_at__lt=now - RECONCILE_AFTER,
+            settled_at__gte=now - RECONCILE_AFTER - RECONCILE_WINDOW,
+        )
+        .exclude(Exists(RequestLog.objects.filter(request_id=OuterRef("request_id"), status=200)))
+        .exclude(Exists(LedgerEntry.objects.filter(request_id=OuterRef("request_id"), kind=LedgerEntry.Kind.REFUND)))
+        .values_list("request_id", flat=True)[:1000]
+    )
+    refunded = 0
+    for request_id in orphans:
+        try:
+            refunded += bool(capture_refund(request_id=request_id, reason="no 200 was delivered for the capture"))
+        except IntegrityError:
+            continue  # refunded concurrently
+    return refunded

@@ -8,12 +8,14 @@ limit. A meter is checked before work; a 429 bills nothing.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
@@ -22,6 +24,8 @@ from accounts.models import Organization
 from billing.limits import limit_for
 from svcx.errors import ServiceError
 from svcx.redis import redis_client
+
+logger = logging.getLogger("svcx.meters")
 
 
 class Scope(Protocol):
@@ -153,6 +157,17 @@ def meter_peek(caller: Scope, name: str) -> MeterState:
     )
 
 
+def record_peek(raw: Any, caller: Scope, name: str) -> None:
+    """Remember a meter's state for the response headers, if Redis can tell it now: after the
+    work is done, a Redis fault must not turn the answer into an error."""
+    try:
+        state = meter_peek(caller, name)
+    except redis.RedisError:
+        logger.warning("meter read failed", exc_info=True)
+        return
+    record(raw, state)
+
+
 def meter_require(caller: Scope, name: str, amount: int = 1) -> MeterState:
     """Refuse (429) when `amount` more would exceed the meter; consumes nothing."""
     state = meter_peek(caller, name)
@@ -250,7 +265,11 @@ def concurrency_release(caller: Scope, request_id: str) -> None:
         leases.pop(request_id, None)
         cache.set(_concurrency_key(caller), leases, timeout=int(_lease_seconds()))
         return
-    client.zrem(_concurrency_key(caller), request_id)
+    try:
+        client.zrem(_concurrency_key(caller), request_id)
+    except redis.RedisError:
+        # The work is done and its answer decided; the slot's lease lapses by itself.
+        logger.warning("concurrency release failed", exc_info=True)
 
 
 def record(raw: Any, state: MeterState) -> None:

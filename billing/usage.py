@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from billing.ledger import capture_refund
 from billing.models import RequestLog, UsageDaily, UsageRecord, UsageWatermark
 
 
@@ -26,8 +27,11 @@ def request_log_record(
     client_ip: str | None,
     duration_ms: float,
     created_at: datetime,
+    refund_capture: bool = False,
 ) -> None:
-    RequestLog.objects.create(
+    """Write the request's log row; with `refund_capture`, refund the request's capture in the
+    same transaction (its answer became an error after the credits were captured)."""
+    row = RequestLog(
         request_id=request_id,
         organization_id=organization_id,
         environment=environment,
@@ -42,6 +46,12 @@ def request_log_record(
         duration_ms=duration_ms,
         created_at=created_at,
     )
+    if not refund_capture:
+        row.save(force_insert=True)  # the hot path: one INSERT, no savepoint
+        return
+    with transaction.atomic():
+        capture_refund(request_id=request_id, reason=f"answered {status} {error_code} after the capture")
+        row.save(force_insert=True)
 
 
 def usage_copy(*, batch: int = 500) -> int:

@@ -14,12 +14,11 @@ from rest_framework.response import Response
 
 from accounts.authentication import Caller, caller_of
 from accounts.scopes import CONVERT
-from billing.meters import meter_peek, record
+from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
 from conversion.intake import INTAKE_ERRORS, OCTET_STREAM, ParsedBody, parse_body, raw_pdf_only
-from conversion.jobs import cached_result_get, job_execute, result_cache_key, work_require
-from conversion.models import CachedResult
+from conversion.jobs import cached_result_get, job_deliver, job_execute, result_cache_key, work_require
 from conversion.negotiation import MARKDOWN, negotiate
 from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
@@ -293,11 +292,11 @@ class ConvertApi(ApiView):
                 debug=parsed.debug,
             )
         finally:
-            record(raw, meter_peek(caller, "pages"))
-        result = CachedResult.objects.get(key=key)
-        raw.svcx_usage = {"pages": job.pages_billed, "credits": job.credits_billed}  # type: ignore[attr-defined]
+            record_peek(raw, caller, "pages")
+        # The capture, just before the 200 leaves; an error after it is refunded.
+        job, payload = job_deliver(raw=raw, job=job)
         return _render(
-            payload=result.payload,
+            payload=payload,
             fmt=fmt,
             request_id=request_id,
             pages_billed=job.pages_billed,

@@ -14,14 +14,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.authentication import Caller
-from billing.ledger import credits_release
+from billing.ledger import credits_capture, credits_release
 from billing.meters import meter_consume, meter_require
+from billing.models import CreditHold
 from conversion.engine import ENGINE_VERSION
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
@@ -135,6 +137,7 @@ def job_submit(
         cache_key=cache_key,
         max_pages=TEST_KEY_PAGE_LIMIT if caller.is_test else CONVERT_PAGE_LIMIT,
         debug=debug,
+        waiter_seen_at=timezone.now(),
     )
     try:
         if password is not None:
@@ -144,7 +147,19 @@ def job_submit(
         job_inputs_discard(job=job)
         raise
     sealed = password is not None
-    transaction.on_commit(lambda: convert_task.apply_async(args=(request_id, sealed), queue=queue))
+
+    def publish() -> None:
+        try:
+            convert_task.apply_async(args=(request_id, sealed), queue=queue)
+        except Exception as exc:
+            # The broker is unreachable (kombu gave up its publish retries): nothing will run
+            # the job, so it is abandoned and the client told to come back.
+            _abandon(request_id)
+            job_inputs_discard(job=job)
+            logger.error("job publish failed", exc_info=exc, extra={"request_id": request_id})
+            raise broker_unavailable() from exc
+
+    transaction.on_commit(publish)
     return job
 
 
@@ -163,17 +178,39 @@ def job_inputs_discard(*, job: ConversionJob) -> None:
         logger.warning("job upload not deleted", exc_info=True, extra={"request_id": job.request_id})
 
 
+def broker_unavailable() -> ServiceError:
+    """503 `service_unavailable`: Redis (broker, job notifications, meters) cannot be reached."""
+    return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"redis": "down"}})
+
+
+# Polling the job row: on the embedded default, and while Redis fails (every request polls then,
+# so more slowly).
+POLL_SECONDS = 0.05
+REDIS_DOWN_POLL_SECONDS = 0.25
+REDIS_RETRY_SECONDS = 2.0
+# The waiting web thread marks the job watched this often; a job unwatched for WAITER_LOST_AFTER
+# lost its request (the web process died) and the worker gives it up, releasing its hold.
+WAITER_BEAT_SECONDS = 2.0
+WAITER_LOST_AFTER = timedelta(seconds=10)
+
+
 def _done_key(request_id: str) -> str:
     return f"svcx:job:{request_id}:done"
 
 
 def job_notify_done(*, request_id: str) -> None:
+    """Wake the web thread waiting for the job. Best effort: the job row already holds the
+    outcome, and a waiter that cannot hear Redis polls that row."""
     client = redis_client()
-    if client is not None:
+    if client is None:
+        return
+    try:
         pipe = client.pipeline()
         pipe.rpush(_done_key(request_id), 1)
         pipe.expire(_done_key(request_id), 300)
         pipe.execute()
+    except redis.RedisError:
+        logger.warning("job notification failed", exc_info=True, extra={"request_id": request_id})
 
 
 def client_gone(request_meta: dict[str, Any]) -> bool:
@@ -197,7 +234,8 @@ def client_gone(request_meta: dict[str, Any]) -> bool:
 def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> ConversionJob:
     """Block this thread until the job finishes, the client leaves or the wait limit passes.
 
-    With Redis the wait is a BLPOP woken by the worker; without, a poll of the job row.
+    With Redis the wait is a BLPOP woken by the worker; without, or while Redis fails, a poll
+    of the job row (Redis is tried again every REDIS_RETRY_SECONDS).
     Raises 503 `overloaded` when the job never started, 504 `conversion_timeout` when it ran past
     the wall-clock limit; in both cases, and when the client left, the job is abandoned.
     """
@@ -205,11 +243,22 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
     started = time.monotonic()
     queue_limit = float(settings.SVCX_QUEUE_WAIT_LIMIT)
     run_limit = float(settings.SVCX_CONVERSION_TIME_LIMIT) + float(settings.SVCX_CONVERSION_GRACE)
+    redis_down_until = 0.0
+    watched = time.monotonic()
     while True:
-        if client is not None:
-            client.blpop([_done_key(request_id)], timeout=1)
+        if time.monotonic() - watched >= WAITER_BEAT_SECONDS:
+            watched = time.monotonic()
+            ConversionJob.objects.filter(
+                pk=request_id, status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING]
+            ).update(waiter_seen_at=timezone.now())
+        if client is not None and time.monotonic() >= redis_down_until:
+            try:
+                client.blpop([_done_key(request_id)], timeout=1)
+            except redis.RedisError:
+                logger.warning("job wait falls back to polling", exc_info=True, extra={"request_id": request_id})
+                redis_down_until = time.monotonic() + REDIS_RETRY_SECONDS
         else:
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS if client is None else REDIS_DOWN_POLL_SECONDS)
         job = ConversionJob.objects.get(pk=request_id)
         if job.status in (ConversionJob.Status.SUCCEEDED, ConversionJob.Status.FAILED):
             return job
@@ -261,6 +310,18 @@ def _abandon(request_id: str) -> bool:
     )
 
 
+def job_abandon_unwatched(*, request_id: str) -> bool:
+    """Abandon the job when no web thread has marked it watched for WAITER_LOST_AFTER (its
+    request died with its web process); True when it was abandoned now."""
+    return bool(
+        ConversionJob.objects.filter(
+            pk=request_id,
+            status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING],
+            waiter_seen_at__lt=timezone.now() - WAITER_LOST_AFTER,
+        ).update(status=ConversionJob.Status.ABANDONED, finished_at=timezone.now())
+    )
+
+
 def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> ConversionJob:
     """Submit a job for this request, wait for it, and return it; its error is raised as the
     request's error."""
@@ -268,10 +329,24 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     submitted = job_submit(caller=caller, request_id=request_id, **submit)
     try:
         job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw.META))
+    except ServiceError:
+        raise
+    except Exception:
+        # The wait itself failed (the database went away): the request answers an error, so
+        # whatever the job holds goes back, as far as the database lets us now (else the hold's
+        # lease lapses and the sweeper returns it).
+        with contextlib.suppress(Exception):
+            _abandon(request_id)
+            credits_release(request_id=request_id)
+        raise
     finally:
         # The job has ended, or will never run (abandoned while queued): drop what it was given.
         job_inputs_discard(job=submitted)
-    _account_work(caller, job)
+    try:
+        _account_work(caller, job)
+    except redis.RedisError:
+        # Approximate meters: a Redis fault after the work must not change the answer.
+        logger.warning("work meters not counted", exc_info=True, extra={"request_id": request_id})
     if job.error:
         error = job.error
         raise ServiceError(
@@ -288,10 +363,54 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
 NO_TEXT_CODES = ("document_has_no_text_layer", "page_has_no_text_layer")
 
 
+def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob, dict[str, Any]]:
+    """Bill a finished conversion as its 200 goes out: record the job's delivery and capture its
+    hold in one transaction, then mark the request as captured, so that an error answer after
+    this point refunds the capture (svcx.middleware, billing.ledger.capture_refund).
+
+    Returns the job, with `pages_billed` and `credits_billed` set (both 0 when the hold's lease
+    lapsed before the delivery: the sweeper returned it, nothing is billed), and the result's
+    payload. A client that already left gets nothing and pays nothing: 400 `bad_request`. On
+    every error raised here the hold is released.
+    """
+    try:
+        result = CachedResult.objects.get(key=job.cache_key)
+        if client_gone(raw.META):
+            raise ServiceError("bad_request", "The client closed the connection.")
+        _deliver(raw, job)
+    except Exception:
+        with contextlib.suppress(Exception):  # else the hold's lease lapses and the sweeper returns it
+            credits_release(request_id=job.request_id)
+        raise
+    return job, result.payload
+
+
+def _deliver(raw: HttpRequest, job: ConversionJob) -> None:
+    with transaction.atomic():
+        delivered = ConversionJob.objects.filter(
+            pk=job.pk, status=ConversionJob.Status.SUCCEEDED, delivered_at=None
+        ).update(delivered_at=timezone.now())
+        if not delivered:
+            raise ServiceError("internal_error", "The conversion's result was already delivered to another request.")
+        credits = credits_capture(request_id=job.request_id, pages=job.pages_completed)
+        captured = CreditHold.objects.filter(request_id=job.request_id, status=CreditHold.Status.CAPTURED).exists()
+        job.pages_billed = job.pages_completed if captured else 0
+        job.credits_billed = credits
+        ConversionJob.objects.filter(pk=job.pk).update(pages_billed=job.pages_billed, credits_billed=credits)
+    raw.svcx_usage = {  # type: ignore[attr-defined]  # read by the request log
+        "pages": job.pages_billed,
+        "credits": job.credits_billed,
+        "captured": captured,
+    }
+
+
 def _account_work(caller: Caller, job: ConversionJob) -> None:
     """Count what the job cost against the meters of work that earned nothing: worker seconds
     of requests that billed zero, and conversions that produced no text."""
-    if job.started_at and job.finished_at and not job.credits_billed:
+    # A conversion that succeeded bills on delivery (job_deliver), which follows.
+    will_bill = job.status == ConversionJob.Status.SUCCEEDED and job.kind == ConversionJob.Kind.CONVERT
+    will_bill = will_bill and job.environment != "test" and job.pages_completed > 0
+    if job.started_at and job.finished_at and not job.credits_billed and not will_bill:
         seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
         if seconds:
             meter_consume(caller, "unbilled_work", seconds, enforce=False)

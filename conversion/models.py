@@ -13,7 +13,7 @@ class ConversionJob(models.Model):
 
     Status moves queued -> running -> succeeded | failed, or to abandoned when the web side
     gave up (client gone, wait exceeded): a worker that finishes an abandoned job releases its
-    hold instead of billing.
+    hold. The worker never bills: the web side captures the hold as it delivers the 200.
     """
 
     class Status(models.TextChoices):
@@ -57,6 +57,12 @@ class ConversionJob(models.Model):
     # worker was lost.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the web side answered 200 with the result and captured the credits (the same
+    # transaction): a conversion bills only as it is delivered.
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    # Renewed every few seconds by the web thread waiting for the job: a stale one means the
+    # request died with its web process, and the worker gives the job up.
+    waiter_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["status", "created_at"], name="job_status_time")]

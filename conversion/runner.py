@@ -1,5 +1,6 @@
 """The worker side of a conversion: pre-flight, page selection, the credit hold, the engine
-under the wall-clock limit, the result cache, and billing. Called by the Celery task."""
+under the wall-clock limit and the result cache. Called by the Celery task. The worker never
+bills: the web side captures the hold as it delivers the 200 (conversion.jobs.job_deliver)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from billing.ledger import credits_capture, credits_hold, credits_release, hold_renew
+from billing.ledger import credits_hold, credits_release, hold_renew
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
-from conversion.jobs import job_inputs_discard, job_notify_done
+from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
 from conversion.sealing import password_open
@@ -26,6 +27,7 @@ from svcx.errors import ServiceError
 
 logger = logging.getLogger("svcx.worker")
 CANCEL_CHECK_SECONDS = 1.0
+DELIVERY_WINDOW_SECONDS = 15.0
 
 
 class _Clock:
@@ -47,8 +49,14 @@ class _Clock:
             return True
         if now - self._checked >= CANCEL_CHECK_SECONDS:
             self._checked = now
-            status = ConversionJob.objects.filter(pk=self.job.pk).values_list("status", flat=True).first()
-            if status != ConversionJob.Status.RUNNING:
+            status, watched = ConversionJob.objects.filter(pk=self.job.pk).values_list(
+                "status", "waiter_seen_at"
+            ).first() or (None, None)
+            if status != ConversionJob.Status.RUNNING or (
+                watched is not None
+                and timezone.now() - watched > WAITER_LOST_AFTER
+                and job_abandon_unwatched(request_id=self.job.pk)
+            ):
                 self.cancelled = True
                 return True
         return False
@@ -136,8 +144,11 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
 
 
 def job_run(*, request_id: str, sealed_password: bool = False) -> None:
-    """Run one conversion job. Safe to call twice: only a queued job is claimed. The PDF comes
-    from the store by key; the password, when the request had one, from its seal."""
+    """Run one conversion job. Safe to call twice: only a queued job is claimed, and only while
+    its request still waits for it (else it is abandoned here). The PDF comes from the store by
+    key; the password, when the request had one, from its seal."""
+    if job_abandon_unwatched(request_id=request_id):
+        return
     now = timezone.now()
     claimed = ConversionJob.objects.filter(pk=request_id, status=ConversionJob.Status.QUEUED).update(
         status=ConversionJob.Status.RUNNING, started_at=now, heartbeat_at=now
@@ -256,8 +267,9 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
 
 
 def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
-    """Cache the result and bill the pages converted, atomically with the job's success; a job
-    the web side abandoned meanwhile is released instead."""
+    """Cache the result atomically with the job's success, and leave the hold (its lease
+    renewed) for the web side to capture as it answers; a job the web side abandoned meanwhile
+    is released instead."""
     pages = int(payload["pages_converted"])
     with transaction.atomic():
         text_chars = sum(len(p["markdown"].strip()) for p in payload["pages"])
@@ -279,10 +291,9 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
                 "created_at": timezone.now(),
             },
         )
-        credits = credits_capture(request_id=job.request_id, pages=pages)
-        ConversionJob.objects.filter(pk=job.pk).update(
-            pages_billed=pages, credits_billed=credits, finished_at=timezone.now()
-        )
+        # Long enough for the waiting web thread to deliver; short, should it have died meanwhile.
+        hold_renew(request_id=job.request_id, lease_seconds=DELIVERY_WINDOW_SECONDS)
+        ConversionJob.objects.filter(pk=job.pk).update(finished_at=timezone.now())
 
 
 def _outline(info: engine.DocumentInfo) -> list[dict[str, Any]]:

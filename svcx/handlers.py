@@ -12,6 +12,8 @@ import logging
 import math
 from typing import Any
 
+import kombu.exceptions
+import redis
 from django.core.exceptions import (
     BadRequest,
     PermissionDenied,
@@ -133,6 +135,10 @@ def to_service_error(exc: BaseException, request: Any) -> ServiceError:
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.error("database unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
         return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"database": "down"}})
+    if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
+        # Redis (cache, meters, broker, job notifications) is down or restarting: retryable.
+        logger.error("redis unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
+        return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"redis": "down"}})
     if isinstance(exc, DatabaseError):
         logger.error("database error", exc_info=exc, extra={"request_id": request_id_of(request)})
         return ServiceError("internal_error")

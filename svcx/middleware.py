@@ -90,8 +90,12 @@ def loggable_path(path: str) -> str:
 def _record_request(
     request: HttpRequest, response: HttpResponse, auth: Any, started_at: datetime, duration_ms: float
 ) -> None:
-    """The request log row of an authenticated request (source of usage and activity reports)."""
+    """The request log row of an authenticated request (source of usage and activity reports).
+
+    A request whose credits were captured but whose answer is an error after all (something
+    failed after the capture) is refunded in the same transaction as this row."""
     usage = getattr(request, "svcx_usage", None) or {}
+    refund = bool(usage.get("captured")) and response.status_code >= 400
     try:
         request_log_record(
             request_id=request.request_id,  # type: ignore[attr-defined]
@@ -102,11 +106,12 @@ def _record_request(
             endpoint=control_stripped(request.path)[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
-            pages=int(usage.get("pages", 0)),
-            credits=int(usage.get("credits", 0)),
+            pages=0 if refund else int(usage.get("pages", 0)),
+            credits=0 if refund else int(usage.get("credits", 0)),
             client_ip=client_ip(request),
             duration_ms=duration_ms,
             created_at=started_at,
+            refund_capture=refund,
         )
     except Exception:
         # The answer is already decided; a failed log write must not turn it into an error.

@@ -21,6 +21,7 @@ from svcx.env import (
     env_str,
     parse_database_url,
 )
+from svcx.redis import reconnecting
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("SVCX_VAR_DIR", str(BASE_DIR / "var")))
@@ -109,6 +110,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("SVCX_CACHE_PREFIX", "svcx"),
+            # Reconnects by itself after a Redis restart (svcx.redis.reconnecting).
+            "OPTIONS": reconnecting(2.0),
         }
     }
 else:
@@ -168,7 +171,22 @@ SPECTACULAR_SETTINGS = {
 if REDIS_URL:
     CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
     CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL)
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+    # A Redis restart is a blip: workers and beat reconnect for as long as it takes, a publish
+    # is retried for about two seconds before the request answers 503 `service_unavailable`,
+    # and dead sockets are noticed within seconds, not at the kernel's TCP timeout.
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+        "socket_timeout": 5,
+        "socket_connect_timeout": 5,
+        "socket_keepalive": True,
+        "retry_on_timeout": True,
+        "health_check_interval": 10,
+    }
+    CELERY_REDIS_SOCKET_TIMEOUT = 5
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 5
+    CELERY_REDIS_RETRY_ON_TIMEOUT = True
+    CELERY_REDIS_BACKEND_HEALTH_CHECK_INTERVAL = 10
+    CELERY_TASK_PUBLISH_RETRY = True
+    CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 4, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 else:
     _broker_dir = VAR_DIR / "broker"
     for _folder in (_broker_dir / "queue", _broker_dir / "processed", _broker_dir / "control", VAR_DIR / "results"):
@@ -192,6 +210,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = False
 # Kilobytes: a worker child that grew past this is replaced after its task.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("SVCX_WORKER_MAX_MEMORY_KB", 1_500_000, minimum=100_000)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # forever: a worker outlives a Redis restart
+# A running conversion finishes when the broker goes away; its late ack may then be redelivered,
+# which the job's claim (queued -> running) turns into a no-op.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BEAT_SCHEDULE = {
     "holds-sweep": {"task": "billing.holds_sweep", "schedule": env_duration("SVCX_HOLD_SWEEP_INTERVAL", "10s")},
     "usage-copy": {"task": "billing.usage_copy", "schedule": env_duration("SVCX_USAGE_COPY_INTERVAL", "10s")},

@@ -9,17 +9,20 @@ whose lines are the queues.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import redis
 from celery import bootsteps
 from django.conf import settings
 
 from svcx.redis import redis_client
 
+logger = logging.getLogger("svcx.worker")
 _KEY = "svcx:workers"  # every worker, whatever it consumes
 
 
@@ -113,4 +116,8 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
 
 def _beat(hostname: str, queues: list[str]) -> None:
-    worker_heartbeat(hostname=hostname, queues=queues)
+    try:
+        worker_heartbeat(hostname=hostname, queues=queues)
+    except redis.RedisError:
+        # Redis is restarting: announce again on the next beat, once it is back.
+        logger.warning("worker heartbeat failed", exc_info=True)

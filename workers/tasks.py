@@ -6,7 +6,7 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from billing.ledger import holds_sweep
+from billing.ledger import captures_reconcile, holds_sweep
 from billing.usage import usage_copy
 from conversion.files import files_purge_expired
 from conversion.maintenance import conversion_housekeeping
@@ -16,8 +16,9 @@ from workers.metrics import job_observe
 
 @shared_task(name="billing.holds_sweep", ignore_result=True)
 def holds_sweep_task() -> int:
-    """Release holds whose request died (lease lapsed)."""
-    return holds_sweep()
+    """Release holds whose request died (lease lapsed), and refund captures that never
+    reached a 200."""
+    return holds_sweep() + captures_reconcile()
 
 
 @shared_task(name="billing.usage_copy", ignore_result=True)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from django.db import close_old_connections, connection
 from django.db.models import Sum
+from django.utils import timezone
 
 from accounts.models import Organization
-from billing.ledger import credits_capture, credits_hold, credits_release
-from billing.models import CreditBalance, CreditHold, LedgerEntry, TestAllowance
+from billing.ledger import capture_refund, captures_reconcile, credits_capture, credits_hold, credits_release
+from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
 from billing.selectors import credits_get
 from svcx.errors import ServiceError
 from tests.factories import make_org
@@ -199,4 +201,58 @@ def test_parallel_captures_and_releases_keep_the_ledger_exact() -> None:
         + LedgerEntry.objects.filter(kind="release", credits=5).count()
         == 20
     )
+    assert_invariants(org)
+
+
+def test_a_capture_refund_restores_the_balance_once() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_1", 4)
+    credits_capture(request_id="req_1", pages=4)
+
+    first = capture_refund(request_id="req_1", reason="answered 500")
+    again = capture_refund(request_id="req_1", reason="answered 500")
+
+    assert (first, again) == (4, 0)
+    refund = LedgerEntry.objects.get(kind="refund")
+    assert (refund.credits, refund.pages, refund.balance_after, refund.request_id) == (4, 4, 10, "req_1")
+    assert credits_get(organization=org, environment="live").balance == 10
+    assert_invariants(org)
+
+
+def test_there_is_nothing_to_refund_without_a_capture() -> None:
+    org = make_org(credits=10)
+    hold(org, "req_1", 4)
+    credits_release(request_id="req_1")
+
+    assert capture_refund(request_id="req_1", reason="x") == 0
+    assert capture_refund(request_id="req_unknown", reason="x") == 0
+    assert not LedgerEntry.objects.filter(kind="refund").exists()
+    assert_invariants(org)
+
+
+def test_reconcile_refunds_captures_that_never_logged_a_200() -> None:
+    org = make_org(credits=10)
+    for rid in ("req_orphan", "req_answered", "req_recent"):
+        hold(org, rid, 2)
+        credits_capture(request_id=rid, pages=2)
+    long_ago = timezone.now() - timedelta(seconds=90)
+    CreditHold.objects.exclude(request_id="req_recent").update(settled_at=long_ago)
+    RequestLog.objects.create(
+        request_id="req_answered",
+        organization=org,
+        environment="live",
+        api_key_id="key_x",
+        method="POST",
+        endpoint="/v1/convert",
+        status=200,
+        pages=2,
+        credits=2,
+        created_at=long_ago,
+    )
+
+    assert captures_reconcile() == 1
+
+    assert list(LedgerEntry.objects.filter(kind="refund").values_list("request_id", flat=True)) == ["req_orphan"]
+    assert credits_get(organization=org, environment="live").balance == 6
+    assert captures_reconcile() == 0
     assert_invariants(org)

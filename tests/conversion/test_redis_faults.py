@@ -1,0 +1,207 @@
+"""A Redis blip is not an outage: gunicorn and a Celery worker on a redis-server of the test's
+own, which the test stops and restarts (keeping nothing, as a Redis without persistence does)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from billing.models import CreditHold, LedgerEntry
+from billing.selectors import credits_get
+from conversion.models import ConversionJob
+from tests.conftest import (
+    WorkerProcess,
+    database_url_for_children,
+    free_port,
+    start_web,
+    start_worker,
+    text_pdf,
+)
+from tests.factories import make_key, make_org
+from workers.heartbeat import live_workers
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+QUEUE_WAIT_LIMIT = 5.0
+
+
+class RedisServer:
+    """A redis-server on a port of its own that keeps nothing on disk."""
+
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=self.directory,
+            stdout=(self.directory / "redis.log").open("ab"),
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+
+@pytest.fixture
+def stack(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
+    """Own Redis, a worker and gunicorn on the test database; the test process reads the same
+    Redis (worker announcements)."""
+    server = RedisServer(tmp_path)
+    server.start()
+    settings.REDIS_URL = server.url
+    worker = start_worker(tmp_path)
+    web, base = start_web(tmp_path, env={"SVCX_QUEUE_WAIT_LIMIT": f"{QUEUE_WAIT_LIMIT:g}s"})
+    state: dict[str, Any] = {"redis": server, "worker": worker, "base": base, "tmp": tmp_path}
+    try:
+        yield state
+    finally:
+        web.terminate()
+        web.wait(timeout=20)
+        state["worker"].stop()
+        server.stop()
+
+
+def convert(base: str, secret: str, pdf: Path) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        base + "/v1/convert",
+        data=pdf.read_bytes(),
+        headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/pdf"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def in_background(fn: Any, *args: Any) -> tuple[threading.Thread, dict[str, Any]]:
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        started = time.monotonic()
+        out["result"] = fn(*args)
+        out["seconds"] = time.monotonic() - started
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, out
+
+
+def wait_for(predicate: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not reached in time")
+
+
+def job_status(org: Any) -> str | None:
+    return ConversionJob.objects.filter(organization=org).values_list("status", flat=True).first()
+
+
+def test_a_conversion_in_flight_when_redis_goes_down_finishes_with_200(stack: dict[str, Any]) -> None:
+    org = make_org(credits=100)
+    key = make_key(org)
+    pdf = text_pdf(stack["tmp"] / "a.pdf", ["One.", "Two.", "Three."])
+    # The worker claims the job, then waits for the balance row this test holds locked.
+    with psycopg.connect(database_url_for_children()) as lock:
+        lock.execute(
+            "SELECT 1 FROM billing_creditbalance WHERE organization_id = %s AND environment = 'live' FOR UPDATE",
+            [org.id],
+        )
+        thread, out = in_background(convert, stack["base"], key.secret, pdf)
+        wait_for(lambda: job_status(org) == ConversionJob.Status.RUNNING)
+        stack["redis"].stop()
+        time.sleep(3)  # the web thread's wait meets the dead Redis
+        lock.rollback()
+    thread.join(timeout=60)
+
+    status, body = out["result"]
+    assert status == 200, body
+    assert (body["pages_billed"], body["credits_billed"]) == (3, 3)
+    rid = body["request_id"]
+    assert sorted(LedgerEntry.objects.filter(request_id=rid).values_list("kind", "credits")) == [
+        ("capture", -3),
+        ("hold", -3),
+    ]
+    assert credits_get(organization=org, environment="live").balance == 97
+
+    # Redis comes back empty: the worker reconnects and announces itself, and converts again.
+    stack["redis"].start()
+    wait_for(lambda: stack["worker"].hostname in live_workers())
+    status, body = convert(stack["base"], key.secret, text_pdf(stack["tmp"] / "b.pdf", ["Four.", "Five."]))
+    assert status == 200, body
+    assert credits_get(organization=org, environment="live").balance == 95
+
+
+def test_requests_while_redis_is_down_answer_503_service_unavailable(stack: dict[str, Any]) -> None:
+    org = make_org(credits=100)
+    key = make_key(org)
+    stack["redis"].stop()
+
+    status, body = convert(stack["base"], key.secret, text_pdf(stack["tmp"] / "a.pdf", ["One."]))
+
+    assert status == 503
+    assert body["error"]["code"] == "service_unavailable"
+    assert body["error"]["retryable"] is True
+    assert body["error"]["details"] == {"checks": {"redis": "down"}}
+    assert not LedgerEntry.objects.filter(organization=org).exclude(kind="grant").exists()
+
+
+def test_a_job_lost_with_redis_answers_overloaded_within_the_queue_wait_limit(stack: dict[str, Any]) -> None:
+    org = make_org(credits=100)
+    key = make_key(org)
+    # No worker takes the job (its announcement is still fresh), so it sits in Redis only.
+    worker: WorkerProcess = stack["worker"]
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(worker.process.pid, signal.SIGKILL)
+    worker.process.wait()
+    thread, out = in_background(convert, stack["base"], key.secret, text_pdf(stack["tmp"] / "a.pdf", ["One."]))
+    wait_for(lambda: job_status(org) == ConversionJob.Status.QUEUED)
+    time.sleep(0.5)  # published after the job row commits
+    stack["redis"].stop()
+    stack["redis"].start()
+    stack["worker"] = start_worker(stack["tmp"])
+    thread.join(timeout=60)
+
+    status, body = out["result"]
+    assert status == 503, body
+    assert body["error"]["code"] == "overloaded"
+    assert body["error"]["retryable"] is True
+    assert body["error"]["details"]["reason"] == "queue_wait"
+    assert out["seconds"] < QUEUE_WAIT_LIMIT + 5
+    assert not CreditHold.objects.filter(organization=org).exists()
+    assert credits_get(organization=org, environment="live").balance == 100
