@@ -134,6 +134,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 # Filled by `manage.py collectstatic` (`make run` does it on start, the image at build time).
 STATIC_ROOT = Path(env_str("SVCX_STATIC_ROOT", "") or VAR_DIR / "static")
+
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
