@@ -11,7 +11,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.utils import quote
+from django.contrib.admin.utils import quote, unquote
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -457,7 +457,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return [report, *super().get_urls()]
 
     def activity_report_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        api_key = self.get_object(request, object_id)
+        api_key = self.get_object(request, unquote(object_id))
         if api_key is None or not self.has_view_permission(request, api_key):
             raise Http404("no such key")
         return self._report(request, api_key)

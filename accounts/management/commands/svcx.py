@@ -244,7 +244,7 @@ class Command(BaseCommand):
                     f"  live: {demo['live']}",
                     f"  test: {demo['test']}",
                     f'  try:  curl -H "Authorization: Bearer <key>" {settings.SVCX_PUBLIC_URL}/v1/account',
-                    "  more: python manage.py svcx key create --org ORG [--env test] ...  (see README)",
+                    '  more: make manage ARGS="svcx key create --org ORG [--env test] ..."  (see README)',
                     "",
                 ]
             )
