@@ -157,11 +157,9 @@ def membership_owners_check(*, organization: Organization, owners_after: int) ->
         raise AccountError(f"{organization} would have no owner left; make someone else owner first")
 
 
-def _owners_after(organization: Organization, *, without: Any = None, adding_owner: bool = False) -> int:
-    owners = Membership.objects.filter(organization=organization, role=Membership.Role.OWNER)
-    if without is not None:
-        owners = owners.exclude(user=without)
-    return owners.count() + int(adding_owner)
+def _owners_without(organization: Organization, user: Any) -> int:
+    """How many owners the organization has besides `user`."""
+    return Membership.objects.filter(organization=organization, role=Membership.Role.OWNER).exclude(user=user).count()
 
 
 def membership_add(*, organization: Organization, user: Any, role: str = "member", actor: Actor = None) -> Membership:
@@ -193,7 +191,7 @@ def membership_set_role(*, organization: Organization, user: Any, role: str, act
         if membership is None:
             raise AccountError(f"{user.get_username()} is not a member of {organization}")
         if role != Membership.Role.OWNER:
-            membership_owners_check(organization=organization, owners_after=_owners_after(organization, without=user))
+            membership_owners_check(organization=organization, owners_after=_owners_without(organization, user))
         previous = membership.role
         Membership.objects.filter(pk=membership.pk).update(role=role)
         audit_record(
@@ -215,7 +213,7 @@ def membership_remove(*, organization: Organization, user: Any, actor: Actor = N
         membership = Membership.objects.filter(organization=organization, user=user).first()
         if membership is None:
             raise AccountError(f"{user.get_username()} is not a member of {organization}")
-        membership_owners_check(organization=organization, owners_after=_owners_after(organization, without=user))
+        membership_owners_check(organization=organization, owners_after=_owners_without(organization, user))
         membership.delete()
         audit_record(
             actor=actor,
@@ -232,7 +230,7 @@ def user_for_membership(*, identifier: str, email: str = "", actor: Actor = None
     from django.contrib.auth import get_user_model
 
     users = get_user_model().objects
-    user = users.filter(Q(username=identifier) | Q(email__iexact=identifier)).order_by("pk").first()
+    user = users.filter(username=identifier).first() or users.filter(email__iexact=identifier).order_by("pk").first()
     if user is not None:
         return user
     if not email:
