@@ -193,8 +193,9 @@ class OrganizationAdmin(admin.ModelAdmin):
                 done.append(f"added {new.user.get_username()} as {new.role}")
             for obj, before in sorted(changed, key=lambda pair: pair[0].role != Membership.Role.OWNER):
                 if obj.user_id != before.user_id:
-                    services.membership_remove(organization=organization, user=before.user, actor=request.user)
+                    # The newcomer first: replacing the only owner keeps an owner throughout.
                     services.membership_add(organization=organization, user=obj.user, role=obj.role, actor=request.user)
+                    services.membership_remove(organization=organization, user=before.user, actor=request.user)
                     done.append(f"replaced {before.user.get_username()} by {obj.user.get_username()} as {obj.role}")
                 elif obj.role != before.role:
                     services.membership_set_role(
