@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry
@@ -45,10 +46,6 @@ def run_action(page: Any, changelist: str, pk: str, action: str) -> None:
     page.click("button[name=index]")
 
 
-def messages(page: Any) -> str:
-    return page.locator("ul.messagelist").inner_text()
-
-
 def account_status(base: str, secret: str) -> int:
     request = urllib.request.Request(f"{base}/v1/account", headers={"Authorization": f"Bearer {secret}"})
     try:
@@ -69,7 +66,7 @@ def test_staff_suspends_grants_and_refunds_and_sees_the_balance(admin_page: Any)
     org = make_org("Acme")
 
     run_action(admin_page, "accounts/organization", org.pk, "suspend")
-    assert f"Suspended Acme ({org.id})" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Suspended Acme ({org.id})")
     assert Organization.objects.get(pk=org.pk).status == "suspended"
     screenshot(admin_page, "admin-org-suspended")
 
@@ -77,14 +74,18 @@ def test_staff_suspends_grants_and_refunds_and_sees_the_balance(admin_page: Any)
     admin_page.fill("#id_credits", "30")
     admin_page.fill("#id_reason", "promotion")
     admin_page.click("input[name=apply]")
-    assert f"Granted 30 credits to Acme ({org.id}); live balance now 30" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(
+        f"Granted 30 credits to Acme ({org.id}); live balance now 30"
+    )
 
     run_action(admin_page, "accounts/organization", org.pk, "refund_or_adjust")
     admin_page.select_option("#id_kind", "refund")
     admin_page.fill("#id_credits", "5")
     admin_page.fill("#id_reason", "bad output")
     admin_page.click("input[name=apply]")
-    assert f"Refunded 5 credits: Acme ({org.id}), reason “bad output”; live balance now 35" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(
+        f"Refunded 5 credits: Acme ({org.id}), reason “bad output”; live balance now 35"
+    )
     screenshot(admin_page, "admin-org-refunded")
     assert credits_get(organization=org, environment="live").balance == 35
     assert list(LedgerEntry.objects.filter(organization=org).values_list("kind", "credits")) == [
@@ -117,7 +118,7 @@ def test_staff_adds_a_member_with_the_user_search_and_changes_and_removes_member
     screenshot(admin_page, "admin-member-adding")
     admin_page.click("input[name=_save]")
 
-    assert f"Members of Acme ({org.id}): added alice as owner." in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Members of Acme ({org.id}): added alice as owner.")
     assert list(Membership.objects.filter(organization=org).values_list("user__username", "role")) == [
         ("alice", "owner")
     ]
@@ -126,7 +127,7 @@ def test_staff_adds_a_member_with_the_user_search_and_changes_and_removes_member
     admin_page.goto(change)
     admin_page.select_option("#id_memberships-0-role", "member")
     admin_page.click("input[name=_save]")
-    assert "would have no owner left" in admin_page.locator("#content").inner_text()
+    expect(admin_page.locator("#content")).to_contain_text("would have no owner left")
     assert Membership.objects.get(organization=org).role == "owner"
     screenshot(admin_page, "admin-member-last-owner")
 
@@ -138,12 +139,12 @@ def test_staff_adds_a_member_with_the_user_search_and_changes_and_removes_member
     admin_page.click(".select2-results__option >> text=bob")
     admin_page.select_option("#id_memberships-1-role", "owner")
     admin_page.click("input[name=_save]")
-    assert "added bob as owner" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text("added bob as owner")
     admin_page.goto(change)
     row = admin_page.locator("tr.has_original", has_text="alice")
     row.locator("input[type=checkbox][name$=DELETE]").check()
     admin_page.click("input[name=_save]")
-    assert f"Members of Acme ({org.id}): removed alice." in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Members of Acme ({org.id}): removed alice.")
     assert list(Membership.objects.filter(organization=org).values_list("user", "role")) == [(bob.pk, "owner")]
     assert set(AuditEvent.objects.filter(organization=org).values_list("action", "target")) >= {
         ("member.add", "alice"),
@@ -158,16 +159,21 @@ def test_staff_rotates_and_revokes_keys(admin_page: Any) -> None:
     first = make_key(org, name="web")
 
     run_action(admin_page, "accounts/apikey", first.api_key.pk, "rotate_24h")
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Rotated {first.api_key.hint}")  # the new page
     page_text = admin_page.locator("#content").inner_text()
     secrets = SECRET.findall(page_text)
     assert len(secrets) == 1
     replacement = ApiKey.objects.get(pk=first.api_key.pk).replaced_by
-    assert f"Rotated {first.api_key.hint}: replacement {replacement.hint}" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(
+        f"Rotated {first.api_key.hint}: replacement {replacement.hint}"
+    )
     screenshot(admin_page, "admin-key-rotated")
     assert account_status(admin_page.base, secrets[0]) == 200
 
     run_action(admin_page, "accounts/apikey", replacement.pk, "revoke")
-    assert f"Revoked {replacement.hint}: refused from the next request." in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(
+        f"Revoked {replacement.hint}: refused from the next request."
+    )
     assert account_status(admin_page.base, secrets[0]) == 401
     screenshot(admin_page, "admin-key-revoked")
 
@@ -180,8 +186,8 @@ def test_staff_confirms_a_leak_and_gets_the_reveal_link_when_nobody_can_be_maile
     run_action(admin_page, "accounts/apikey", leaked.api_key.pk, "confirm_leak")
 
     replacement = ApiKey.objects.get(pk=leaked.api_key.pk).replaced_by
-    assert f"Leak confirmed: {leaked.api_key.hint} revoked; replacement {replacement.hint} issued; nobody to mail" in (
-        messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text(
+        f"Leak confirmed: {leaked.api_key.hint} revoked; replacement {replacement.hint} issued; nobody to mail"
     )
     link = admin_page.locator("code.reveal-link").inner_text()
     assert link.startswith(f"{admin_page.base}/reveal/")
@@ -217,7 +223,7 @@ def test_staff_is_told_who_was_mailed_when_there_are_owners(admin_page: Any, mai
 
     run_action(admin_page, "accounts/apikey", leaked.api_key.pk, "confirm_leak")
 
-    assert "the reveal link was mailed to olga@example.com" in messages(admin_page)
+    expect(admin_page.locator("ul.messagelist")).to_contain_text("the reveal link was mailed to olga@example.com")
     assert admin_page.locator("code.reveal-link").count() == 0
     assert [m.to for m in mailoutbox] == [["olga@example.com"]]
 
