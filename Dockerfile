@@ -4,6 +4,10 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
+# The admin's CSS and JavaScript, served by gunicorn through WhiteNoise; outside the data volume
+# so that every image brings its own.
+ENV SVCX_STATIC_ROOT=/app/static
+RUN SVCX_VAR_DIR=/tmp/svcx-build python manage.py collectstatic --no-input -v 0 && rm -rf /tmp/svcx-build
 RUN useradd --create-home svcx && mkdir -p /var/lib/svcx/beat && chown -R svcx /var/lib/svcx
 USER svcx
 EXPOSE 8000

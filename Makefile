@@ -1,5 +1,6 @@
 # make run   - start web, worker and scheduler (embedded SQLite + file broker unless DATABASE_URL / REDIS_URL are set)
 # make test  - create the virtual environment, install, run every test on PostgreSQL and Redis
+# make manage ARGS="svcx org create --name Acme" - a management command with the venv's Python and settings
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/svcx)
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
 
-.PHONY: run test lint format typecheck check bench migrate clean
+.PHONY: run test lint format typecheck check bench migrate manage clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +37,10 @@ typecheck: $(STAMP)
 
 migrate: $(STAMP)
 	$(PY) manage.py migrate
+
+# The same interpreter, settings and SVCX_VAR_DIR (from the environment) as `make run`.
+manage: $(STAMP)
+	$(PY) manage.py $(ARGS)
 
 check: lint typecheck
 	$(PY) manage.py makemigrations --check --dry-run

@@ -11,17 +11,22 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from accounts import services
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
-from accounts.reports import key_activity_csv
+from accounts.reports import REPORT_DAYS, key_activity_csv
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.serializers import key_status
 from billing.ledger import credits_adjust, credits_grant
 from billing.limits import LIMIT_NAMES
+from billing.selectors import allowance_get, credits_get
 from svcx.admin import ReadOnlyAdmin
 
 
@@ -65,10 +70,44 @@ def _ask(
     )
 
 
+class MembershipFormSet(forms.BaseInlineFormSet):
+    """The members as a whole: an organization that has an owner keeps one (the services' rule)."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors) or self.instance._state.adding:
+            return
+        owners_after = sum(
+            1
+            for form in self.forms
+            if form.cleaned_data
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("role") == Membership.Role.OWNER
+        )
+        try:
+            services.membership_owners_check(organization=self.instance, owners_after=owners_after)
+        except services.AccountError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 class MembershipInline(admin.TabularInline):
+    """Members and their roles; saved through the membership services (OrganizationAdmin.save_formset)."""
+
     model = Membership
+    formset = MembershipFormSet
     extra = 0
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
     autocomplete_fields = ["user"]
+
+
+def _changelist_link(model: str, label: str, **filters: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in filters.items())
+    return format_html('<a href="{}?{}">{}</a>', reverse(f"admin:{model}_changelist"), query, label)
+
+
+def _org_label(organization: Organization) -> str:
+    return f"{organization.name} ({organization.id})"
 
 
 class OrganizationForm(forms.ModelForm):
@@ -90,11 +129,87 @@ class OrganizationForm(forms.ModelForm):
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
     form = OrganizationForm
-    list_display = ["id", "name", "status", "debug_policy", "created_at"]
+    list_display = ["id", "name", "status", "live_balance", "debug_policy", "created_at"]
     search_fields = ["id", "name"]
     readonly_fields = ["id", "status", "suspended_at", "delinquent_debt", "created_at"]
+    money_fields = ["live_credits", "test_allowance", "records"]
     inlines = [MembershipInline]
     actions = ["suspend", "unsuspend", "mark_delinquent", "clear_delinquent", "grant_credits", "refund_or_adjust"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Organization | None = None) -> list[str]:
+        return [*self.readonly_fields, *self.money_fields] if obj is not None else self.readonly_fields
+
+    @admin.display(description="live balance")
+    def live_balance(self, obj: Organization) -> int:
+        return credits_get(organization=obj, environment="live").balance
+
+    @admin.display(description="credits (live)")
+    def live_credits(self, obj: Organization) -> str:
+        credits = credits_get(organization=obj, environment="live")
+        return (
+            f"balance {credits.balance:,} credits; held {credits.held:,} by requests in flight; "
+            f"available {credits.available:,}"
+        )
+
+    @admin.display(description="test allowance")
+    def test_allowance(self, obj: Organization) -> str:
+        allowance = allowance_get(organization=obj)
+        return (
+            f"{allowance.used:,} of {allowance.limit:,} pages used this month, {allowance.held:,} held; "
+            f"resets {allowance.resets_at:%Y-%m-%d}"
+        )
+
+    @admin.display(description="records")
+    def records(self, obj: Organization) -> SafeString:
+        org = {"organization__id__exact": obj.id}
+        return format_html_join(
+            " · ",
+            "{}",
+            [
+                (_changelist_link("accounts_apikey", "API keys", **org),),
+                (_changelist_link("billing_ledgerentry", "ledger", **org),),
+                (_changelist_link("billing_credithold", "holds", **org),),
+                (_changelist_link("conversion_conversionjob", "conversion jobs", **org),),
+                (_changelist_link("conversion_storedfile", "stored files", **org),),
+                (_changelist_link("billing_usagerecord", "usage records", **org),),
+                (_changelist_link("accounts_auditevent", "audit log", **org),),
+            ],
+        )
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
+        if formset.model is not Membership:
+            super().save_formset(request, form, formset, change)
+            return
+        organization = form.instance
+        formset.save(commit=False)
+        done: list[str] = []
+        rows = Membership.objects.select_related("user")
+        changed = [(obj, rows.get(pk=obj.pk)) for obj, _ in formset.changed_objects]
+        try:
+            # Additions and promotions first, removals last: handing over ownership in one save
+            # never passes through a state without an owner.
+            for new in formset.new_objects:
+                services.membership_add(organization=organization, user=new.user, role=new.role, actor=request.user)
+                done.append(f"added {new.user.get_username()} as {new.role}")
+            for obj, before in sorted(changed, key=lambda pair: pair[0].role != Membership.Role.OWNER):
+                if obj.user_id != before.user_id:
+                    # The newcomer first: replacing the only owner keeps an owner throughout.
+                    services.membership_add(organization=organization, user=obj.user, role=obj.role, actor=request.user)
+                    services.membership_remove(organization=organization, user=before.user, actor=request.user)
+                    done.append(f"replaced {before.user.get_username()} by {obj.user.get_username()} as {obj.role}")
+                elif obj.role != before.role:
+                    services.membership_set_role(
+                        organization=organization, user=obj.user, role=obj.role, actor=request.user
+                    )
+                    done.append(f"{obj.user.get_username()} is now {obj.role} (was {before.role})")
+            for obj in formset.deleted_objects:
+                before = rows.get(pk=obj.pk)
+                services.membership_remove(organization=organization, user=before.user, actor=request.user)
+                done.append(f"removed {before.user.get_username()}")
+        except services.AccountError as exc:
+            self.message_user(request, f"Members of {_org_label(organization)}: {exc}", level=messages.ERROR)
+        if done:
+            self.message_user(request, f"Members of {_org_label(organization)}: {'; '.join(done)}.")
 
     def save_model(self, request: HttpRequest, obj: Organization, form: forms.ModelForm, change: bool) -> None:
         if not change:
@@ -130,13 +245,13 @@ class OrganizationAdmin(admin.ModelAdmin):
     def suspend(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
         for organization in queryset:
             services.organization_suspend(organization=organization, actor=request.user)
-        self.message_user(request, f"Suspended {queryset.count()} organization(s).")
+        self.message_user(request, f"Suspended {_names(queryset)}: their requests are refused from the next one.")
 
     @admin.action(description="Lift suspension")
     def unsuspend(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
         for organization in queryset:
             services.organization_unsuspend(organization=organization, actor=request.user)
-        self.message_user(request, f"Lifted the suspension of {queryset.count()} organization(s).")
+        self.message_user(request, f"Lifted the suspension of {_names(queryset)}.")
 
     @admin.action(description="Mark delinquent (freeze spending)")
     def mark_delinquent(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
@@ -147,14 +262,16 @@ class OrganizationAdmin(admin.ModelAdmin):
             services.organization_mark_delinquent(
                 organization=organization, debt=form.cleaned_data["debt"], actor=request.user
             )
-        self.message_user(request, "Spending frozen.")
+        self.message_user(
+            request, f"Spending frozen for {_names(queryset)} (debt {form.cleaned_data['debt']:,} credits)."
+        )
         return None
 
     @admin.action(description="Clear delinquency")
     def clear_delinquent(self, request: HttpRequest, queryset: QuerySet[Organization]) -> None:
         for organization in queryset:
             services.organization_clear_delinquent(organization=organization, actor=request.user)
-        self.message_user(request, "Delinquency cleared.")
+        self.message_user(request, f"Delinquency cleared for {_names(queryset)}: spending allowed again.")
 
     @admin.action(description="Grant credits")
     def grant_credits(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
@@ -175,7 +292,11 @@ class OrganizationAdmin(admin.ModelAdmin):
                 target=row.id,
                 credits=row.credits,
             )
-        self.message_user(request, "Credits granted.")
+            self.message_user(
+                request,
+                f"Granted {row.credits:,} credits to {_org_label(organization)}; "
+                f"live balance now {row.balance_after:,} ({row.id}).",
+            )
         return None
 
     @admin.action(description="Refund or adjust credits")
@@ -203,7 +324,17 @@ class OrganizationAdmin(admin.ModelAdmin):
                 credits=row.credits,
                 reason=row.reason,
             )
+            verb = "Refunded" if row.kind == "refund" else "Adjusted by"
+            self.message_user(
+                request,
+                f"{verb} {row.credits:,} credits: {_org_label(organization)}, reason “{row.reason}”; "
+                f"live balance now {row.balance_after:,} ({row.id}).",
+            )
         return None
+
+
+def _names(queryset: QuerySet[Organization]) -> str:
+    return ", ".join(_org_label(o) for o in queryset)
 
 
 class ApiKeyCreateForm(forms.ModelForm):
@@ -267,6 +398,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "created_by",
         "last_used_at",
         "created_at",
+        "leak",
+        "activity",
     ]
     actions = ["rotate_7d", "rotate_24h", "rotate_1h", "rotate_immediate", "revoke", "confirm_leak", "activity_report"]
 
@@ -294,6 +427,49 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.display(description="status")
     def status(self, obj: ApiKey) -> str:
         return key_status(obj)
+
+    @admin.display(description="leak")
+    def leak(self, obj: ApiKey) -> str:
+        if obj.revoked_reason != "leak confirmed":
+            return "-"
+        replacement = obj.replaced_by
+        reveal = getattr(replacement, "reveal", None) if replacement is not None else None
+        state = ""
+        if reveal is not None:
+            state = (
+                f"; its reveal link was used at {reveal.revealed_at:%Y-%m-%d %H:%M} UTC"
+                if reveal.revealed_at
+                else f"; its reveal link is unused, valid until {reveal.expires_at:%Y-%m-%d %H:%M} UTC"
+            )
+        hint = replacement.hint if replacement is not None else "none"
+        return f"confirmed {obj.revoked_at:%Y-%m-%d %H:%M} UTC; replacement {hint}{state}"
+
+    @admin.display(description="activity report")
+    def activity(self, obj: ApiKey) -> str:
+        url = reverse("admin:accounts_apikey_activity", args=[quote(obj.pk)])
+        return format_html('<a href="{}">Download the {}-day activity report (CSV)</a>', url, REPORT_DAYS)
+
+    def get_urls(self) -> list[URLPattern]:
+        report = path(
+            "<path:object_id>/activity-report/",
+            self.admin_site.admin_view(self.activity_report_view),
+            name="accounts_apikey_activity",
+        )
+        return [report, *super().get_urls()]
+
+    def activity_report_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        api_key = self.get_object(request, unquote(object_id))
+        if api_key is None or not self.has_view_permission(request, api_key):
+            raise Http404("no such key")
+        return self._report(request, api_key)
+
+    def _report(self, request: HttpRequest, api_key: ApiKey) -> HttpResponse:
+        services.audit_record(
+            actor=request.user, action="key.activity_report", organization=api_key.organization, target=api_key.id
+        )
+        response = HttpResponse(key_activity_csv(api_key=api_key), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-{REPORT_DAYS}d.csv"'
+        return response
 
     def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
         return False  # keys are revoked, never deleted: their history stays
@@ -329,13 +505,20 @@ class ApiKeyAdmin(admin.ModelAdmin):
         request._svcx_minted = [minted]  # type: ignore[attr-defined]  # shown once by response_add
 
     def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
-        return self._show_secrets(request, getattr(request, "_svcx_minted", []), "API key created")
+        minted = getattr(request, "_svcx_minted", [])
+        for m in minted:
+            self.message_user(request, f"Created the {m.api_key.environment} key {m.api_key.hint} ({m.api_key.id}).")
+        return self._show_secrets(request, minted, "API key created")
 
     def _show_secrets(self, request: HttpRequest, minted: list[services.MintedKey], title: str) -> HttpResponse:
+        return self._once(request, "admin/svcx_key_secrets.html", title, minted=minted)
+
+    def _once(self, request: HttpRequest, template: str, title: str, **context: Any) -> HttpResponse:
+        """A page with something shown this once (a secret, a reveal link): never cached."""
         response = render(
             request,
-            "admin/svcx_key_secrets.html",
-            {**self.admin_site.each_context(request), "title": title, "minted": minted, "opts": self.model._meta},
+            template,
+            {**self.admin_site.each_context(request), "title": title, "opts": self.model._meta, **context},
         )
         response["Cache-Control"] = "no-store"
         return response
@@ -347,6 +530,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 minted.append(services.api_key_rotate(api_key=api_key, overlap=overlap, actor=request.user))
             except services.AccountError as exc:
                 self.message_user(request, f"{api_key.hint}: {exc}", level=messages.ERROR)
+                continue
+            self.message_user(
+                request,
+                f"Rotated {api_key.hint}: replacement {minted[-1].api_key.hint}; the old key works until "
+                f"{api_key.expires_at:%Y-%m-%d %H:%M} UTC.",
+            )
         return self._show_secrets(request, minted, f"Rotated (overlap {overlap})") if minted else None
 
     @admin.action(description="Rotate, old key works 7 more days")
@@ -367,34 +556,39 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke (irreversible)")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        hints = []
         for api_key in queryset:
             services.api_key_revoke(
                 api_key=api_key, reason=f"revoked by staff ({request.user.get_username()})", actor=request.user
             )
-        self.message_user(request, f"Revoked {queryset.count()} key(s).")
+            hints.append(api_key.hint)
+        self.message_user(request, f"Revoked {', '.join(hints)}: refused from the next request.")
 
     @admin.action(description="Confirm leak: revoke, issue replacement by reveal link, notify owners")
-    def confirm_leak(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+    def confirm_leak(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse:
+        leaks = []
         for api_key in queryset:
             leak = services.api_key_confirm_leak(api_key=api_key, actor=request.user)
+            leaks.append(leak)
+            told = (
+                f"the reveal link was mailed to {', '.join(leak.recipients)}"
+                if leak.recipients
+                else "nobody to mail: hand over the reveal link below yourself"
+            )
             self.message_user(
                 request,
-                f"{api_key.hint} revoked; replacement {leak.replacement.hint} sent to the owners, admins and "
-                "creator by a single-use link.",
+                f"Leak confirmed: {api_key.hint} revoked; replacement {leak.replacement.hint} issued; {told}.",
+                level=messages.SUCCESS if leak.recipients else messages.WARNING,
             )
+        # The link exists only now (the database keeps its hash): shown once, never cached.
+        return self._once(request, "admin/svcx_leaks.html", "Leak confirmed", leaks=leaks, report_days=REPORT_DAYS)
 
     @admin.action(description="Download 90-day activity report (CSV)")
     def activity_report(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one key.", level=messages.ERROR)
             return None
-        api_key = queryset.get()
-        services.audit_record(
-            actor=request.user, action="key.activity_report", organization=api_key.organization, target=api_key.id
-        )
-        response = HttpResponse(key_activity_csv(api_key=api_key), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-90d.csv"'
-        return response
+        return self._report(request, queryset.get())
 
 
 @admin.register(AuditEvent)

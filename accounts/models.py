@@ -89,6 +89,7 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = "API key"
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["organization", "revoked_at", "expires_at"], name="apikey_org_active")]
         constraints = [

@@ -25,8 +25,8 @@ def key_leak_recipients(api_key: ApiKey) -> list[str]:
     return sorted(emails)
 
 
-def notify_key_leaked(*, api_key: ApiKey, replacement: ApiKey, reveal_url: str) -> None:
-    recipients = key_leak_recipients(api_key)
+def notify_key_leaked(*, api_key: ApiKey, replacement: ApiKey, reveal_url: str, recipients: list[str]) -> None:
+    """Mail the reveal link to `recipients` (see key_leak_recipients); nothing when there are none."""
     if not recipients:
         return
     send_mail(

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from accounts.models import ApiKey, Organization
+from accounts.models import ApiKey, Membership, Organization
 from svcx.formats import iso
 
 
@@ -50,4 +50,15 @@ def api_key_dict(api_key: ApiKey) -> dict[str, Any]:
         "replaced_by": api_key.replaced_by_id,
         "last_used_at": iso(api_key.last_used_at),
         "created_at": iso(api_key.created_at),
+    }
+
+
+def membership_dict(membership: Membership) -> dict[str, Any]:
+    return {
+        "object": "membership",
+        "organization": membership.organization_id,
+        "user": membership.user.get_username(),
+        "email": membership.user.email,
+        "role": membership.role,
+        "created_at": iso(membership.created_at),
     }

@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from accounts import keyformat
 from accounts.keyformat import Environment
-from accounts.models import ApiKey, AuditEvent, KeyReveal, Organization
-from accounts.notifications import notify_key_leaked
+from accounts.models import ApiKey, AuditEvent, KeyReveal, Membership, Organization
+from accounts.notifications import key_leak_recipients, notify_key_leaked
 from accounts.scopes import PRESETS, validate_scopes
 from accounts.secrets import key_hash, seal, token_hash, unseal, urlsafe_token
 from billing.limits import LIMIT_NAMES
@@ -137,6 +137,108 @@ def organization_set_limit(*, organization: Organization, meter: str, value: int
         )
     organization.refresh_from_db()
     return organization
+
+
+# --- members -------------------------------------------------------------------------------
+# One home for the rules of membership, used by the admin and the operator command alike: a
+# user is a member of an organization at most once, with a known role, and an organization that
+# has an owner keeps one (its last owner is neither removed nor demoted).
+
+
+def _role(role: str) -> str:
+    if role not in Membership.Role.values:
+        raise AccountError(f"unknown role {role!r}; roles are {', '.join(Membership.Role.values)}")
+    return role
+
+
+def membership_owners_check(*, organization: Organization, owners_after: int) -> None:
+    """Raise AccountError when a change would leave an organization that has an owner without one."""
+    if owners_after == 0 and Membership.objects.filter(organization=organization, role=Membership.Role.OWNER).exists():
+        raise AccountError(f"{organization} would have no owner left; make someone else owner first")
+
+
+def _owners_without(organization: Organization, user: Any) -> int:
+    """How many owners the organization has besides `user`."""
+    return Membership.objects.filter(organization=organization, role=Membership.Role.OWNER).exclude(user=user).count()
+
+
+def membership_add(*, organization: Organization, user: Any, role: str = "member", actor: Actor = None) -> Membership:
+    """Make `user` a member with `role`. Raises AccountError for an unknown role or a user who
+    already is a member."""
+    _role(role)
+    with transaction.atomic():
+        Organization.objects.select_for_update().get(pk=organization.pk)
+        if Membership.objects.filter(organization=organization, user=user).exists():
+            raise AccountError(f"{user.get_username()} is already a member of {organization}")
+        membership = Membership.objects.create(organization=organization, user=user, role=role)
+        audit_record(
+            actor=actor,
+            action="member.add",
+            organization=organization,
+            target=user.get_username(),
+            role=role,
+        )
+    return membership
+
+
+def membership_set_role(*, organization: Organization, user: Any, role: str, actor: Actor = None) -> Membership:
+    """Change a member's role. Raises AccountError for an unknown role, a user who is not a
+    member, or demoting the last owner."""
+    _role(role)
+    with transaction.atomic():
+        Organization.objects.select_for_update().get(pk=organization.pk)
+        membership = Membership.objects.filter(organization=organization, user=user).first()
+        if membership is None:
+            raise AccountError(f"{user.get_username()} is not a member of {organization}")
+        if role != Membership.Role.OWNER:
+            membership_owners_check(organization=organization, owners_after=_owners_without(organization, user))
+        previous = membership.role
+        Membership.objects.filter(pk=membership.pk).update(role=role)
+        audit_record(
+            actor=actor,
+            action="member.set_role",
+            organization=organization,
+            target=user.get_username(),
+            role=role,
+            previous=previous,
+        )
+    membership.refresh_from_db()
+    return membership
+
+
+def membership_remove(*, organization: Organization, user: Any, actor: Actor = None) -> None:
+    """Remove a member. Raises AccountError for a user who is not a member or the last owner."""
+    with transaction.atomic():
+        Organization.objects.select_for_update().get(pk=organization.pk)
+        membership = Membership.objects.filter(organization=organization, user=user).first()
+        if membership is None:
+            raise AccountError(f"{user.get_username()} is not a member of {organization}")
+        membership_owners_check(organization=organization, owners_after=_owners_without(organization, user))
+        membership.delete()
+        audit_record(
+            actor=actor,
+            action="member.remove",
+            organization=organization,
+            target=user.get_username(),
+            role=membership.role,
+        )
+
+
+def user_for_membership(*, identifier: str, email: str = "", actor: Actor = None) -> Any:
+    """The user named by username or e-mail address; with `email`, a missing user is created
+    (without a usable password: they sign in once staff set one). Raises AccountError otherwise."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model().objects
+    user = users.filter(username=identifier).first() or users.filter(email__iexact=identifier).order_by("pk").first()
+    if user is not None:
+        return user
+    if not email:
+        raise AccountError(f"no user {identifier!r}; give --email to create one")
+    with transaction.atomic():
+        user = users.create_user(username=identifier, email=email)
+        audit_record(actor=actor, action="user.create", organization=None, target=identifier, email=email)
+    return user
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -341,6 +443,8 @@ class LeakResponse:
     revoked: ApiKey
     replacement: ApiKey
     reveal_url: str
+    # Who is mailed the reveal link; when nobody, staff must hand `reveal_url` over themselves.
+    recipients: list[str]
 
 
 def api_key_confirm_leak(*, api_key: ApiKey, actor: Actor = None) -> LeakResponse:
@@ -372,8 +476,13 @@ def api_key_confirm_leak(*, api_key: ApiKey, actor: Actor = None) -> LeakRespons
         )
         reveal_url = f"{settings.SVCX_PUBLIC_URL}/reveal/{token}"
         old.refresh_from_db()
-        transaction.on_commit(lambda: notify_key_leaked(api_key=old, replacement=minted.api_key, reveal_url=reveal_url))
-    return LeakResponse(revoked=old, replacement=minted.api_key, reveal_url=reveal_url)
+        recipients = key_leak_recipients(old)
+        transaction.on_commit(
+            lambda: notify_key_leaked(
+                api_key=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients
+            )
+        )
+    return LeakResponse(revoked=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients)
 
 
 def key_reveal_consume(*, token: str) -> tuple[ApiKey, str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from billing.models import CreditBalance, CreditHold, LedgerEntry
+from billing.models import CreditBalance, CreditHold, LedgerEntry, UsageRecord
 from svcx.admin import ReadOnlyAdmin
 
 
@@ -22,7 +22,7 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
         "request_id",
         "actor_label",
     ]
-    list_filter = ["kind", "environment"]
+    list_filter = ["kind", "environment", "created_at"]
     search_fields = ["id", "organization__id", "request_id", "api_key_id"]
 
 
@@ -43,4 +43,13 @@ class CreditHoldAdmin(ReadOnlyAdmin):
         "lease_until",
         "created_at",
     ]
-    list_filter = ["status"]
+    list_filter = ["status", "environment"]
+    search_fields = ["request_id", "organization__id", "api_key_id"]
+
+
+@admin.register(UsageRecord)
+class UsageRecordAdmin(ReadOnlyAdmin):
+    list_display = ["id", "created_at", "organization", "environment", "endpoint", "status", "pages", "credits"]
+    list_filter = ["environment", "endpoint", "status", "created_at"]
+    search_fields = ["id", "request_id", "organization__id", "api_key_id"]
+    date_hierarchy = "created_at"

@@ -84,6 +84,7 @@ class LedgerEntry(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "ledger entries"
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["organization", "environment", "-created_at"], name="ledger_org_env_time")]
 

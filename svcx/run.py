@@ -53,6 +53,8 @@ def main() -> int:
     queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()])
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
+    # The admin's CSS and JavaScript, served by the web server itself (WhiteNoise) from STATIC_ROOT.
+    subprocess.run([python, "manage.py", "collectstatic", "--no-input", "-v", "0"], check=True)
     subprocess.run([python, "manage.py", "svcx", "demo"], check=True)
 
     bind = os.environ.setdefault("SVCX_BIND", "127.0.0.1:8000")

@@ -62,6 +62,9 @@ MIDDLEWARE = [
     "svcx.middleware.RequestIdMiddleware",
     "svcx.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's CSS and JavaScript) from STATIC_ROOT, in every topology: gunicorn
+    # alone serves them, no separate file server is needed.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -132,7 +135,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "static"
+# Filled by `manage.py collectstatic` (`make run` does it on start, the image at build time).
+STATIC_ROOT = Path(env_str("SVCX_STATIC_ROOT", "") or VAR_DIR / "static")
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -289,7 +293,9 @@ def _fs_store(location: Path) -> dict[str, Any]:
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # Gzip copies beside the originals; names stay unhashed so that a page rendered before
+    # collectstatic (tests, a first start) never fails on a missing manifest entry.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
     "files": _s3_store("files") if SVCX_STORE == "s3" else _fs_store(SVCX_FILES_DIR),
     "jobs": _s3_store("jobs") if SVCX_STORE == "s3" else _fs_store(SVCX_JOBS_DIR),
 }

@@ -25,8 +25,14 @@ from tests.browser import browser, page  # noqa: F401  (one Chromium per test pr
 from tests.conversion.engine.pdfs import Text, make_pdf
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC_DIR = ROOT.parent / "shared" / "spec"
+# The specification and the few real-world PDFs the tests use live in the repository: a clone
+# with nothing beside it passes `make test`.
+SPEC_DIR = ROOT / "spec"
+REAL_PDFS = ROOT / "tests" / "data" / "real"
+# The whole real-world corpus, an extra that runs only where it is checked out beside the
+# repository (CI has it); its tests are skipped with this reason elsewhere.
 CORPUS = ROOT.parent / "shared" / "corpus" / "real"
+CORPUS_ABSENT = f"the shared corpus ({CORPUS}) is not beside the repository; CI runs it where it is"
 
 # The property tests check correctness, not speed: a busy CI machine must not fail them on time.
 hypothesis.settings.register_profile("svcx", deadline=None, print_blob=True)
@@ -58,9 +64,26 @@ def client() -> Client:
 
 
 def next_redis_database(url: str) -> str:
-    """The same Redis server, the next database: one no test worker announces itself in."""
+    """The same Redis server, another database: one no worker announces itself in.
+
+    Several checkouts may share one Redis server, each on its own database, so the next number
+    may be another suite's: an empty database is preferred, then one without announcements."""
+    import redis
+
     parts = urlsplit(url)
-    return parts._replace(path=f"/{(int(parts.path.strip('/') or 0) + 1) % 16}").geturl()
+    current = int(parts.path.strip("/") or 0)
+    candidates = [parts._replace(path=f"/{(current + step) % 16}").geturl() for step in range(1, 16)]
+    for wanted in ("empty", "no workers"):
+        for candidate in candidates:
+            client = redis.Redis.from_url(candidate)
+            try:
+                if client.dbsize() == 0 or (
+                    wanted == "no workers" and next(client.scan_iter("svcx:workers*", count=1000), None) is None
+                ):
+                    return candidate
+            finally:
+                client.close()
+    raise RuntimeError("every database of the Redis server has workers announcing themselves")
 
 
 def database_url_for_children() -> str:

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from accounts.models import ApiKey, AuditEvent, Organization
+from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry
 from tests.factories import bearer, make_key, make_org
 
@@ -172,3 +172,52 @@ def test_admin_change_page_opens_for_an_id_that_looks_like_an_admin_escape(clien
 
     assert response.status_code == 200
     assert "org_24Ab5F2Fxyz" in response.content.decode()
+
+
+def _org_form(org: Organization, rows: list[dict[str, Any]], initial: int) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": org.name,
+        "debug_policy": org.debug_policy,
+        "limits": "{}",
+        "memberships-TOTAL_FORMS": str(len(rows)),
+        "memberships-INITIAL_FORMS": str(initial),
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+        "_save": "Save",
+    }
+    for i, row in enumerate(rows):
+        data.update({f"memberships-{i}-{k}": v for k, v in row.items()})
+        data[f"memberships-{i}-organization"] = org.pk
+    return data
+
+
+def test_staff_replaces_the_only_owner_on_the_same_row(client: Client, staff: Any) -> None:
+    org = make_org()
+    users = get_user_model().objects
+    alice, bob = users.create_user("alice", "a@example.com"), users.create_user("bob", "b@example.com")
+    membership = Membership.objects.create(organization=org, user=alice, role="owner")
+
+    response = client.post(
+        _change_url("organization", org.pk),
+        _org_form(org, [{"id": membership.pk, "user": bob.pk, "role": "owner"}], initial=1),
+        follow=True,
+    )
+
+    assert "replaced alice by bob as owner" in response.content.decode()
+    assert list(Membership.objects.filter(organization=org).values_list("user__username", "role")) == [("bob", "owner")]
+
+
+def test_removing_the_only_owner_in_the_admin_is_refused_and_changes_nothing(client: Client, staff: Any) -> None:
+    org = make_org()
+    alice = get_user_model().objects.create_user("alice", "a@example.com")
+    membership = Membership.objects.create(organization=org, user=alice, role="owner")
+
+    response = client.post(
+        _change_url("organization", org.pk),
+        _org_form(org, [{"id": membership.pk, "user": alice.pk, "role": "owner", "DELETE": "on"}], initial=1),
+    )
+
+    assert response.status_code == 200
+    assert "would have no owner left" in response.content.decode()
+    assert Membership.objects.filter(organization=org, role="owner").count() == 1
+    assert not AuditEvent.objects.filter(action="member.remove").exists()

@@ -20,13 +20,13 @@ from django.test import Client
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
 from conversion.models import ConversionJob, StoredFile
-from tests.conftest import CORPUS, WorkerProcess, next_redis_database, start_web, start_worker
+from tests.conftest import REAL_PDFS, WorkerProcess, next_redis_database, start_web, start_worker
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 from workers.heartbeat import worker_heartbeat
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-LONG_BOOK = CORPUS / "files" / "pdfjs__freeculture.pdf"
+LONG_BOOK = REAL_PDFS / "pdfjs__freeculture.pdf"
 
 
 def post_pdf(client: Client, secret: str, path: Path, query: str = "", **headers: Any) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from billing.models import CreditHold
-from tests.conftest import CORPUS, WorkerProcess
+from tests.conftest import CORPUS, CORPUS_ABSENT, WorkerProcess
 from tests.factories import bearer, make_key, make_org
 
 MANIFEST = CORPUS / "manifest.json"
@@ -42,7 +42,7 @@ DOCUMENT_ERRORS = {
 }
 
 
-@pytest.mark.skipif(not RECORDS, reason="the shared corpus is not beside the repository")
+@pytest.mark.skipif(not RECORDS, reason=CORPUS_ABSENT)
 @pytest.mark.django_db(transaction=True)
 def test_every_corpus_file_gets_a_result_or_its_document_error(client: Client, session_worker: WorkerProcess) -> None:
     minted = make_key(make_org(credits=100_000))
@@ -85,7 +85,7 @@ def test_every_corpus_file_gets_a_result_or_its_document_error(client: Client, s
     assert not CreditHold.objects.filter(status="held").exists()
 
 
-@pytest.mark.skipif(not RECORDS, reason="the shared corpus is not beside the repository")
+@pytest.mark.skipif(not RECORDS, reason=CORPUS_ABSENT)
 @pytest.mark.django_db(transaction=True)
 def test_every_corpus_file_is_inspected_and_its_outline_read_without_a_server_error(
     client: Client, settings: Any, session_worker: WorkerProcess

@@ -16,7 +16,7 @@ from billing.models import LedgerEntry
 from billing.selectors import credits_get
 from conversion.files import files_purge_expired
 from conversion.models import StoredFile
-from tests.conftest import CORPUS, WorkerProcess
+from tests.conftest import REAL_PDFS, WorkerProcess
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 
@@ -390,7 +390,7 @@ def test_a_pdf_without_pages_is_pdf_no_pages_on_every_endpoint(
 
 
 def test_toc_lists_the_outline(client: Client, account: dict[str, Any]) -> None:
-    path = CORPUS / "files" / "pdfjs__nested_outline.pdf"
+    path = REAL_PDFS / "pdfjs__nested_outline.pdf"
 
     body = client.post(
         "/v1/toc", data=path.read_bytes(), content_type="application/pdf", **bearer(account["live"].secret)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT, free_port, text_pdf
+from tests.svcx.test_static import assert_admin_static_served
 
 LIVE_KEY = re.compile(r"live: (svcx_sk_live_\S+)")
 
@@ -85,6 +86,7 @@ def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> 
         assert any((tmp_path / "var").glob("celerybeat-schedule*"))  # the scheduler keeps state in SVCX_VAR_DIR
         _, error = _get(base + "/v1/nothing")
         assert error["error"]["doc_url"] == f"{base}/docs/errors/unknown_endpoint"
+        assert_admin_static_served(base)  # collected on start, served by the web server
     finally:
         launcher.send_signal(signal.SIGINT)
         try:

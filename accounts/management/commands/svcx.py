@@ -2,6 +2,7 @@
 
     python manage.py svcx org create --name NAME [--credits N] [--debug-policy enabled|disabled]
     python manage.py svcx key create --org ORG [--env live|test] [--preset full|restricted|read_only] ...
+    python manage.py svcx member add ORG USER [--role owner|admin|member] [--email EMAIL]
 
 Prints one JSON object on stdout and exits 0, or prints an error on stderr and exits non-zero.
 """
@@ -16,9 +17,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from accounts import services
-from accounts.models import ApiKey, Organization
+from accounts.models import ApiKey, Membership, Organization
 from accounts.scopes import ScopeError
-from accounts.serializers import api_key_dict, organization_dict
+from accounts.serializers import api_key_dict, membership_dict, organization_dict
 from billing.api import ledger_row
 from billing.ledger import credits_grant
 from billing.limits import limits_of
@@ -102,6 +103,22 @@ class Command(BaseCommand):
         key.add_parser("confirm-leak").add_argument("key_id")
         key.add_parser("list").add_argument("--org", required=True)
 
+        member = groups.add_parser("member").add_subparsers(dest="action", required=True)
+        roles = list(Membership.Role.values)
+        member_add = member.add_parser("add", help="USER is a username or an e-mail address")
+        member_add.add_argument("org")
+        member_add.add_argument("user")
+        member_add.add_argument("--role", choices=roles, default=Membership.Role.MEMBER)
+        member_add.add_argument("--email", default="", help="create the user with this address when missing")
+        member.add_parser("list").add_argument("org")
+        set_role = member.add_parser("set-role")
+        set_role.add_argument("org")
+        set_role.add_argument("user")
+        set_role.add_argument("role", choices=roles)
+        member_remove = member.add_parser("remove")
+        member_remove.add_argument("org")
+        member_remove.add_argument("user")
+
         groups.add_parser("demo", help="used by `make run`: a demo organization with fresh live and test keys")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -128,6 +145,8 @@ class Command(BaseCommand):
             return ledger_row(row)
         if group == "key":
             return self._key(action, o)
+        if group == "member":
+            return self._member(action, o)
         return self._demo()
 
     def _org(self, action: str, o: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +210,20 @@ class Command(BaseCommand):
         leak = services.api_key_confirm_leak(api_key=api_key)
         return {"revoked": leak.revoked.id, "replacement_id": leak.replacement.id, "reveal_url": leak.reveal_url}
 
+    def _member(self, action: str, o: dict[str, Any]) -> dict[str, Any]:
+        organization = _org(o["org"])
+        if action == "list":
+            members = Membership.objects.filter(organization=organization).select_related("user")
+            return {"data": [membership_dict(m) for m in members.order_by("created_at", "pk")]}
+        if action == "add":
+            user = services.user_for_membership(identifier=o["user"], email=o["email"])
+            return membership_dict(services.membership_add(organization=organization, user=user, role=o["role"]))
+        user = services.user_for_membership(identifier=o["user"])
+        if action == "set-role":
+            return membership_dict(services.membership_set_role(organization=organization, user=user, role=o["role"]))
+        services.membership_remove(organization=organization, user=user)
+        return {"organization": organization.id, "user": user.get_username(), "removed": True}
+
     def _demo(self) -> dict[str, Any]:
         organization = Organization.objects.filter(name="Demo organization").order_by("created_at").first()
         if organization is None:
@@ -211,7 +244,7 @@ class Command(BaseCommand):
                     f"  live: {demo['live']}",
                     f"  test: {demo['test']}",
                     f'  try:  curl -H "Authorization: Bearer <key>" {settings.SVCX_PUBLIC_URL}/v1/account',
-                    "  more: python manage.py svcx key create --org ORG [--env test] ...  (see README)",
+                    '  more: make manage ARGS="svcx key create --org ORG [--env test] ..."  (see README)',
                     "",
                 ]
             )

@@ -16,7 +16,8 @@ from typing import Any, cast
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared/corpus/real"
+from tests.conftest import CORPUS, CORPUS_ABSENT
+
 MANIFEST = CORPUS / "manifest.json"
 TIME_LIMIT_SECONDS = 60
 
@@ -159,7 +160,7 @@ def test_corpus_file_converts_or_fails_with_its_expected_error(record: dict[str,
 
 def test_corpus_is_present_or_skipped() -> None:
     if not MANIFEST.exists():
-        pytest.skip("shared corpus not checked out")
+        pytest.skip(CORPUS_ABSENT)
     assert len(_records()) == json.loads(MANIFEST.read_text())["count"]
 
 
