@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .layout import Line
+from .layout import Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
@@ -118,8 +118,54 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
     return out
 
 
+def _rtl_row(row: list[Item]) -> list[Item]:
+    """A row of several lines written mainly right to left, as one line in reading order.
+
+    Layout splits such a row where the font or the direction changes (a Latin word, a
+    number, a full stop); the pieces, read left to right, would put the end of the
+    sentence first. The whole row is reordered as one line instead.
+    """
+    if len(row) < 2 or not all(isinstance(it, Line) for it in row):
+        return row
+    lines = [it for it in row if isinstance(it, Line)]
+    if not is_rtl("".join(ln.text for ln in lines)):
+        return row
+    glyph_x: list[float] = []
+    glyph_text: list[str] = []
+    for ln in sorted(lines, key=lambda ln: ln.x0):
+        if glyph_text and not glyph_text[-1].isspace() and not ln.glyph_text[0].isspace():
+            # A gap between the pieces, or a change of direction, is a word space; a font
+            # change inside a word is neither.
+            a, b = glyph_text[-1], ln.glyph_text[0]
+            turns = a.isalnum() and b.isalnum() and is_rtl(a) != is_rtl(b)
+            if turns or ln.x0 - glyph_x[-1] > 0.15 * ln.size:
+                glyph_x += [glyph_x[-1], ln.x0]
+                glyph_text.append(" ")
+        glyph_x += ln.glyph_x
+        glyph_text += ln.glyph_text
+    text = " ".join(compat_text(visual_to_logical(visual_order(glyph_x, glyph_text))).split())
+    style = lines[0].style
+    for ln in lines:
+        style &= ln.style
+    return [
+        Line(
+            x0=min(ln.x0 for ln in lines),
+            top=min(ln.top for ln in lines),
+            x1=max(ln.x1 for ln in lines),
+            bottom=max(ln.bottom for ln in lines),
+            text=text,
+            spans=[(text, style)],
+            size=max(ln.size for ln in lines),
+            style=style,
+            glyph_x=glyph_x,
+            glyph_text=glyph_text,
+        )
+    ]
+
+
 def _in_rows(items: list[Item]) -> list[Item]:
-    """Top-to-bottom, and left-to-right within a row of vertically overlapping items."""
+    """Top-to-bottom, and left-to-right within a row of vertically overlapping items
+    (a row written right to left becomes one line in its reading order)."""
     out: list[Item] = []
     row: list[Item] = []
     row_bottom = 0.0
@@ -129,11 +175,11 @@ def _in_rows(items: list[Item]) -> list[Item]:
             row.append(it)
         else:
             if row:
-                out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+                out.extend(_merge_row_markers(_rtl_row(sorted(row, key=lambda it: it.x0))))
             row = [it]
             row_bottom = it.bottom
     if row:
-        out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+        out.extend(_merge_row_markers(_rtl_row(sorted(row, key=lambda it: it.x0))))
     return out
 
 
@@ -160,6 +206,9 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
+            if is_rtl("".join(it.text for it in band if isinstance(it, Line))):
+                # Columns of right-to-left text are read from the right.
+                left, right = right, left
             segments.extend(reading_order(left, page_width, depth + 1))
             segments.extend(reading_order(right, page_width, depth + 1))
         if sp is not None:
