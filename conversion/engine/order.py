@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import re
 
 from .layout import Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
 Item = Line | Table
+
+# A footnote starts with its mark: a number, a symbol or superscript digits.
+_FOOTNOTE_MARK = re.compile(
+    r"\s*(?:\d{1,3}(?![\d.,:/-]\S)|[*\u2020\u2021\u00a7\u00b6]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)"
+)
 
 
 def find_gutter(items: list[Item], page_width: float) -> float | None:
@@ -217,3 +223,34 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
     if pending:
         segments.append(_in_rows(pending))
     return segments
+
+
+def footnotes_last(segments: list[list[Item]], body: float, page_height: float) -> list[list[Item]]:
+    """Footnotes at the foot of a column moved after the body of the page.
+
+    A footnote is the run of small lines that ends a column in the lower part of the
+    page, beginning with a footnote mark. Read in column order, a first column's notes
+    would fall between its last sentence and the next column's first.
+    """
+    if len(segments) < 2:
+        return segments
+    notes: list[Item] = []
+    for seg in segments:
+        k = len(seg)
+        while k > 0:
+            it = seg[k - 1]
+            if not isinstance(it, Line) or it.size >= 0.9 * body or it.top < 0.55 * page_height:
+                break
+            k -= 1
+        # Walk forward to the first line that carries a mark: the notes start there.
+        while k < len(seg):
+            it = seg[k]
+            if isinstance(it, Line) and _FOOTNOTE_MARK.match(it.text):
+                break
+            k += 1
+        if 0 < k < len(seg):
+            notes += seg[k:]
+            del seg[k:]
+    if not notes:
+        return segments
+    return [*(seg for seg in segments if seg), notes]

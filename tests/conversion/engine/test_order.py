@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, Op, Text, make_pdf
+from .pdfs import HEBREW, Op, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -55,3 +55,15 @@ def test_columns_of_hebrew_are_read_from_the_right(tmp_path: Path) -> None:
     out = md(pdf)
     assert out.index("הטור הימני") < out.index("הטור השמאלי")
     assert out.startswith("זו שורה א של הטור הימני בעמוד")
+
+
+def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(tmp_path: Path) -> None:
+    left = [f"The first column carries line {i} of the body" for i in range(1, 19)]
+    right = [f"The second column carries line {i} of it" for i in range(1, 19)]
+    ops: list[Op] = [
+        *lines(72, 700, left, size=10, leading=12),
+        *lines(320, 700, right, size=10, leading=12),
+        Text(72, 200, "1 A note on the first column, set small.", 7),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == (" ".join(left) + "\n\n" + " ".join(right) + "\n\n1 A note on the first column, set small.")
