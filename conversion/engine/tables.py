@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -64,18 +65,6 @@ def _merge_segments(segs: Sequence[tuple[float, float, float]], tol: float = 1.5
         if cur is not None:
             merged.append((pos, cur[0], cur[1]))
     return merged
-
-
-def _split_line_cells(line: Line, xs: Sequence[float]) -> dict[int, str]:
-    """Text of `line` per column of the boundaries `xs`, split at glyph centres."""
-    parts: dict[int, list[str]] = {}
-    col = 0
-    for x0, x1, text in line.chars:
-        cx = (x0 + x1) / 2
-        while col + 1 < len(xs) - 1 and cx > xs[col + 1]:
-            col += 1
-        parts.setdefault(col, []).append(text)
-    return {c: "".join(t).strip() for c, t in parts.items()}
 
 
 def _at(segs: Sequence[tuple[float, float, float]], pos: float) -> list[tuple[float, float]]:
@@ -187,6 +176,14 @@ def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tu
 
     Glyphs go by their centre; a word that straddles an edge goes where most of it lies.
     """
+    last = len(xs) - 2
+    chars = line.chars
+    ends = [c for c in chars if not c[2].isspace()]
+    if not ends:
+        return [], 0
+    first_col = min(last, _bisect(xs, (ends[0][0] + ends[0][1]) / 2))
+    if first_col == min(last, _bisect(xs, (ends[-1][0] + ends[-1][1]) / 2)):
+        return [(first_col, line.text)], 0  # the whole line in one column
     runs: list[tuple[int, str]] = []
     word: list[tuple[int, str]] = []
     straddling = 0
@@ -208,8 +205,8 @@ def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tu
             runs.append((col, text))
         word.clear()
 
-    for x0, x1, text in line.chars:
-        col = max(0, min(len(xs) - 2, _bisect(xs, (x0 + x1) / 2)))
+    for x0, x1, text in chars:
+        col = min(last, _bisect(xs, (x0 + x1) / 2))
         if text.isspace():
             flush_word()
             if runs and runs[-1][0] == col:
@@ -333,14 +330,8 @@ def _compact_columns(rows: list[list[str]]) -> list[list[str]]:
 
 
 def _bisect(edges: Sequence[float], v: float) -> int:
-    lo, hi = 0, len(edges) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if edges[mid + 1] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """Index of the band of `edges` that holds `v` (the first or last one beyond them)."""
+    return max(0, bisect_left(edges, v) - 1)
 
 
 def _text_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
