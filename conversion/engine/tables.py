@@ -288,7 +288,30 @@ def _grid_table(
         rows[r][c] = _cell_text(pieces.get(k, []))
         if size != (1, 1):
             spans[(r, c)] = size
-    return Table(x0, top, x1, bottom, rows, spans), set(inside)
+    table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans))
+    if len(table.rows) < 2:
+        return None, set()
+    return table, set(inside)
+
+
+def _trim_empty_rows(table: Table) -> Table:
+    """`table` without the rows at its top and bottom that hold no text (a header row
+    whose text was taken for a running header, a blank row ruled under the last one).
+    Empty rows between others stay: they are part of the author's grid."""
+    covered = table.covered()
+
+    def filled(r: int) -> bool:
+        return any(table.rows[ar][ac] for ar, ac in (covered.get((r, c), (r, c)) for c in range(len(table.rows[r]))))
+
+    first, end = 0, len(table.rows)
+    while first < end and not filled(first):
+        first += 1
+    while end > first and not filled(end - 1):
+        end -= 1
+    if (first, end) == (0, len(table.rows)):
+        return table
+    spans = {(r - first, c): (min(rs, end - r), cs) for (r, c), (rs, cs) in table.spans.items() if first <= r < end}
+    return Table(table.x0, table.top, table.x1, table.bottom, table.rows[first:end], spans)
 
 
 def _compact_lines(

@@ -127,3 +127,17 @@ def test_frame_around_a_quarter_of_the_page_is_not_a_table(tmp_path: Path) -> No
     ops += [Text(410, 700, "Sidebar", 11), Text(410, 380, "More sidebar", 11), Text(60, 120, "Last line.", 11)]
     pdf = make_pdf(tmp_path / "a.pdf", [ops])
     assert "|" not in md(pdf)
+
+
+def test_blank_rows_at_the_top_and_bottom_of_a_grid_are_not_rows(tmp_path: Path) -> None:
+    ys = [720, *YS, 620]  # a blank ruled row above the header and one under the last row
+    cells: list[tuple[int, int, int, int, list[str]]] = [(0, 0, 1, 3, [])]
+    cells += [(r + 1, c, r + 2, c + 1, [t]) for r, row in enumerate(_ROWS) for c, t in enumerate(row)]
+    cells += [(4, 0, 5, 3, [])]
+    pdf = make_pdf(tmp_path / "a.pdf", [cells_page(cells, XS, ys)])
+    assert md(pdf) == (
+        "| Name | Qty | Price |\n| --- | --- | --- |\n| Apple | 3 | 1.20 |\n| Pear | 10 | 0.80 |\n\nAfter the table."
+    )
+
+
+_ROWS = [["Name", "Qty", "Price"], ["Apple", "3", "1.20"], ["Pear", "10", "0.80"]]
