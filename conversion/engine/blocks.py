@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .layout import BOLD, MONO, Line
+from .layout import BOLD, MONO, Line, is_rtl
 from .lists import label_depth, list_marker, strip_marker
 from .order import Item
 from .stats import DocStats
@@ -137,6 +137,11 @@ def _continues(
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
     ends = prev.text.rstrip()[-1:]
+    if is_rtl(prev.text):
+        # Right-to-left lines start at the right edge and end short of the left one.
+        if ends in ".!?:\u061f" and prev.x0 > seg_left + 3 * size:
+            return False
+        return not (line.x1 < prev.x1 - size and seg_right - prev.x1 < 0.5 * size and line.x0 < seg_left + 2 * size)
     if ends in ".!?:" and prev.x1 < seg_right - 3 * size and line.text[:1].isupper():
         return False
     # A full-width line indented under a flush-left one is a first-line indent, so a new

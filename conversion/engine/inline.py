@@ -196,15 +196,34 @@ def _code_text(lines: Sequence[Line]) -> str:
 
 
 def render_table(table: Table, mode: str) -> str:
+    """A table as HTML (merged cells with rowspan/colspan) or as a GFM pipe table, where a
+    merged cell's text is repeated in every position it covers (no spans in GFM)."""
     rows = table.rows
     if mode == "html":
-        parts = ["<table>", "<thead>", "<tr>"]
-        parts += [f"<th>{html.escape(c)}</th>" for c in rows[0]]
-        parts += ["</tr>", "</thead>", "<tbody>"]
-        for row in rows[1:]:
-            parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
-        parts += ["</tbody>", "</table>"]
+        covered = table.covered()
+        # The header is the first row, with the rows its merged cells reach down into.
+        head = max((rs for (r, _), (rs, _) in table.spans.items() if r == 0), default=1)
+
+        def tr(r: int, tag: str) -> str:
+            out = []
+            for c, text in enumerate(rows[r]):
+                if covered.get((r, c), (r, c)) != (r, c):
+                    continue
+                rs, cs = table.spans.get((r, c), (1, 1))
+                attrs = (f' rowspan="{rs}"' if rs > 1 else "") + (f' colspan="{cs}"' if cs > 1 else "")
+                out.append(f"<{tag}{attrs}>{html.escape(text)}</{tag}>")
+            return "<tr>" + "".join(out) + "</tr>"
+
+        if head == 1 and not table.spans:
+            parts = ["<table>", "<thead>", "<tr>", *(f"<th>{html.escape(c)}</th>" for c in rows[0]), "</tr>"]
+        else:
+            parts = ["<table>", "<thead>", *(tr(r, "th") for r in range(head))]
+        parts += ["</thead>", "<tbody>", *(tr(r, "td") for r in range(head, len(rows))), "</tbody>", "</table>"]
         return "\n".join(parts)
+    if table.spans:
+        rows = [list(row) for row in rows]
+        for (r, c), (ar, ac) in table.covered().items():
+            rows[r][c] = rows[ar][ac]
 
     def cell(c: str) -> str:
         return escape_inline(" ".join(c.split()), pipes=True)

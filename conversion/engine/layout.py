@@ -45,6 +45,9 @@ __all__ = [
     "PageParser",
     "PageTooComplex",
     "compat_text",
+    "is_rtl",
+    "visual_order",
+    "visual_to_logical",
 ]
 
 BOLD = 1
@@ -319,8 +322,13 @@ _SPACE_BEFORE_MARK = re.compile(
     r"\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])"
 )
 _RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-_LTR_CHAR = re.compile(r"[A-Za-z0-9\u00c0-\u024f]")
-_LTR_RUN = re.compile(r"[A-Za-z0-9\u00c0-\u024f](?:[A-Za-z0-9\u00c0-\u024f .,:;%/'+\-]*[A-Za-z0-9\u00c0-\u024f])?")
+# Strong left-to-right letters (digits are weak: they take the direction around them).
+_LTR_CHAR = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Runs kept left to right inside right-to-left text: Latin words and numbers (European
+# and Arabic-Indic digits), with the spaces and punctuation between their characters.
+_LTR = "A-Za-z0-9\u00c0-\u024f\u0660-\u0669\u06f0-\u06f9"
+_LTR_RUN = re.compile(f"[{_LTR}](?:[{_LTR} .,:;%/'+\\-]*[{_LTR}])?")
+_RTL_LETTER = re.compile(r"[\u0590-\u065f\u066a-\u06ef\u06fa-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 _MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
 
 
@@ -332,12 +340,24 @@ def compat_text(text: str) -> str:
 _compat = compat_text
 
 
-def _visual_to_logical(glyphs: Sequence[str]) -> str:
-    """Right-to-left text comes out of pdfminer in visual order; restore reading order.
+def is_rtl(text: str) -> bool:
+    """Whether `text` is written mainly in a right-to-left script (Arabic, Hebrew, ...)."""
+    rtl = len(_RTL_CHAR.findall(text))
+    return rtl > 0 and rtl > len(_LTR_CHAR.findall(text))
+
+
+def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
+    """`glyphs` from left to right on the page, whatever order the content stream drew them in."""
+    order = sorted(range(len(glyphs)), key=lambda i: glyph_x[2 * i] + glyph_x[2 * i + 1])
+    return [glyphs[i] for i in order]
+
+
+def visual_to_logical(glyphs: Sequence[str]) -> str:
+    """Reading order of a line written mainly right to left, from its glyphs left to right.
 
     Reverse the line, mirror brackets, and turn embedded left-to-right runs (Latin words,
-    numbers) back around. A simplification of the Unicode bidi algorithm that is right
-    for lines written mainly in Arabic or Hebrew.
+    numbers) back around: the Unicode bidirectional algorithm undone for a paragraph of
+    right-to-left direction, which is what a line of Arabic, Hebrew or Persian is.
     """
     # Reverse glyph by glyph: one glyph may stand for several letters in logical order
     # (the lam-alef ligature maps to "\u0644\u0627").
@@ -345,15 +365,49 @@ def _visual_to_logical(glyphs: Sequence[str]) -> str:
     return _LTR_RUN.sub(lambda m: m.group(0)[::-1], reversed_text)
 
 
-def _repair_spans(spans: list[tuple[str, int]], common: int, glyphs: Sequence[str]) -> list[tuple[str, int]]:
+def _rtl_runs_to_logical(glyphs: Sequence[str]) -> str:
+    """A line written mainly left to right: each embedded right-to-left run (words of
+    Hebrew or Arabic and the spaces between them) read back from its end."""
+    out: list[str] = []
+    run: list[str] = []
+    spaces: list[str] = []
+
+    def end_run() -> None:
+        out.extend(reversed(run))
+        run.clear()
+
+    for g in glyphs:
+        if _RTL_LETTER.search(g):
+            if run and spaces:
+                run.extend(spaces)
+            elif spaces:
+                out.extend(spaces)
+            spaces.clear()
+            run.append(g.translate(_MIRROR))
+        elif g.isspace() and run:
+            spaces.append(g)
+        else:
+            end_run()
+            out.extend(spaces)
+            spaces.clear()
+            out.append(g)
+    end_run()
+    out.extend(spaces)
+    return "".join(out)
+
+
+def _repair_spans(
+    spans: list[tuple[str, int]], common: int, glyph_x: Sequence[float], glyphs: Sequence[str]
+) -> list[tuple[str, int]]:
     text = "".join(t for t, _ in spans)
     if not _NEEDS_REPAIR.search(text):
         return spans
-    rtl = len(_RTL_CHAR.findall(text))
-    if rtl and rtl > len(_LTR_CHAR.findall(text)):
+    if _RTL_CHAR.search(text):
         # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
         # Style runs cannot survive the reordering; keep the style the line shares.
-        return [(_compat(_visual_to_logical(glyphs)), max(common, 0))]
+        visual = visual_order(glyph_x, glyphs)
+        logical = visual_to_logical(visual) if is_rtl(text) else _rtl_runs_to_logical(visual)
+        return [(_compat(logical), max(common, 0))]
     spans = [(_compat(t), s) for t, s in spans]
     joined = "".join(t for t, _ in spans)
     if _SPACE_BEFORE_MARK.search(joined):
@@ -430,7 +484,7 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
         rounded = round(raw * 2) / 2
         size_weight[rounded] = size_weight.get(rounded, 0) + count
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    spans = _repair_spans(spans, common, glyph_text)
+    spans = _repair_spans(spans, common, glyph_x, glyph_text)
     text = "".join(t for t, _ in spans)
     model.lines.append(
         Line(

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import math
+import re
 
-from .layout import Line
+from .layout import Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
 Item = Line | Table
+
+# A footnote starts with its mark: a number, a symbol or superscript digits.
+_FOOTNOTE_MARK = re.compile(
+    r"\s*(?:\d{1,3}(?![\d.,:/-]\S)|[*\u2020\u2021\u00a7\u00b6]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)"
+)
 
 
 def find_gutter(items: list[Item], page_width: float) -> float | None:
@@ -118,8 +124,54 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
     return out
 
 
+def _rtl_row(row: list[Item]) -> list[Item]:
+    """A row of several lines written mainly right to left, as one line in reading order.
+
+    Layout splits such a row where the font or the direction changes (a Latin word, a
+    number, a full stop); the pieces, read left to right, would put the end of the
+    sentence first. The whole row is reordered as one line instead.
+    """
+    if len(row) < 2 or not all(isinstance(it, Line) for it in row):
+        return row
+    lines = [it for it in row if isinstance(it, Line)]
+    if not is_rtl("".join(ln.text for ln in lines)):
+        return row
+    glyph_x: list[float] = []
+    glyph_text: list[str] = []
+    for ln in sorted(lines, key=lambda ln: ln.x0):
+        if glyph_text and not glyph_text[-1].isspace() and not ln.glyph_text[0].isspace():
+            # A gap between the pieces, or a change of direction, is a word space; a font
+            # change inside a word is neither.
+            a, b = glyph_text[-1], ln.glyph_text[0]
+            turns = a.isalnum() and b.isalnum() and is_rtl(a) != is_rtl(b)
+            if turns or ln.x0 - glyph_x[-1] > 0.15 * ln.size:
+                glyph_x += [glyph_x[-1], ln.x0]
+                glyph_text.append(" ")
+        glyph_x += ln.glyph_x
+        glyph_text += ln.glyph_text
+    text = " ".join(compat_text(visual_to_logical(visual_order(glyph_x, glyph_text))).split())
+    style = lines[0].style
+    for ln in lines:
+        style &= ln.style
+    return [
+        Line(
+            x0=min(ln.x0 for ln in lines),
+            top=min(ln.top for ln in lines),
+            x1=max(ln.x1 for ln in lines),
+            bottom=max(ln.bottom for ln in lines),
+            text=text,
+            spans=[(text, style)],
+            size=max(ln.size for ln in lines),
+            style=style,
+            glyph_x=glyph_x,
+            glyph_text=glyph_text,
+        )
+    ]
+
+
 def _in_rows(items: list[Item]) -> list[Item]:
-    """Top-to-bottom, and left-to-right within a row of vertically overlapping items."""
+    """Top-to-bottom, and left-to-right within a row of vertically overlapping items
+    (a row written right to left becomes one line in its reading order)."""
     out: list[Item] = []
     row: list[Item] = []
     row_bottom = 0.0
@@ -129,11 +181,11 @@ def _in_rows(items: list[Item]) -> list[Item]:
             row.append(it)
         else:
             if row:
-                out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+                out.extend(_merge_row_markers(_rtl_row(sorted(row, key=lambda it: it.x0))))
             row = [it]
             row_bottom = it.bottom
     if row:
-        out.extend(_merge_row_markers(sorted(row, key=lambda it: it.x0)))
+        out.extend(_merge_row_markers(_rtl_row(sorted(row, key=lambda it: it.x0))))
     return out
 
 
@@ -160,6 +212,9 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
+            if is_rtl("".join(it.text for it in band if isinstance(it, Line))):
+                # Columns of right-to-left text are read from the right.
+                left, right = right, left
             segments.extend(reading_order(left, page_width, depth + 1))
             segments.extend(reading_order(right, page_width, depth + 1))
         if sp is not None:
@@ -168,3 +223,34 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
     if pending:
         segments.append(_in_rows(pending))
     return segments
+
+
+def footnotes_last(segments: list[list[Item]], body: float, page_height: float) -> list[list[Item]]:
+    """Footnotes at the foot of a column moved after the body of the page.
+
+    A footnote is the run of small lines that ends a column in the lower part of the
+    page, beginning with a footnote mark. Read in column order, a first column's notes
+    would fall between its last sentence and the next column's first.
+    """
+    if len(segments) < 2:
+        return segments
+    notes: list[Item] = []
+    for seg in segments:
+        k = len(seg)
+        while k > 0:
+            it = seg[k - 1]
+            if not isinstance(it, Line) or it.size >= 0.9 * body or it.top < 0.55 * page_height:
+                break
+            k -= 1
+        # Walk forward to the first line that carries a mark: the notes start there.
+        while k < len(seg):
+            it = seg[k]
+            if isinstance(it, Line) and _FOOTNOTE_MARK.match(it.text):
+                break
+            k += 1
+        if 0 < k < len(seg):
+            notes += seg[k:]
+            del seg[k:]
+    if not notes:
+        return segments
+    return [*(seg for seg in segments if seg), notes]

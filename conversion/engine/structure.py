@@ -16,7 +16,7 @@ from .blocks import build_blocks, classify_headings, merge_wrapped_headings
 from .furniture import margin_furniture, strip_line_numbers
 from .inline import render_blocks
 from .layout import Line, PageModel
-from .order import Item, find_gutter, reading_order
+from .order import Item, find_gutter, footnotes_last, reading_order
 from .stats import DocStats
 from .tables import Table, find_ruled_tables, find_unruled_tables
 
@@ -64,7 +64,7 @@ def render_page(
         unruled, lines = find_unruled_tables(page, lines, stats.body_size, gutter)
         found += unruled
     items: list[Item] = [*lines, *found]
-    segments = reading_order(items, page.width)
+    segments = footnotes_last(reading_order(items, page.width), stats.body_size, page.height)
     if vertical:
         # Vertical lines are read right to left; they come first where they dominate.
         column = sorted(vertical, key=lambda ln: (-ln.x1, ln.top))

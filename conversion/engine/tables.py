@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from .layout import Line, PageModel, compat_text
@@ -12,11 +14,24 @@ from .lists import BARE_NUMBER, LONE_MARKER
 
 @dataclass
 class Table:
+    """A table: `rows` is the full grid; a merged cell keeps its text at its top-left
+    position, `spans` gives its (rows, columns), and the positions it covers are empty."""
+
     x0: float
     top: float
     x1: float
     bottom: float
     rows: list[list[str]]
+    spans: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+
+    def covered(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """Every position a merged cell covers (its own included), mapped to its anchor."""
+        out: dict[tuple[int, int], tuple[int, int]] = {}
+        for (r, c), (rs, cs) in self.spans.items():
+            for rr in range(r, r + rs):
+                for cc in range(c, c + cs):
+                    out[(rr, cc)] = (r, c)
+        return out
 
 
 def _cluster(values: Iterable[float], tol: float) -> list[float]:
@@ -52,23 +67,165 @@ def _merge_segments(segs: Sequence[tuple[float, float, float]], tol: float = 1.5
     return merged
 
 
-def _split_line_cells(line: Line, xs: Sequence[float]) -> dict[int, str]:
-    """Text of `line` per column of the boundaries `xs`, split at glyph centres."""
-    parts: dict[int, list[str]] = {}
-    col = 0
-    for x0, x1, text in line.chars:
-        cx = (x0 + x1) / 2
-        while col + 1 < len(xs) - 1 and cx > xs[col + 1]:
-            col += 1
-        parts.setdefault(col, []).append(text)
-    return {c: "".join(t).strip() for c, t in parts.items()}
+def _at(segs: Sequence[tuple[float, float, float]], pos: float) -> list[tuple[float, float]]:
+    return [(a, b) for p, a, b in segs if abs(p - pos) <= 2.5]
+
+
+def _crosses(spans: list[tuple[float, float]], a: float, b: float) -> bool:
+    """Whether a ruling of `spans` separates the band [a, b] (covers its middle)."""
+    mid = (a + b) / 2
+    return any(s - 2 <= mid <= e + 2 for s, e in spans)
+
+
+def _record_rows(
+    bands: list[list[Line]], xs: list[float], vs: Sequence[tuple[float, float, float]], ys: list[float]
+) -> list[float]:
+    """Row boundaries to add inside ruled rows that hold a block of records.
+
+    Rulings drawn only around a block of records (a header rule and a frame) leave many
+    text rows in one ruled row. Such a row is cut into its text rows when the table has no
+    other ruled body rows, or when the row has no inner column rulings, and most of its
+    text rows fill two or more columns. Where the author ruled every row, several lines in
+    one ruled row are one multi-line cell.
+    """
+    cuts: list[float] = []
+    inner = [_at(vs, x) for x in xs[1:-1]]
+    for r, band in enumerate(bands):
+        rows = group_rows(band)
+        if len(rows) < 3:
+            continue
+        ruled_columns = any(_crosses(spans, ys[r], ys[r + 1]) for spans in inner)
+        if ruled_columns and len(bands) > 2:
+            continue
+        spread = sum(1 for row in rows if len({_bisect(xs, (ln.x0 + ln.x1) / 2) for ln in row}) >= 2)
+        if 3 * spread < 2 * len(rows):
+            continue
+        for above, below in pairwise(rows):
+            cuts.append((max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2)
+    return cuts
+
+
+def _grid_cells(
+    xs: list[float], ys: list[float], hs: Sequence[tuple[float, float, float]], vs: Sequence[tuple[float, float, float]]
+) -> list[tuple[int, int, int, int]]:
+    """Cells (row, column, end row, end column; ends exclusive) of the grid `xs` x `ys`.
+
+    Neighbouring grid positions not separated by a ruling are one merged cell. A cell
+    whose positions surround others (a table nested in a cell) takes them in.
+    """
+    nr, nc = len(ys) - 1, len(xs) - 1
+    vat = [_at(vs, x) for x in xs]
+    hat = [_at(hs, y) for y in ys]
+    parent = list(range(nr * nc))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for r in range(nr):
+        for c in range(nc):
+            if c + 1 < nc and not _crosses(vat[c + 1], ys[r], ys[r + 1]):
+                parent[find(r * nc + c)] = find(r * nc + c + 1)
+            if r + 1 < nr and not _crosses(hat[r + 1], xs[c], xs[c + 1]):
+                parent[find(r * nc + c)] = find((r + 1) * nc + c)
+    groups: dict[int, list[int]] = {}
+    for i in range(nr * nc):
+        groups.setdefault(find(i), []).append(i)
+    boxes = []
+    for members in groups.values():
+        rs = [i // nc for i in members]
+        cs = [i % nc for i in members]
+        boxes.append(((min(rs), min(cs), max(rs) + 1, max(cs) + 1), len(members)))
+    boxes.sort(key=lambda b: -(b[0][2] - b[0][0]) * (b[0][3] - b[0][1]))
+    owner: dict[tuple[int, int], int] = {}
+    cells: list[tuple[int, int, int, int]] = []
+    for (r0, c0, r1, c1), _ in boxes:
+        positions = [(r, c) for r in range(r0, r1) for c in range(c0, c1)]
+        if any(p in owner for p in positions):
+            continue  # enclosed by a larger cell (a nested table) or overlapping one
+        owner.update(dict.fromkeys(positions, len(cells)))
+        cells.append((r0, c0, r1, c1))
+    # Positions an irregular (non-rectangular) region left over stay single cells.
+    for r in range(nr):
+        for c in range(nc):
+            if (r, c) not in owner:
+                owner[(r, c)] = len(cells)
+                cells.append((r, c, r + 1, c + 1))
+    return cells
+
+
+def _cell_text(pieces: list[tuple[float, float, float, str]]) -> str:
+    """Text of a cell from its (top, bottom, x0, text) pieces: rows top to bottom, left to right."""
+    pieces.sort()
+    rows: list[list[tuple[float, str]]] = []
+    bottom = -1e9
+    for top, bot, x0, text in pieces:
+        if rows and (top + bot) / 2 < bottom:
+            rows[-1].append((x0, text))
+        else:
+            rows.append([(x0, text)])
+            bottom = bot
+    return " ".join(" ".join(t for _, t in sorted(row)) for row in rows).strip()
+
+
+def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tuple[list[tuple[int, str]], int]:
+    """(column, text) runs of `line` cut at the grid's column edges, whole words kept, and
+    how many words straddle two cells (`cell_of`: the cell of each column in the line's row).
+
+    Glyphs go by their centre; a word that straddles an edge goes where most of it lies.
+    """
+    last = len(xs) - 2
+    chars = line.chars
+    ends = [c for c in chars if not c[2].isspace()]
+    if not ends:
+        return [], 0
+    first_col = min(last, _bisect(xs, (ends[0][0] + ends[0][1]) / 2))
+    if first_col == min(last, _bisect(xs, (ends[-1][0] + ends[-1][1]) / 2)):
+        return [(first_col, line.text)], 0  # the whole line in one column
+    runs: list[tuple[int, str]] = []
+    word: list[tuple[int, str]] = []
+    straddling = 0
+
+    def flush_word() -> None:
+        nonlocal straddling
+        if not word:
+            return
+        if len({cell_of[col] for col, _ in word}) > 1:
+            straddling += 1
+        counts: dict[int, int] = {}
+        for col, _ in word:
+            counts[col] = counts.get(col, 0) + 1
+        col = max(counts, key=lambda c: counts[c])
+        text = "".join(t for _, t in word)
+        if runs and runs[-1][0] == col:
+            runs[-1] = (col, runs[-1][1] + text)
+        else:
+            runs.append((col, text))
+        word.clear()
+
+    for x0, x1, text in chars:
+        col = min(last, _bisect(xs, (x0 + x1) / 2))
+        if text.isspace():
+            flush_word()
+            if runs and runs[-1][0] == col:
+                runs[-1] = (col, runs[-1][1] + text)
+            else:
+                runs.append((col, text))
+        else:
+            word.append((col, text))
+    flush_word()
+    return runs, straddling
 
 
 def _grid_table(
     lines: list[Line],
     xs: list[float],
     ys: list[float],
-    vs: Sequence[tuple[float, float, float]] = (),
+    hs: Sequence[tuple[float, float, float]],
+    vs: Sequence[tuple[float, float, float]],
+    page_area: float,
 ) -> tuple[Table | None, set[int]]:
     x0, x1, top, bottom = xs[0], xs[-1], ys[0], ys[-1]
     inside = [
@@ -76,46 +233,106 @@ def _grid_table(
     ]
     if not inside:
         return None, set()
-    row_edges: dict[int, tuple[list[float], list[int]]] = {}
 
-    def edges_of(row: int) -> tuple[list[float], list[int]]:
-        """Column edges present in `row` (a merged cell lacks its inner rulings)."""
-        if row not in row_edges:
-            mid = (ys[row] + ys[row + 1]) / 2
-            keep = [0] + [
-                k
-                for k in range(1, len(xs) - 1)
-                if not vs or any(abs(x - xs[k]) <= 2 and t - 2 <= mid <= b + 2 for x, t, b in vs)
-            ]
-            row_edges[row] = ([xs[k] for k in keep] + [xs[-1]], keep)
-        return row_edges[row]
+    def row_of(ln: Line) -> int:
+        return max(0, min(len(ys) - 2, _bisect(ys, ln.cy)))
 
-    by_row: dict[int, list[Line]] = {}
+    bands: list[list[Line]] = [[] for _ in range(len(ys) - 1)]
+    for i in inside:
+        bands[row_of(lines[i])].append(lines[i])
+    cuts = _record_rows(bands, xs, vs, ys)
+    if cuts:
+        # The records' rows and the header's columns, as if ruled.
+        hs = [*hs, *((y, x0, x1) for y in cuts)]
+        vs = [*vs, *((x, top, bottom) for x in xs)]
+        ys = sorted([*ys, *cuts])
+    cells = _grid_cells(xs, ys, hs, vs)
+    owner = {(r, c): k for k, (r0, c0, r1, c1) in enumerate(cells) for r in range(r0, r1) for c in range(c0, c1)}
+    pieces: dict[int, list[tuple[float, float, float, str]]] = {}
+    torn = 0
     for i in inside:
         ln = lines[i]
-        by_row.setdefault(max(0, min(len(ys) - 2, _bisect(ys, ln.cy))), []).append(ln)
-    cells: dict[tuple[int, int, int], list[str]] = {}
-    for row, row_lines in by_row.items():
-        text_rows = group_rows(row_lines)
-        # Rulings drawn only around a block of records: one text row per record. A cell
-        # wrapped onto two or three lines keeps its lines together.
-        split = len(text_rows) >= 4
-        # A block of records drawn without inner rulings still uses the header's columns.
-        edges, columns = (xs, list(range(len(xs)))) if split else edges_of(row)
-        for sub, text_row in enumerate(text_rows):
-            for ln in text_row:
-                for col, text in _split_line_cells(ln, edges).items():
-                    if text:
-                        cells.setdefault((row, sub if split else 0, columns[col]), []).append(text)
-    used_rows = sorted({(r, s) for r, s, _ in cells})
-    used_cols = sorted({c for _, _, c in cells})
-    if len(used_rows) < 2 or len(used_cols) < 2 or len(cells) < 3:
+        row = row_of(ln)
+        x = ln.x0
+        runs, straddling = _word_columns(ln, xs, [owner[(row, c)] for c in range(len(xs) - 1)])
+        torn += straddling
+        for col, text in runs:
+            if text.strip():
+                pieces.setdefault(owner[(row, col)], []).append((ln.top, ln.bottom, x, text.strip()))
+            x += 1e-3  # keep runs of one line in order
+    if len(pieces) < 3 or torn > max(1, len(inside) // 10):
+        # Words cut by rulings: lines and boxes of a figure drawn over text, not cells.
         return None, set()
-    rows = [[" ".join(cells.get((r, s, c), [])) for c in used_cols] for r, s in used_rows]
-    rows = _compact_columns(rows)
-    if len(rows[0]) < 2:
+    # A table has a row that starts two cells with text and a column that starts two
+    # cells; boxes stacked or set side by side (a diagram, a sidebar) have not.
+    rows_starting = Counter(cells[k][0] for k in pieces)
+    columns_starting = Counter(cell[1] for cell in cells)
+    if max(rows_starting.values()) < 2 or max(columns_starting.values()) < 2:
         return None, set()
-    return Table(x0, top, x1, bottom, rows), set(inside)
+    # A box holding a quarter of the page is a frame around the page's text.
+    if any((ys[cells[k][2]] - ys[cells[k][0]]) * (xs[cells[k][3]] - xs[cells[k][1]]) > page_area / 4 for k in pieces):
+        return None, set()
+    filled = [k in pieces for k in range(len(cells))]
+    col_at = _compact_lines([(c[1], c[3]) for c in cells], xs, filled, 10)
+    row_at = _compact_lines([(c[0], c[2]) for c in cells], ys, filled, 5)
+    n_rows, n_cols = max(row_at.values()), max(col_at.values())
+    if n_rows < 2 or n_cols < 2:
+        return None, set()
+    rows = [[""] * n_cols for _ in range(n_rows)]
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for k, (r0, c0, r1, c1) in enumerate(cells):
+        r, c = row_at[r0], col_at[c0]
+        size = (row_at[r1] - r, col_at[c1] - c)
+        if 0 in size:
+            continue  # an empty band between a cell's border and its inset
+        rows[r][c] = _cell_text(pieces.get(k, []))
+        if size != (1, 1):
+            spans[(r, c)] = size
+    table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans))
+    if len(table.rows) < 2:
+        return None, set()
+    return table, set(inside)
+
+
+def _trim_empty_rows(table: Table) -> Table:
+    """`table` without the rows at its top and bottom that hold no text (a header row
+    whose text was taken for a running header, a blank row ruled under the last one).
+    Empty rows between others stay: they are part of the author's grid."""
+    covered = table.covered()
+
+    def filled(r: int) -> bool:
+        return any(table.rows[ar][ac] for ar, ac in (covered.get((r, c), (r, c)) for c in range(len(table.rows[r]))))
+
+    first, end = 0, len(table.rows)
+    while first < end and not filled(first):
+        first += 1
+    while end > first and not filled(end - 1):
+        end -= 1
+    if (first, end) == (0, len(table.rows)):
+        return table
+    spans = {(r - first, c): (min(rs, end - r), cs) for (r, c), (rs, cs) in table.spans.items() if first <= r < end}
+    return Table(table.x0, table.top, table.x1, table.bottom, table.rows[first:end], spans)
+
+
+def _compact_lines(
+    bounds: list[tuple[int, int]], coords: list[float], filled: list[bool], thin: float
+) -> dict[int, int]:
+    """Index in the table of each grid line that bounds a cell (`bounds`: start and end line
+    of each cell along one axis).
+
+    Grid lines that bound no cell (drawn only inside a nested table) are dropped, and so
+    are bands narrower than `thin` without text: a double rule, or cell borders drawn
+    with an inset.
+    """
+    edges = sorted({0, len(coords) - 1} | {i for b in bounds for i in b})
+    index = {edges[0]: 0}
+    k = 0
+    for prev, e in pairwise(edges):
+        narrow = coords[e] - coords[prev] < thin
+        if not narrow or any(f and prev <= lo and hi <= e for (lo, hi), f in zip(bounds, filled, strict=True)):
+            k += 1
+        index[e] = k
+    return index
 
 
 def _compact_columns(rows: list[list[str]]) -> list[list[str]]:
@@ -136,14 +353,8 @@ def _compact_columns(rows: list[list[str]]) -> list[list[str]]:
 
 
 def _bisect(edges: Sequence[float], v: float) -> int:
-    lo, hi = 0, len(edges) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if edges[mid + 1] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """Index of the band of `edges` that holds `v` (the first or last one beyond them)."""
+    return max(0, bisect_left(edges, v) - 1)
 
 
 def _text_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
@@ -194,9 +405,13 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
         ys = _cluster([hs[i][0] for i in h_ids] + [top, bottom], 2)
         if len(xs) < 3 or right - left < 20 or bottom - top < 8:
             continue
+        h_rules = [hs[i] for i in h_ids]
+        v_rules = [vs[i] for i in v_ids]
         if len(ys) < 3:
+            # A frame with column rulings only: its text rows are its rows.
             ys = _text_rows(lines, top, bottom)
-        table, used = _grid_table(lines, xs, ys, [vs[i] for i in v_ids])
+            h_rules += [(y, left, right) for y in ys]
+        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height)
         if table is not None and not (used & consumed):
             tables.append(table)
             consumed |= used

@@ -42,6 +42,16 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Box:
+    """A rectangle stroked with `re` (pdfminer reads it as an LTRect)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
 class Runs:
     """Several font runs on one baseline, written one after the other."""
 
@@ -51,11 +61,24 @@ class Runs:
     size: float = 11
 
 
-Op = Text | Rule | Runs
+Op = Text | Rule | Runs | Box
 
 
-def _literal(text: str) -> bytes:
-    raw = text.encode("cp1252")
+# "H": a simple font whose codes are cp1255 (ASCII, and the Hebrew letters at 0xE0-0xFA),
+# read through its ToUnicode map, every glyph 500 units wide. Not embedded: viewers draw
+# it with a substitute, and text extraction needs only the map and the widths. Text in it is written in visual order (left to right on the page), as PDF
+# producers write right-to-left scripts.
+HEBREW = "H"
+_HEBREW_TO_UNICODE = (
+    b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Hebrew def "
+    b"1 begincodespacerange <00> <FF> endcodespacerange "
+    b"2 beginbfrange <20> <7E> <0020> <E0> <FA> <05D0> endbfrange endcmap "
+    b"CMapName currentdict /CMap defineresource pop end end"
+)
+
+
+def _literal(text: str, font: str = "R") -> bytes:
+    raw = text.encode("cp1255" if font == HEBREW else "cp1252")
     out = bytearray(b"(")
     for byte in raw:
         if byte in b"()\\":
@@ -72,11 +95,15 @@ def content(ops: list[Op]) -> bytes:
     for op in ops:
         if isinstance(op, Text):
             parts.append(
-                b"BT /F%s %g Tf %g %g Td %s Tj ET" % (op.font.encode(), op.size, op.x, op.y, _literal(op.text))
+                b"BT /F%s %g Tf %g %g Td %s Tj ET" % (op.font.encode(), op.size, op.x, op.y, _literal(op.text, op.font))
             )
         elif isinstance(op, Runs):
-            body = b" ".join(b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text)) for font, text in op.runs)
+            body = b" ".join(
+                b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text, font)) for font, text in op.runs
+            )
             parts.append(b"BT %g %g Td %s ET" % (op.x, op.y, body))
+        elif isinstance(op, Box):
+            parts.append(b"0.5 w %g %g %g %g re S" % (op.x0, op.y0, op.x1 - op.x0, op.y1 - op.y0))
         else:
             parts.append(b"0.5 w %g %g m %g %g l S" % (op.x0, op.y0, op.x1, op.y1))
     return b"\n".join(parts)
@@ -132,6 +159,17 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     )
     fonts["/FX"] = pdf.make_indirect(glyph_index_font())
     fonts["/FS"] = pdf.make_indirect(private_use_font(pdf))
+    fonts[f"/F{HEBREW}"] = pdf.make_indirect(
+        pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type1,
+            BaseFont=pikepdf.Name("/TestHebrew"),
+            FirstChar=32,
+            LastChar=255,
+            Widths=[500] * 224,
+            ToUnicode=pdf.make_stream(_HEBREW_TO_UNICODE),
+        )
+    )
     for ops in pages:
         page = pikepdf.Page(
             pikepdf.Dictionary(

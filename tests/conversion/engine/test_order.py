@@ -1,0 +1,69 @@
+"""Reading order of scripts: right-to-left text in logical order, mixed runs, columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conversion.engine import convert
+
+from .pdfs import HEBREW, Op, Text, lines, make_pdf
+
+
+def md(path: Path) -> str:
+    return convert(path).markdown
+
+
+def visual(logical: str) -> str:
+    """A line of Hebrew as drawn left to right (no embedded left-to-right runs)."""
+    return logical[::-1]
+
+
+def test_hebrew_line_drawn_in_visual_order_reads_in_logical_order(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(300, 700, visual("שלום עולם וברכה"), font=HEBREW)]])
+    assert md(pdf) == "שלום עולם וברכה"
+
+
+def test_latin_word_and_number_inside_a_hebrew_line_keep_their_own_direction(tmp_path: Path) -> None:
+    # Logical: "עבודה עם Python מאז 2024"; on the page, right to left.
+    drawn = "2024 " + visual("מאז") + " Python " + visual("עבודה עם")
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(300, 700, drawn, font=HEBREW)]])
+    assert md(pdf) == "עבודה עם Python מאז 2024"
+
+
+def test_hebrew_row_drawn_in_separate_pieces_is_read_as_one_line(tmp_path: Path) -> None:
+    # The Hebrew words are drawn first at the right, then the Latin word to their left:
+    # layout makes two lines of one row, which read left to right would be reversed.
+    ops: list[Op] = [
+        Text(300, 700, visual("כתוב בשפת"), font=HEBREW),
+        Text(255, 700, "Python", font="R"),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == "כתוב בשפת Python"
+
+
+def test_hebrew_word_inside_an_english_line_is_turned_back(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(72, 700, "The word " + visual("שלום") + " means peace.", font=HEBREW)]])
+    assert md(pdf) == "The word שלום means peace."
+
+
+def test_columns_of_hebrew_are_read_from_the_right(tmp_path: Path) -> None:
+    right = [f"זו שורה {n} של הטור הימני בעמוד" for n in "אבגדהוזחטי"]
+    left = [f"זו שורה {n} של הטור השמאלי בעמוד" for n in "אבגדהוזחטי"]
+    ops: list[Op] = [Text(340, 700 - 14 * k, visual(t), font=HEBREW) for k, t in enumerate(right)]
+    ops += [Text(72, 700 - 14 * k, visual(t), font=HEBREW) for k, t in enumerate(left)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    out = md(pdf)
+    assert out.index("הטור הימני") < out.index("הטור השמאלי")
+    assert out.startswith("זו שורה א של הטור הימני בעמוד")
+
+
+def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(tmp_path: Path) -> None:
+    left = [f"The first column carries line {i} of the body" for i in range(1, 19)]
+    right = [f"The second column carries line {i} of it" for i in range(1, 19)]
+    ops: list[Op] = [
+        *lines(72, 700, left, size=10, leading=12),
+        *lines(320, 700, right, size=10, leading=12),
+        Text(72, 200, "1 A note on the first column, set small.", 7),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == (" ".join(left) + "\n\n" + " ".join(right) + "\n\n1 A note on the first column, set small.")

@@ -1,0 +1,143 @@
+"""Tables as authored: cells from the ruling grid, merged cells, multi-line cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from conversion.engine import ConvertOptions, convert
+
+from .pdfs import Box, Op, Rule, Text, make_pdf
+
+XS = [72, 200, 330, 460]
+YS = [700, 680, 660, 640]
+
+
+def md(path: Path, tables: Literal["markdown", "html", "text"] = "markdown") -> str:
+    return convert(path, options=ConvertOptions(tables=tables)).markdown
+
+
+def cells_page(cells: list[tuple[int, int, int, int, list[str]]], xs: list[float], ys: list[float]) -> list[Op]:
+    """Each cell (row, column, end row, end column, lines) drawn as its own rectangle."""
+    ops: list[Op] = []
+    for r0, c0, r1, c1, texts in cells:
+        ops.append(Box(xs[c0], ys[r1], xs[c1], ys[r0]))
+        for k, text in enumerate(texts):
+            ops.append(Text(xs[c0] + 4, ys[r0] - 14 - 12 * k, text, 10))
+    ops.append(Text(72, ys[-1] - 40, "After the table.", 11))
+    return ops
+
+
+def test_cell_spanning_two_columns_fills_both_in_markdown_and_carries_colspan_in_html(tmp_path: Path) -> None:
+    cells = [
+        (0, 0, 1, 1, ["Name"]),
+        (0, 1, 1, 2, ["Qty"]),
+        (0, 2, 1, 3, ["Price"]),
+        (1, 0, 2, 1, ["Apple"]),
+        (1, 1, 2, 3, ["Sold out"]),
+        (2, 0, 3, 1, ["Pear"]),
+        (2, 1, 3, 2, ["10"]),
+        (2, 2, 3, 3, ["0.80"]),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [cells_page(cells, XS, YS)])
+    assert md(pdf) == (
+        "| Name | Qty | Price |\n| --- | --- | --- |\n| Apple | Sold out | Sold out |\n| Pear | 10 | 0.80 |"
+        "\n\nAfter the table."
+    )
+    assert md(pdf, "html") == (
+        "<table>\n<thead>\n<tr><th>Name</th><th>Qty</th><th>Price</th></tr>\n</thead>\n<tbody>\n"
+        '<tr><td>Apple</td><td colspan="2">Sold out</td></tr>\n'
+        "<tr><td>Pear</td><td>10</td><td>0.80</td></tr>\n</tbody>\n</table>\n\nAfter the table."
+    )
+
+
+def test_cell_spanning_two_rows_carries_rowspan_in_html(tmp_path: Path) -> None:
+    cells = [
+        (0, 0, 1, 1, ["Fruit"]),
+        (0, 1, 1, 2, ["Season"]),
+        (0, 2, 1, 3, ["Price"]),
+        (1, 0, 2, 1, ["Apple"]),
+        (1, 1, 3, 2, ["Autumn"]),
+        (1, 2, 2, 3, ["1.20"]),
+        (2, 0, 3, 1, ["Pear"]),
+        (2, 2, 3, 3, ["0.80"]),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [cells_page(cells, XS, YS)])
+    assert md(pdf, "html") == (
+        "<table>\n<thead>\n<tr><th>Fruit</th><th>Season</th><th>Price</th></tr>\n</thead>\n<tbody>\n"
+        '<tr><td>Apple</td><td rowspan="2">Autumn</td><td>1.20</td></tr>\n'
+        "<tr><td>Pear</td><td>0.80</td></tr>\n</tbody>\n</table>\n\nAfter the table."
+    )
+    assert "| Pear | Autumn | 0.80 |" in md(pdf)
+
+
+def test_lines_of_one_ruled_cell_stay_in_that_cell(tmp_path: Path) -> None:
+    ys = [700, 680, 620, 600]
+    cells = [
+        (0, 0, 1, 1, ["Term"]),
+        (0, 1, 1, 2, ["Meaning"]),
+        (1, 0, 2, 1, ["Lease"]),
+        (1, 1, 2, 2, ["The time a worker", "may hold a job", "before another", "may take it."]),
+        (2, 0, 3, 1, ["Queue"]),
+        (2, 1, 3, 2, ["Where jobs wait."]),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [cells_page(cells, XS[:3], ys)])
+    assert md(pdf) == (
+        "| Term | Meaning |\n| --- | --- |\n"
+        "| Lease | The time a worker may hold a job before another may take it. |\n"
+        "| Queue | Where jobs wait. |\n\nAfter the table."
+    )
+
+
+def test_records_inside_a_frame_with_only_a_header_rule_are_one_row_each(tmp_path: Path) -> None:
+    xs, top, head, bottom = [72, 200, 330], 700, 680, 600
+    ops: list[Op] = [Box(xs[0], bottom, xs[-1], top), Rule(xs[0], head, xs[-1], head), Rule(xs[1], top, xs[1], head)]
+    ops += [Text(76, 686, "Name", 10), Text(204, 686, "Qty", 10)]
+    for k, (name, qty) in enumerate([("Apple", "3"), ("Pear", "10"), ("Plum", "7"), ("Fig", "2")]):
+        ops += [Text(76, 666 - 14 * k, name, 10), Text(204, 666 - 14 * k, qty, 10)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == ("| Name | Qty |\n| --- | --- |\n| Apple | 3 |\n| Pear | 10 |\n| Plum | 7 |\n| Fig | 2 |")
+
+
+def test_table_nested_in_a_cell_is_read_into_that_cell(tmp_path: Path) -> None:
+    xs, ys = [72, 250, 450], [700, 680, 600]
+    ops: list[Op] = [Box(xs[c], ys[r + 1], xs[c + 1], ys[r]) for r in range(2) for c in range(2)]
+    ops += [Text(76, 686, "Part", 10), Text(254, 686, "Detail", 10), Text(76, 666, "Sizes", 10)]
+    inner_x, inner_y = [260, 320, 380, 440], [670, 650, 630]
+    ops += [Box(inner_x[c], inner_y[r + 1], inner_x[c + 1], inner_y[r]) for r in range(2) for c in range(3)]
+    for r, row in enumerate([["S", "M", "L"], ["36", "38", "40"]]):
+        ops += [Text(inner_x[c] + 4, inner_y[r] - 14, text, 10) for c, text in enumerate(row)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == "| Part | Detail |\n| --- | --- |\n| Sizes | S M L 36 38 40 |"
+
+
+def test_lines_drawn_through_words_are_a_figure_not_a_table(tmp_path: Path) -> None:
+    # A syntax diagram: boxes and connector lines over its labels.
+    ops: list[Op] = [Box(72, 560, 460, 700), Rule(115, 560, 115, 700), Rule(300, 560, 300, 700)]
+    ops += [Rule(72, 660, 460, 660), Rule(72, 620, 460, 620)]
+    for k, text in enumerate(["Names the permission of a row", "Identifies the table for it", "Says when it applies"]):
+        ops.append(Text(100, 680 - 40 * k, text, 10))
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert md(pdf) == "Names the permission of a row\n\nIdentifies the table for it\n\nSays when it applies"
+
+
+def test_frame_around_a_quarter_of_the_page_is_not_a_table(tmp_path: Path) -> None:
+    ops: list[Op] = [Box(40, 100, 560, 740), Rule(400, 100, 400, 740), Rule(400, 400, 560, 400)]
+    ops += [Text(60, 700, "A page of body text inside a frame.", 11), Text(60, 686, "It goes on here.", 11)]
+    ops += [Text(410, 700, "Sidebar", 11), Text(410, 380, "More sidebar", 11), Text(60, 120, "Last line.", 11)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert "|" not in md(pdf)
+
+
+def test_blank_rows_at_the_top_and_bottom_of_a_grid_are_not_rows(tmp_path: Path) -> None:
+    ys = [720, *YS, 620]  # a blank ruled row above the header and one under the last row
+    cells: list[tuple[int, int, int, int, list[str]]] = [(0, 0, 1, 3, [])]
+    cells += [(r + 1, c, r + 2, c + 1, [t]) for r, row in enumerate(_ROWS) for c, t in enumerate(row)]
+    cells += [(4, 0, 5, 3, [])]
+    pdf = make_pdf(tmp_path / "a.pdf", [cells_page(cells, XS, ys)])
+    assert md(pdf) == (
+        "| Name | Qty | Price |\n| --- | --- | --- |\n| Apple | 3 | 1.20 |\n| Pear | 10 | 0.80 |\n\nAfter the table."
+    )
+
+
+_ROWS = [["Name", "Qty", "Price"], ["Apple", "3", "1.20"], ["Pear", "10", "0.80"]]
