@@ -166,7 +166,11 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
         outlined = outline_titles.get(_norm(text)) if outline_titles else None
         if outlined is not None:
             # The outline says what is a heading. Its depth counts nesting, not styles (a
-            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more.
+            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more; but
+            # a heading the outline sets beside others is a section, never the title, even
+            # where the selected pages hold it alone.
+            if level == 1 and outlined > 1:
+                level = None
             block.kind, block.level = "h", min(level or outlined, 6)
             continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:

@@ -476,6 +476,19 @@ def test_outline_depth_one_below_a_title_outside_the_outline_is_level_two(tmp_pa
     assert md(pdf) == f"# Tenancy Agreement\n\n## Parties\n\n{BODY}\n\n## Rent\n\n{BODY}"
 
 
+def test_a_chapter_the_outline_sets_beside_others_is_no_title_when_its_page_is_selected_alone(
+    tmp_path: Path,
+) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [[Text(72, 720, f"Chapter {n}", 28, "B"), *lines(72, 670, [BODY])] for n in (1, 2, 3)],
+    )
+    add_outline(pdf, [(1, f"Chapter {n}", n - 1) for n in (1, 2, 3)])
+    whole = convert(pdf).pages[0].markdown
+    alone = md(pdf, pages=[1])
+    assert whole == alone == f"## Chapter 1\n\n{BODY}"
+
+
 def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_path: Path) -> None:
     # A Heading 3 directly under a Heading 1 sits at outline depth 2; its style says 3.
     pdf = make_pdf(
