@@ -20,12 +20,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from billing.ledger import CREDITS_PER_PAGE
 from billing.models import CreditHold
 from svcx.redis import redis_client
-from tests.conftest import CORPUS, WorkerProcess, free_port, start_web, start_worker
+from tests.conftest import REAL_PDFS, WorkerProcess, free_port, start_web, start_worker
 from tests.factories import make_key, make_org
 from workers.heartbeat import worker_heartbeat, worker_heartbeat_clear
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-LONG_BOOK = CORPUS / "files" / "pdfjs__freeculture.pdf"
+LONG_BOOK = REAL_PDFS / "pdfjs__freeculture.pdf"
 QUEUE_WAIT_LIMIT = 8
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
