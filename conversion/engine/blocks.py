@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .layout import BOLD, MONO, Line, is_rtl
@@ -12,6 +13,14 @@ from .stats import DocStats
 from .tables import Table
 
 _LEADER = re.compile(r"(?:\.\s?){5,}\s*\S{1,8}\s*$|(?:\.\s?){5,}$")
+# A caption opens with its label and number ("Figure 3-1", "Table 2:", "[표 1]"): it names
+# what it captions and is never a section heading, whatever its size or weight.
+CAPTION = re.compile(
+    r"^\s*[\[(]?\s*(?:fig(?:ure|\.)?|tab(?:le|\.)|chart|exhibit|plate|listing|scheme|illustration|"
+    r"abb(?:ildung|\.)|tabelle|tableau|tabla|tabela|tabella|figura|grafico|gráfico|"
+    r"图|表|圖|그림|표|図)\s*[\dIVX]+(?:[.\-\u2013:]\d+)*\s*[\]).:\u2013\u2014-]?(?:\s|$)",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -51,7 +60,8 @@ def build_blocks(
                 continue
             line = it
             is_code = mono_is_code and bool(line.style & MONO)
-            marker = None if is_code else list_marker(line, body)
+            # A line set in a heading style is a heading, whatever label opens it.
+            marker = None if is_code or stats.heading_level_for_size(line.size) else list_marker(line, body)
             titled = line.vertical or (
                 bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
             )
@@ -159,10 +169,10 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
         if block.kind != "p" or len(block.lines) > 3:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
-        if len(text) > 200 or not any(ch.isalpha() for ch in text):
+        if len(text) > 200 or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
             continue
         size = max(ln.size for ln in block.lines)
-        level = stats.heading_level_for_size(size) if size >= body * 1.15 else None
+        level = stats.heading_level_for_size(size)
         outlined = outline_titles.get(_norm(text)) if outline_titles else None
         if outlined is not None:
             # The outline says what is a heading. Its depth counts nesting, not styles (a
@@ -178,6 +188,7 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             continue
         if (
             len(block.lines) <= 2
+            and not _titles_table(blocks, block)
             and all(ln.style & BOLD for ln in block.lines)
             and not all(ln.style & MONO for ln in block.lines)
             and len(text) <= 100
@@ -185,6 +196,74 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             and size >= body - 0.5
         ):
             block.kind, block.level = "h", stats.bold_heading_level
+
+
+def _titles_table(blocks: list[Block], block: Block) -> bool:
+    """A line at the body size set right above a table is the table's title (a spreadsheet's
+    title row, a report's table name), not a section heading."""
+    i = blocks.index(block)
+    return i + 1 < len(blocks) and blocks[i + 1].kind == "table"
+
+
+def keep_introducing_headings(blocks: list[Block], body: float) -> None:
+    """Turn back into paragraphs the headings that introduce nothing.
+
+    A section heading stands above its content: body text, a list, a table, or a heading
+    of a deeper level that in turn introduces content. A large line followed by a larger
+    one ("Front cover" above a title), by small print (labels of a diagram), or by other
+    such lines (the taglines of a cover) is display text, not a heading. The last block of
+    a page may introduce what the next page holds.
+    """
+    # Headings of one level set one after the other with nothing between them are a run
+    # of display lines (the taglines of a cover, the labels of a diagram): no section is
+    # empty but the last, so none of them is a heading.
+    i = 0
+    while i < len(blocks):
+        j = i
+        while j + 1 < len(blocks) and _same_heading_run(blocks[i], blocks[j + 1]):
+            j += 1
+        if j > i:
+            for block in blocks[i : j + 1]:
+                block.kind, block.level = "p", 0
+        i = j + 1
+    # Small print is small next to the text of its page: a brochure page set smaller than
+    # the rest of the document has headings too.
+    sizes: Counter[float] = Counter()
+    for block in blocks:
+        if block.kind in ("p", "li"):
+            for ln in block.lines:
+                sizes[ln.size] += len(ln.text)
+    if sizes and sizes[body] < 0.2 * sum(sizes.values()):
+        body = min(body, max(sizes.items(), key=lambda kv: (kv[1], -kv[0]))[0])
+    nxt: Block | None = None
+    for block in reversed(blocks):
+        if block.kind == "h" and not block.pinned and not _introduces(block, nxt, body):
+            block.kind, block.level = "p", 0
+        if block.kind != "p" or sum(ch.isalnum() for ln in block.lines for ch in ln.text) >= 2:
+            nxt = block  # a stray mark ("®", a bullet alone) introduces nothing
+
+
+def _same_heading_run(first: Block, other: Block) -> bool:
+    return (
+        first.kind == "h" == other.kind
+        and _style_key(first) == _style_key(other)
+        and not first.pinned
+        and not other.pinned
+    )
+
+
+def _style_key(block: Block) -> tuple[float, bool]:
+    return max(ln.size for ln in block.lines), all(ln.style & BOLD for ln in block.lines)
+
+
+def _introduces(heading: Block, nxt: Block | None, body: float) -> bool:
+    if nxt is None or nxt.kind in ("li", "code", "table"):
+        return True
+    if nxt.kind == "h":
+        return nxt.level >= heading.level
+    # Text below a heading is set smaller than the heading, and not in small print.
+    size = max(ln.size for ln in nxt.lines)
+    return body - 0.6 <= size < max(ln.size for ln in heading.lines) or body - 0.6 <= size <= 1.15 * body
 
 
 def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:

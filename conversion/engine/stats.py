@@ -19,6 +19,11 @@ FIRST_SECTION_LEVEL = 2
 # A title is set this much larger than the body text at least (Word's Title style is
 # 2.4 times its body size; a section heading of 1.7 times is still a heading).
 _TITLE_BODY_RATIO = 1.8
+# A size this much larger than the body is a heading style; one between the two ratios
+# only when its lines stand alone (a slightly larger lead paragraph is still prose).
+_HEADING_RATIO = 1.15
+_HEADING_RATIO_MIN = 1.05
+_PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
 _MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 _DIGITS = re.compile(r"\d+")
@@ -46,6 +51,9 @@ class DocStats:
         self.pages = 0
         self._size_chars: Counter[float] = Counter()
         self._prose_chars: Counter[float] = Counter()
+        # Characters of lines with a line of the same size directly above or below them
+        # (lines of a paragraph), per size.
+        self._para_chars: Counter[float] = Counter()
         self._mono_chars = 0
         self._chars = 0
         self._running: Counter[str] = Counter()
@@ -67,9 +75,10 @@ class DocStats:
         for line in page.lines:
             n = len(line.text)
             self._size_chars[line.size] += n
-            if n >= 30 and not line.style & BOLD:
+            if (n >= 30 or line.x1 - line.x0 >= _PROSE_EMS * line.size) and not line.style & BOLD:
                 # Body text is told by its long regular lines; table cells would outvote
-                # it, and long bold lines are headings.
+                # it, and long bold lines are headings. Long is also measured in ems: a
+                # column of Korean or Chinese holds fewer characters than one of Latin.
                 self._prose_chars[line.size] += n
             if sum(ch.isalpha() for ch in line.text) >= 2:
                 self._size_lines[line.size] += 1
@@ -82,6 +91,14 @@ class DocStats:
                 keys.add(key)
                 self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
         self._running.update(keys)
+        for above, below in zip(page.lines, page.lines[1:], strict=False):
+            if (
+                above.size == below.size
+                and -0.2 * above.size <= below.top - above.bottom <= above.size
+                and min(above.x1, below.x1) > max(above.x0, below.x0)
+            ):
+                self._para_chars[above.size] += len(above.text)
+                self._para_chars[below.size] += len(below.text)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
         self._body = None
         self._levels = None
@@ -122,13 +139,26 @@ class DocStats:
     def _ranked(self) -> tuple[dict[float, int], float | None]:
         if self._levels is None:
             body = self.body_size
-            sizes = sorted((s for s in self._size_lines if s >= body * 1.15), reverse=True)
+            sizes = sorted((s for s in self._size_lines if self._is_heading_size(s, body)), reverse=True)
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
             self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
             if self._title is not None:
                 self._levels[self._title] = 1
         return self._levels, self._title
+
+    def _is_heading_size(self, size: float, body: float) -> bool:
+        if size >= body * _HEADING_RATIO:
+            return True
+        # Lines of a paragraph are counted twice at most: a size whose lines mostly stand
+        # alone, one to a block, is a heading style.
+        # Only where the body size was read off prose: next to table cells or labels,
+        # a slightly larger line says nothing.
+        return (
+            size >= body * _HEADING_RATIO_MIN
+            and bool(self._prose_chars)
+            and self._para_chars[size] < 0.5 * self._size_chars[size]
+        )
 
     def _title_size(self, sizes: list[float], body: float) -> float | None:
         """The largest heading size when it is a title: a line or three on the first page

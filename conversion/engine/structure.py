@@ -12,7 +12,7 @@ glyphs) become Markdown list markers. Characters Markdown would interpret are es
 
 from __future__ import annotations
 
-from .blocks import build_blocks, classify_headings, merge_wrapped_headings
+from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
 from .furniture import margin_furniture, strip_line_numbers
 from .inline import render_blocks
 from .layout import Line, PageModel
@@ -79,4 +79,5 @@ def render_page(
             block.kind = "p"
     classify_headings(blocks, stats, outline_titles or {})
     blocks = merge_wrapped_headings(blocks)
+    keep_introducing_headings(blocks, stats.body_size)
     return render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)

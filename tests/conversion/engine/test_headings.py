@@ -1,0 +1,202 @@
+"""What is a heading: heading styles read off the whole document, and the lines that look
+like headings but are not (captions, labels of a diagram, taglines, a table's title)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conversion.engine import convert
+
+from .pdfs import Op, Rule, Text, lines, make_pdf
+
+PROSE = [
+    "The committee met on a Tuesday to review the plans that the staff",
+    "had drawn up over the winter, and it found most of them sound and",
+    "ready to be carried out before the end of the coming summer season.",
+]
+
+
+def md(path: Path) -> str:
+    return convert(path).markdown
+
+
+def _page(*parts: list[Op]) -> list[Op]:
+    return [op for part in parts for op in part]
+
+
+def test_slightly_larger_lines_standing_alone_are_a_heading_style(tmp_path: Path) -> None:
+    # 10.8 pt over a 10 pt body is below the usual heading ratio, but the lines stand alone
+    # above paragraphs: a heading style, and the first section level.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 720, "Scope of the review", 10.8)],
+                lines(72, 700, PROSE, size=10, leading=12),
+                [Text(72, 640, "Findings of the committee", 10.8)],
+                lines(72, 620, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("## Scope of the review\n\nThe committee met")
+    assert "\n\n## Findings of the committee\n\nThe committee met" in out
+
+
+def test_slightly_larger_lead_paragraph_is_prose_not_a_heading(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                lines(72, 720, PROSE, size=10.8, leading=13),
+                lines(72, 660, PROSE, size=10, leading=12),
+                lines(72, 600, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert "#" not in out
+    assert out.startswith("The committee met on a Tuesday")
+
+
+def test_body_size_is_read_from_lines_long_in_ems_not_only_in_characters(tmp_path: Path) -> None:
+    # Capitals run wide: these prose lines hold fewer than 30 characters each (as a column
+    # of Korean or Chinese does), yet they are the body. The short notes in 8 pt with more
+    # characters per line must not be taken for it, or every prose line becomes a heading.
+    caps = ["WHEREAS THE PARTIES AGREE", "THAT THE WORKS SHALL BEGIN", "ON THE FIRST DAY OF MAY"]
+    notes = ["1) a note in small print that runs on for a good many characters in all"]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                lines(72, 720, caps, size=12, leading=15),
+                lines(72, 660, caps, size=12, leading=15),
+                lines(72, 100, notes * 4, size=8, leading=10),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert "#" not in out
+    assert out.startswith("WHEREAS THE PARTIES AGREE THAT THE WORKS SHALL BEGIN ON THE FIRST DAY OF MAY")
+
+
+def test_numbered_line_in_a_heading_style_is_a_heading_not_a_list_item(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 720, "(1) Scope of the review", 10.8)],
+                lines(72, 700, PROSE, size=10, leading=12),
+                [Text(72, 640, "(2) Findings", 10.8)],
+                lines(72, 620, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("## (1) Scope of the review\n\n")
+    assert "\n\n## (2) Findings\n\n" in out
+    assert "- (1)" not in out
+
+
+def test_captions_are_never_headings(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 720, "Figure 3-1 The review process", 11, "B")],
+                lines(72, 700, PROSE, size=11),
+                [Text(72, 640, "Table 2: Costs by year", 16, "B")],
+                lines(72, 620, PROSE, size=11),
+                [Text(72, 560, "Costs by year", 16, "B")],
+                lines(72, 540, PROSE, size=11),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert "**Figure 3-1 The review process**\n\nThe committee" in out
+    assert "\n\n**Table 2: Costs by year**\n\nThe committee" in out
+    # The same line without its label is a heading: the label is what makes it a caption.
+    assert "\n\n## Costs by year\n\nThe committee" in out
+
+
+def test_labels_of_a_diagram_above_small_print_are_not_headings(tmp_path: Path) -> None:
+    labels: list[Op] = []
+    for i, (term, note) in enumerate([("CREATE", "names the rule"), ("ON", "the table"), ("AS", "an alias")]):
+        labels.append(Text(90, 600 - 40 * i, term, 13))
+        labels.append(Text(90, 585 - 40 * i, note, 8))
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 720, "Permissions", 16, "B")],
+                lines(72, 690, PROSE, size=11),
+                labels,
+                lines(72, 400, PROSE, size=11),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("## Permissions\n\nThe committee met")
+    for term in ("CREATE", "ON", "AS"):
+        assert f"#{term}" not in out.replace(" ", "")
+        assert f"\n\n{term}\n\n" in out
+
+
+def test_line_above_a_larger_heading_is_not_a_heading(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 740, "Front cover", 16, "B")],
+                [Text(72, 700, "\u00ae", 11)],
+                [Text(72, 660, "Access Control in Practice", 28, "B")],
+                lines(72, 620, PROSE, size=11),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("**Front cover**\n\n")
+    assert "# Access Control in Practice\n\nThe committee met" in out
+
+
+def test_taglines_set_one_after_another_are_not_headings(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 740, "Implement roles", 14, "B")],
+                [Text(72, 700, "Leverage row permissions", 14, "B")],
+                [Text(72, 660, "Protect columns", 14, "B")],
+                lines(72, 620, PROSE, size=11),
+                [Text(72, 560, "Summary", 14, "B")],
+                lines(72, 540, PROSE, size=11),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("**Implement roles**\n\n**Leverage row permissions**\n\n**Protect columns**\n\n")
+    assert "\n\n## Summary\n\nThe committee met" in out
+
+
+def test_bold_line_right_above_a_table_is_its_title_not_a_heading(tmp_path: Path) -> None:
+    xs, ys = [72, 200, 330], [660, 640, 620]
+    grid: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    grid += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    for r, row in enumerate([["Year", "Ducks"], ["2019", "120"]]):
+        for c, text in enumerate(row):
+            grid.append(Text(xs[c] + 4, ys[r] - 14, text, 10))
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                lines(72, 720, PROSE[:2], size=10, leading=12),
+                [Text(72, 675, "Ducks per year", 10, "B")],
+                grid,
+                [Text(72, 560, "Method", 10, "B")],
+                lines(72, 540, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert "\n\n**Ducks per year**\n\n| Year | Ducks |" in out
+    assert "\n\n## Method\n\nThe committee met" in out
