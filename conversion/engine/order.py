@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 
-from .layout import Line, compat_text, is_rtl, visual_order, visual_to_logical
+from .layout import BOLD, Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
@@ -85,13 +86,29 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
     reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
     if reaching < 0.4 * len(left):
         return None
-    # Columns of prose have long lines; table cells and labels are short. (Upper
-    # quartile, since formulas and list labels inside a column are short too.)
-    for side in (left, right):
-        widths = sorted(ln.x1 - ln.x0 for ln in side)
-        if widths[(3 * len(widths)) // 4] < 0.18 * page_width:
-            return None
+    # Columns of prose have long lines; table cells are short. (Upper quartile, since
+    # formulas and list labels inside a column are short too.) A column of short side
+    # labels beside prose is a column too when the labels are set in a style of their own
+    # on baselines of their own: cells of a table share their row's baseline and style.
+    prose = [_prose_column(side, page_width) for side in (left, right)]
+    if not all(prose) and not (prose[1] and _label_column(left, right)):
+        return None
     return gc
+
+
+def _prose_column(side: list[Line], page_width: float) -> bool:
+    widths = sorted(ln.x1 - ln.x0 for ln in side)
+    return widths[(3 * len(widths)) // 4] >= 0.18 * page_width
+
+
+def _label_column(labels: list[Line], prose: list[Line]) -> bool:
+    sizes = Counter(ln.size for ln in prose)
+    body = max(sizes.items(), key=lambda kv: kv[1])[0]
+    if not all(ln.style & BOLD or abs(ln.size - body) > 0.6 for ln in labels):
+        return False
+    baselines = [ln.bottom for ln in prose]
+    shared = sum(1 for ln in labels if any(abs(ln.bottom - b) < 1.0 for b in baselines))
+    return shared < 0.5 * len(labels)
 
 
 def _merge_row_markers(row: list[Item]) -> list[Item]:

@@ -67,3 +67,30 @@ def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(
     ]
     pdf = make_pdf(tmp_path / "a.pdf", [ops])
     assert md(pdf) == (" ".join(left) + "\n\n" + " ".join(right) + "\n\n1 A note on the first column, set small.")
+
+
+def test_side_labels_beside_prose_are_read_before_their_paragraph_not_row_by_row(tmp_path: Path) -> None:
+    # A back cover or brochure: short bold labels in a narrow column, on baselines of their
+    # own, beside a column of prose. Read row by row, each label would be torn into the
+    # paragraph beside it.
+    prose = [f"Line {i} of the paragraph that runs beside the side label here" for i in range(1, 8)]
+    ops = [
+        *lines(40, 702, ["Implement roles", "and separation", "of duties"], size=12, leading=15, font="B"),
+        *lines(180, 700, prose, size=10, leading=12),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    # A side heading, set larger than the prose, heads the paragraph beside it.
+    assert convert(pdf).markdown == "## Implement roles and separation of duties\n\n" + " ".join(prose)
+
+
+def test_a_table_whose_first_column_is_bold_is_not_read_as_side_labels(tmp_path: Path) -> None:
+    # Cells of a row share its baseline: the bold first column stays in the table's rows.
+    rows = [("Alpha", "the first of the options that the committee had before it"), ("Beta", "the second")]
+    rows += [("Gamma", "the third option, which the committee chose in the end"), ("Delta", "the last one")]
+    ops: list[Op] = []
+    for i, (term, text) in enumerate(rows):
+        ops += [Text(72, 700 - 14 * i, term, 10, "B"), Text(180, 700 - 14 * i, text, 10)]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    assert convert(pdf).markdown.startswith(
+        "| Alpha | the first of the options that the committee had before it |\n| --- | --- |\n| Beta | the second |"
+    )
