@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .layout import BOLD, MONO, Line, is_rtl
+from .layout import BOLD, MONO, Line, far_sizes, is_rtl
 from .lists import label_depth, list_marker, strip_marker
 from .order import Item
 from .stats import DocStats
@@ -67,7 +67,7 @@ def build_blocks(
             )
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
-                same_row = line.top < prev.bottom - 0.5 * line.height
+                same_row = line.top < prev.bottom - 0.5 * line.height and not far_sizes(line.size, prev.size)
                 gap = line.top - prev.bottom
                 if same_row:
                     cur.lines.append(line)
@@ -261,9 +261,15 @@ def _introduces(heading: Block, nxt: Block | None, body: float) -> bool:
         return True
     if nxt.kind == "h":
         return nxt.level >= heading.level
-    # Text below a heading is set smaller than the heading, and not in small print.
+    # Text below a heading is set smaller than the heading (or as large, where the heading
+    # stands out by its weight), and not in small print.
     size = max(ln.size for ln in nxt.lines)
-    return body - 0.6 <= size < max(ln.size for ln in heading.lines) or body - 0.6 <= size <= 1.15 * body
+    if size < body - 0.6:
+        return False
+    heading_size, heading_bold = _style_key(heading)
+    if size <= 1.15 * body or size < heading_size - 0.3:
+        return True
+    return size <= heading_size + 0.3 and heading_bold and not _style_key(nxt)[1]
 
 
 def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:
@@ -280,15 +286,18 @@ def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:
             prev is not None
             and prev.kind == "h"
             and block.kind == "h"
-            and prev.level == block.level
+            and block.level in (prev.level, prev.level + 1)
             and not prev.pinned
             and not block.pinned
         ):
             above, below = prev.lines[-1], block.lines[0]
             size = above.size
             gap = below.top - above.bottom
+            # A display title may set its second line a size smaller, but tight below
+            # the first: still one heading. A sub-heading keeps its distance.
+            smaller = 0.85 * size <= below.size < size - 0.6 and gap <= 0.3 * size
             if (
-                abs(below.size - size) <= 0.6
+                ((abs(below.size - size) <= 0.6 and prev.level == block.level) or smaller)
                 and (above.style & BOLD) == (below.style & BOLD)
                 and -0.2 * size <= gap <= 0.6 * size
                 and (abs(below.x0 - above.x0) <= size or abs(below.x0 + below.x1 - above.x0 - above.x1) <= 2 * size)

@@ -13,6 +13,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from pdfminer.converter import PDFPageAggregator
@@ -418,6 +419,40 @@ def _repair_spans(
 
 
 def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
+    vertical = isinstance(line, LTTextLineVertical)
+    chars_before = model.chars
+    splits = _add_glyphs(model, line._objs, (line.x0, line.y0, line.x1, line.y1), vertical, page_top)
+    if not splits:
+        return
+    # Two runs of very different sizes a wide gap apart on one baseline are two lines (a
+    # small label printed before a heading, a note beside a title): layout joins them
+    # because the gap is narrow next to the larger glyphs.
+    del model.lines[-1]
+    model.chars = chars_before
+    cuts = [0, *splits, len(line._objs)]
+    for a, b in pairwise(cuts):
+        part = line._objs[a:b]
+        chars = [obj for obj in part if type(obj) is LTChar]
+        if chars:
+            bbox = (
+                min(c.x0 for c in chars),
+                min(c.y0 for c in chars),
+                max(c.x1 for c in chars),
+                max(c.y1 for c in chars),
+            )
+            _add_glyphs(model, part, bbox, vertical, page_top, split=False)
+
+
+def _add_glyphs(
+    model: PageModel,
+    objs: list[Any],
+    bbox: tuple[float, float, float, float],
+    vertical: bool,
+    page_top: float,
+    *,
+    split: bool = True,
+) -> list[int]:
+    """Append the line made of `objs` to `model`; the indexes where it should be split."""
     # The hot loop of the engine (one pass per glyph): local names, cached styles, the
     # glyph text read as an attribute, and sizes counted in C once per line.
     spans: list[tuple[str, int]] = []
@@ -433,12 +468,15 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
     add_x = glyph_x.append
     add_text = glyph_text.append
     add_size = sizes.append
-    last_x1 = line.x0
+    x0, y0, x1, y1 = bbox
+    last_x1 = x0
     seen_x1 = 0.0  # end of the last visible glyph
+    seen_size = 0.0
     after_space = False
     max_gap = 0.0
+    splits: list[int] = []
     # Private attributes: the public iterator and get_text() cost a call per glyph.
-    for obj in line._objs:
+    for index, obj in enumerate(objs):
         text = obj._text  # LTChar and LTAnno both have it
         if type(obj) is char_type:
             style = cache.get(obj.fontname)
@@ -446,13 +484,18 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
                 style = font_style(obj.fontname)
             if not text.isspace():
                 visible += len(text)
-                add_size(obj.size)
+                size = obj.size
+                add_size(size)
                 common &= style
                 if after_space:
-                    if obj.x0 - seen_x1 > max_gap:
-                        max_gap = obj.x0 - seen_x1
+                    gap = obj.x0 - seen_x1
+                    if gap > max_gap:
+                        max_gap = gap
+                    if split and not vertical and gap > min(size, seen_size) and far_sizes(size, seen_size):
+                        splits.append(index)
                     after_space = False
                 seen_x1 = obj.x1
+                seen_size = size
             else:
                 after_space = visible > 0
             add_x(obj.x0)
@@ -477,7 +520,7 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
     if cur_text:
         spans.append(("".join(cur_text), cur_style))
     if not visible:
-        return
+        return []
     model.chars += visible
     size_weight: dict[float, int] = {}
     for raw, count in Counter(sizes).items():
@@ -488,20 +531,26 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
     text = "".join(t for t, _ in spans)
     model.lines.append(
         Line(
-            x0=line.x0,
-            top=page_top - line.y1,
-            x1=line.x1,
-            bottom=page_top - line.y0,
+            x0=x0,
+            top=page_top - y1,
+            x1=x1,
+            bottom=page_top - y0,
             text=text,
             spans=spans,
             size=size,
             style=max(common, 0),
             glyph_x=glyph_x,
             glyph_text=glyph_text,
-            vertical=isinstance(line, LTTextLineVertical),
+            vertical=vertical,
             max_gap=max_gap,
         )
     )
+    return splits
+
+
+def far_sizes(a: float, b: float) -> bool:
+    """Sizes too far apart for one line of text (a small label beside a large heading)."""
+    return a > 1.5 * b or b > 1.5 * a
 
 
 def _collect(model: PageModel, container: Any, page_top: float, depth: int) -> None:

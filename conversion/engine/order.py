@@ -52,7 +52,7 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
         return None
     # A gutter is a deep dip relative to the typical coverage of the text columns.
     limit = max(2, int(0.35 * interior[len(interior) // 2]))
-    best: tuple[int, int, int, int] | None = None  # (max cover, -width, start, end)
+    cands: list[tuple[int, int, int, int]] = []  # (max cover, -width, start, end)
     i = lo
     while i < hi:
         if cover[i] > limit:
@@ -64,14 +64,19 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
             peak = max(peak, cover[j])
             j += 1
         if (j - i) * step >= 4:
-            cand = (peak, -(j - i), i, j)
-            if best is None or cand < best:
-                best = cand
+            cands.append((peak, -(j - i), i, j))
         i = j
-    if best is None:
-        return None
-    _, _, i, j = best
-    gx0, gx1 = xmin + i * step, xmin + j * step
+    # The emptiest strip first; a strip beside a margin note or a header is no gutter,
+    # but one further in may be.
+    for _, _, i, j in sorted(cands)[:3]:
+        gutter = _gutter_between(lines, xmin + i * step, xmin + j * step, page_width)
+        if gutter is not None:
+            return gutter
+    return None
+
+
+def _gutter_between(lines: list[Line], gx0: float, gx1: float, page_width: float) -> float | None:
+    """The centre of the strip gx0..gx1 if it parts two columns of text, else None."""
     gc = (gx0 + gx1) / 2
     left = [ln for ln in lines if ln.x1 <= gc]
     right = [ln for ln in lines if ln.x0 >= gc]
@@ -104,7 +109,14 @@ def _prose_column(side: list[Line], page_width: float) -> bool:
 def _label_column(labels: list[Line], prose: list[Line]) -> bool:
     sizes = Counter(ln.size for ln in prose)
     body = max(sizes.items(), key=lambda kv: kv[1])[0]
-    if not all(ln.style & BOLD or abs(ln.size - body) > 0.6 for ln in labels):
+    # Only what stands beside the prose counts (not a header above both columns).
+    top, bottom = min(ln.top for ln in prose), max(ln.bottom for ln in prose)
+    labels = [ln for ln in labels if top <= ln.cy <= bottom]
+    if len(labels) < 3:
+        return False
+    # (A header line or two beside the top of the prose may share its style.)
+    own = sum(1 for ln in labels if ln.style & BOLD or abs(ln.size - body) > 0.6)
+    if own < 0.85 * len(labels):
         return False
     baselines = [ln.bottom for ln in prose]
     shared = sum(1 for ln in labels if any(abs(ln.bottom - b) < 1.0 for b in baselines))

@@ -200,3 +200,22 @@ def test_bold_line_right_above_a_table_is_its_title_not_a_heading(tmp_path: Path
     out = md(pdf)
     assert "\n\n**Ducks per year**\n\n| Year | Ducks |" in out
     assert "\n\n## Method\n\nThe committee met" in out
+
+
+def test_small_label_on_the_baseline_of_a_heading_is_not_part_of_it(tmp_path: Path) -> None:
+    # "Chapter 1." printed small a wide gap before the chapter's title, on its baseline:
+    # layout joins the two (the gap is narrow next to the large glyphs), but the heading is
+    # the title alone.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 700, "Chapter 1.", 7, "B"), Text(125, 700, "Securing the data", 26, "B")],
+                lines(72, 650, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert "# Securing the data\n\nThe committee met" in out
+    assert "Chapter 1." in out.split("Securing")[0]
+    assert "# Chapter" not in out

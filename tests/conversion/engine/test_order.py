@@ -94,3 +94,21 @@ def test_a_table_whose_first_column_is_bold_is_not_read_as_side_labels(tmp_path:
     assert convert(pdf).markdown.startswith(
         "| Alpha | the first of the options that the committee had before it |\n| --- | --- |\n| Beta | the second |"
     )
+
+
+def test_sidebar_in_small_print_is_read_apart_from_the_main_column(tmp_path: Path) -> None:
+    # A brochure: a header at the top left, a sidebar of small print under it, the main
+    # column beside. The emptiest strip lies inside the header's margin; the gutter is
+    # the next one.
+    main = [f"Main column line {i} runs across the wide column of this brochure page" for i in range(1, 9)]
+    side = [f"Sidebar note {i} in small print" for i in range(1, 6)]
+    ops = [
+        Text(40, 760, "Solution Brief", 8),
+        Text(60, 745, "Services", 8),
+        *lines(60, 700, side, size=6.5, leading=20),
+        *lines(230, 704, main, size=8, leading=11),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    out = convert(pdf).markdown
+    assert " ".join(main) in out
+    assert out.index("Sidebar note 5") < out.index("Main column line 1")
