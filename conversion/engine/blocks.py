@@ -260,7 +260,9 @@ def _introduces(heading: Block, nxt: Block | None, body: float) -> bool:
     if nxt is None or nxt.kind in ("li", "code", "table"):
         return True
     if nxt.kind == "h":
-        return nxt.level >= heading.level
+        # A line far smaller than the heading below it is that heading's kicker ("Front
+        # cover" above a title); one nearly as large heads a part of its own.
+        return nxt.level >= heading.level or _style_key(heading)[0] >= 0.75 * _style_key(nxt)[0]
     # Text below a heading is set smaller than the heading (or as large, where the heading
     # stands out by its weight), and not in small print.
     size = max(ln.size for ln in nxt.lines)

@@ -159,6 +159,20 @@ def test_line_above_a_larger_heading_is_not_a_heading(tmp_path: Path) -> None:
     assert "# Access Control in Practice\n\nThe committee met" in out
 
 
+def test_part_title_nearly_as_large_as_the_chapter_title_below_it_is_a_heading(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [Text(72, 720, "Part One", 22, "B")],
+                [Text(72, 680, "The Early Years", 26, "B")],
+                lines(72, 640, PROSE, size=11),
+            )
+        ],
+    )
+    assert md(pdf).startswith("### Part One\n\n## The Early Years\n\nThe committee met")
+
+
 def test_taglines_set_one_after_another_are_not_headings(tmp_path: Path) -> None:
     pdf = make_pdf(
         tmp_path / "a.pdf",
