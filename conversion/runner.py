@@ -135,6 +135,8 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
             }
             for p in result.pages
         ],
+        # The document's Markdown: the pages joined, tables that run across a break made one.
+        "markdown": result.markdown,
         "result_truncated": result.truncated,
         "pages_converted": len(result.pages),
         # The result's warnings begin with the document's own (a repair, an unreadable outline).

@@ -17,6 +17,7 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
+from .assembly import Continuation, TableEdge, continuation, join_pages
 from .document import (
     MAX_PAGE_CONTENT_BYTES,
     DocumentInfo,
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.4.0"
+ENGINE_VERSION: str = "1.5.0"
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -74,6 +75,9 @@ class PageResult:
     markdown: str
     has_text_layer: bool
     warnings: list[str] = field(default_factory=list)
+    # How the page's first table continues the previous page's last one (the document's
+    # Markdown joins them; the page's own Markdown stands alone).
+    table_continues: Continuation = Continuation.NONE
 
 
 @dataclass
@@ -87,8 +91,9 @@ class ConversionResult:
 
     @property
     def markdown(self) -> str:
-        """The delivered pages' Markdown joined with a blank line."""
-        return "\n\n".join(p.markdown for p in self.pages)
+        """The delivered pages' Markdown joined with a blank line, a table that runs on
+        across a page break joined into one."""
+        return join_pages([p.markdown for p in self.pages], [p.table_continues for p in self.pages])
 
 
 # --- opening and policy ---------------------------------------------------------------
@@ -509,28 +514,36 @@ def _convert_opened(
     parsed_ok = 0
     structure_seconds = 0.0
 
+    # The table the last delivered page ended with, and that page's number.
+    last_table: tuple[int, TableEdge | None] = (0, None)
+
     def deliver(item: PageModel | int) -> bool:
         """Render and deliver one page; False once the result budget is reached."""
-        nonlocal delivered_bytes, truncated, structure_seconds
+        nonlocal delivered_bytes, truncated, structure_seconds, last_table
         t0 = time.monotonic()
+        continues = Continuation.NONE
         if isinstance(item, int):
             number, markdown, has_text = item, "", False
             page_warnings = [f"Page {item} could not be parsed; it was left empty."]
+            last_table = (number, None)
         else:
             number, has_text = item.number, item.has_text_layer
             page_warnings = []
             if has_text:
-                markdown, dropped = _drop_glyph_garbage(
-                    render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
-                )
+                rendered = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+                markdown, dropped = _drop_glyph_garbage(rendered.markdown)
+                before = last_table[1] if last_table[0] == number - 1 else None
+                continues = continuation(before, rendered.first, item.width)
+                last_table = (number, rendered.last)
                 unmapped = _unmapped_glyphs_warning(number, dropped)
                 if unmapped:
                     page_warnings.append(unmapped)
             else:
                 markdown = ""
                 page_warnings.append(_no_text_warning(number))
+                last_table = (number, None)
         label = labels[number - 1] if labels and number <= len(labels) else None
-        result = PageResult(number, label, markdown, has_text, page_warnings)
+        result = PageResult(number, label, markdown, has_text, page_warnings, continues)
         structure_seconds += time.monotonic() - t0
         delivered.append(result)
         warnings.extend(page_warnings)

@@ -12,6 +12,9 @@ glyphs) become Markdown list markers. Characters Markdown would interpret are es
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .assembly import TableEdge
 from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
 from .furniture import margin_furniture, strip_line_numbers
 from .inline import render_blocks
@@ -20,7 +23,7 @@ from .order import Item, find_gutter, footnotes_last, reading_order
 from .stats import DocStats
 from .tables import Table, find_ruled_tables, find_unruled_tables
 
-__all__ = ["DocStats", "Table", "render_page"]
+__all__ = ["DocStats", "RenderedPage", "Table", "render_page"]
 
 
 def _median_gap(segments: list[list[Item]], body: float) -> float:
@@ -41,14 +44,22 @@ def _median_gap(segments: list[list[Item]], body: float) -> float:
     return max(gaps[len(gaps) // 2], 0.0)
 
 
+@dataclass(frozen=True)
+class RenderedPage:
+    markdown: str
+    first: TableEdge | None = None  # the table the page starts with
+    last: TableEdge | None = None  # the table the page ends with
+
+
 def render_page(
     page: PageModel,
     stats: DocStats,
     *,
     tables: str,
     outline_titles: dict[str, int] | None = None,
-) -> str:
-    """Markdown of one page, given statistics of the document around it."""
+) -> RenderedPage:
+    """Markdown of one page, given statistics of the document around it, and the tables
+    at its edges (which may run on from the page before or onto the next)."""
     lines = [ln for ln in page.lines if not stats.is_running(ln, page)]
     furniture = margin_furniture(lines, page, stats.body_size)
     if furniture:
@@ -80,4 +91,11 @@ def render_page(
     classify_headings(blocks, stats, outline_titles or {})
     blocks = merge_wrapped_headings(blocks)
     keep_introducing_headings(blocks, stats.body_size)
-    return render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)
+    markdown = render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)
+    first = blocks[0].table if blocks and blocks[0].kind == "table" else None
+    last = blocks[-1].table if blocks and blocks[-1].kind == "table" else None
+    return RenderedPage(
+        markdown,
+        first=TableEdge.of(first) if first is not None else None,
+        last=TableEdge.of(last) if last is not None else None,
+    )

@@ -16,7 +16,7 @@ from billing.models import CreditHold, LedgerEntry, RequestLog
 from billing.selectors import credits_get
 from conversion.models import ConversionJob
 from tests.conftest import WorkerProcess, text_pdf
-from tests.conversion.engine.pdfs import Text, make_pdf
+from tests.conversion.engine.pdfs import Text, make_pdf, ruled_grid
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 
@@ -86,6 +86,26 @@ def test_raw_operation_converts_an_octet_stream_body_like_application_pdf(
     assert (body["pages_billed"], body["metadata"]) == (2, {"a": 1})
     assert credits_get(organization=account["org"], environment="live").balance == 98
     assert RequestLog.objects.get(request_id=body["request_id"]).endpoint == "/v1/convert/raw"
+
+
+def test_document_markdown_joins_a_table_that_runs_on_across_a_page_break(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    header, first, second = ["Fruit", "Price"], [["Apple", "1.20"], ["Pear", "0.80"]], [["Plum", "0.50"]]
+    pdf = make_pdf(
+        tmp_path / "t.pdf",
+        [[Text(72, 740, "The prices.", 11), *ruled_grid([header, *first], 100)], ruled_grid([header, *second], 720)],
+    )
+
+    body = post_pdf(client, account["live"].secret, pdf).json()
+    text = post_pdf(client, account["live"].secret, pdf, HTTP_ACCEPT="text/markdown").content.decode()
+
+    table = "| Fruit | Price |\n| --- | --- |\n| Apple | 1.20 |\n| Pear | 0.80 |\n| Plum | 0.50 |"
+    assert body["markdown"] == "The prices.\n\n" + table
+    # Pages stand alone: the second page's part of the table keeps its header, here and in
+    # the Markdown answer, whose page marker comes between the two parts.
+    assert body["pages"][1]["markdown"] == "| Fruit | Price |\n| --- | --- |\n| Plum | 0.50 |"
+    assert "<!-- page 2 -->\n\n| Fruit | Price |\n| --- | --- |\n| Plum | 0.50 |" in text
 
 
 def test_raw_pdf_with_query_pages_converts_only_those_pages_as_markdown(

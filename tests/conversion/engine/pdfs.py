@@ -197,6 +197,17 @@ def lines(
     return [Text(x, top - i * leading, t, size, font) for i, t in enumerate(texts)]
 
 
+def ruled_grid(rows: list[list[str]], top: float, *, xs: tuple[float, ...] | list[float] = (72, 200, 330)) -> list[Op]:
+    """A table ruled on every side of every cell, its top rule at `top`, 20 points a row."""
+    ys = [top - 20 * i for i in range(len(rows) + 1)]
+    ops: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    ops += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            ops.append(Text(xs[c] + 4, ys[r] - 14, text, 10))
+    return ops
+
+
 def add_outline(path: Path, entries: list[tuple[int, str, int]]) -> Path:
     """Bookmarks (depth from 1, title, 0-based page) written in order, nested by depth."""
     with pikepdf.open(path, allow_overwriting_input=True) as pdf:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Box, Op, Rule, Text, make_pdf
+from .pdfs import Box, Op, Rule, Text, make_pdf, ruled_grid
 
 XS = [72, 200, 330, 460]
 YS = [700, 680, 660, 640]
@@ -141,3 +141,57 @@ def test_blank_rows_at_the_top_and_bottom_of_a_grid_are_not_rows(tmp_path: Path)
 
 
 _ROWS = [["Name", "Qty", "Price"], ["Apple", "3", "1.20"], ["Pear", "10", "0.80"]]
+
+
+def delimiter_rows(markdown: str) -> int:
+    return sum(1 for line in markdown.splitlines() if line.startswith("| --- |"))
+
+
+INTRO = Text(72, 740, "The prices of the season are these.", 11)
+HEADER = ["Fruit", "Price"]
+FIRST = [["Apple", "1.20"], ["Pear", "0.80"], ["Plum", "0.50"]]
+SECOND = [["Cherry", "3.00"], ["Lemon", "0.40"]]
+
+
+def test_table_continued_with_its_header_repeated_is_one_table_in_the_document(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [INTRO, *ruled_grid([HEADER, *FIRST], 120)],
+            [*ruled_grid([HEADER, *SECOND], 720), Text(72, 560, "After it.", 11)],
+        ],
+    )
+    result = convert(pdf)
+    assert result.markdown == (
+        "The prices of the season are these.\n\n"
+        "| Fruit | Price |\n| --- | --- |\n| Apple | 1.20 |\n| Pear | 0.80 |\n| Plum | 0.50 |\n"
+        "| Cherry | 3.00 |\n| Lemon | 0.40 |\n\nAfter it."
+    )
+    # Each page's own Markdown stands alone, header and all.
+    assert result.pages[1].markdown.startswith("| Fruit | Price |\n| --- | --- |\n| Cherry | 3.00 |")
+
+
+def test_table_continued_without_a_header_joins_its_first_row_as_a_row(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120)], ruled_grid(SECOND, 720)])
+    result = convert(pdf)
+    assert result.markdown.endswith("| Plum | 0.50 |\n| Cherry | 3.00 |\n| Lemon | 0.40 |")
+    assert delimiter_rows(result.markdown) == 1
+    assert result.pages[1].markdown.startswith("| Cherry | 3.00 |\n| --- | --- |\n| Lemon | 0.40 |")
+
+
+def test_continued_table_is_one_html_table_when_tables_are_html(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120)], ruled_grid(SECOND, 720)])
+    out = md(pdf, "html")
+    assert out.count("<table>") == 1
+    assert out.count("<th>") == 2
+    assert "<tr><td>Plum</td><td>0.50</td></tr>\n<tr><td>Cherry</td><td>3.00</td></tr>\n" in out
+    assert out.endswith("<tr><td>Lemon</td><td>0.40</td></tr>\n</tbody>\n</table>")
+
+
+def test_tables_of_other_columns_or_after_text_are_not_joined(tmp_path: Path) -> None:
+    wider = ruled_grid([["Fruit", "Price", "Stock"], ["Fig", "2.00", "4"]], 720, xs=XS)
+    pdf = make_pdf(tmp_path / "a.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120)], wider])
+    assert delimiter_rows(convert(pdf).markdown) == 2
+    after_text = [Text(72, 740, "A new table follows.", 11), *ruled_grid(SECOND, 720)]
+    pdf = make_pdf(tmp_path / "b.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120)], after_text])
+    assert delimiter_rows(convert(pdf).markdown) == 2

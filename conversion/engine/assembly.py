@@ -1,0 +1,101 @@
+"""Document assembly: pages joined into one Markdown document, tables that run on across a
+page break joined into one.
+
+Every page's Markdown stands alone (a client may read pages one by one, and the Markdown
+response puts a page marker between them), so a table that continues on the next page is
+rendered there as a table of its own. The document's Markdown joins the two: the
+continuation's repeated header is dropped, or, where the continuation has none, its first
+row (rendered as a header so that the page's table is valid) becomes a row again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .tables import Table
+
+
+class Continuation(StrEnum):
+    """How a page's first table relates to the previous page's last one."""
+
+    NONE = ""
+    REPEATED_HEADER = "repeated_header"  # the header row is printed again: drop it
+    ROWS = "rows"  # the table goes on without a header: its first row is a row
+
+
+@dataclass(frozen=True)
+class TableEdge:
+    """What a table at the top or the bottom of a page shows of itself to its neighbour."""
+
+    columns: int
+    x0: float
+    x1: float
+    header: tuple[str, ...]
+
+    @classmethod
+    def of(cls, table: Table) -> TableEdge:
+        return cls(len(table.rows[0]), table.x0, table.x1, tuple(_norm(c) for c in table.rows[0]))
+
+
+def continuation(before: TableEdge | None, after: TableEdge | None, page_width: float) -> Continuation:
+    """Whether the table `after`, first on its page, continues `before`, last on the page
+    before: the same columns, across the same width of the page."""
+    if before is None or after is None or before.columns != after.columns:
+        return Continuation.NONE
+    tolerance = 0.02 * page_width
+    if abs(before.x0 - after.x0) > tolerance or abs(before.x1 - after.x1) > tolerance:
+        return Continuation.NONE
+    return Continuation.REPEATED_HEADER if before.header == after.header else Continuation.ROWS
+
+
+def join_pages(markdowns: Sequence[str], continuations: Sequence[Continuation]) -> str:
+    """The pages' Markdown joined with a blank line, tables continued across a break joined."""
+    out: list[str] = []
+    for markdown, cont in zip(markdowns, continuations, strict=True):
+        if cont is not Continuation.NONE and out and markdown:
+            joined = _join_tables(out[-1], markdown, cont)
+            if joined is not None:
+                out[-1] = joined
+                continue
+        if markdown:
+            out.append(markdown)
+    return "\n\n".join(out)
+
+
+_PIPE_DELIMITER = re.compile(r"^\|(?: --- \|)+$")
+_HTML_CLOSE = "</tbody>\n</table>"
+
+
+def _join_tables(before: str, after: str, cont: Continuation) -> str | None:
+    """`before` and `after` as one text with the table that ends one and starts the other
+    made one; None when the texts do not end and start with tables of one kind."""
+    if before.endswith(_HTML_CLOSE) and after.startswith("<table>\n<thead>\n"):
+        head, sep, rest = after.partition("</thead>\n<tbody>\n")
+        if not sep:
+            return None
+        if cont is Continuation.REPEATED_HEADER:
+            rows = rest
+        else:
+            header = head.removeprefix("<table>\n<thead>\n")
+            if "<tr>" not in header:
+                return None
+            if not header.startswith("<tr>\n<th>"):
+                rows = header.replace("<th", "<td").replace("</th>", "</td>") + "\n" + rest
+            else:
+                # A header of plain cells is written one element to a line.
+                cells = re.findall(r"<th>(.*?)</th>", header)
+                rows = "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>\n" + rest
+        return before.removesuffix(_HTML_CLOSE) + rows
+    before_last = before.rsplit("\n", 1)[-1]
+    after_lines = after.split("\n")
+    if not before_last.startswith("| ") or len(after_lines) < 2 or not _PIPE_DELIMITER.match(after_lines[1]):
+        return None
+    keep = after_lines[2:] if cont is Continuation.REPEATED_HEADER else [after_lines[0], *after_lines[2:]]
+    return before + ("\n" + "\n".join(keep) if keep else "")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
