@@ -6,6 +6,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .elements import Box, ElementType
+from .figures import Figure
 from .layout import BOLD, MONO, Line, far_sizes, is_rtl
 from .lists import label_depth, list_marker, strip_marker
 from .order import Item
@@ -33,6 +35,8 @@ class Block:
     indent: float = 0.0  # marker x from the left edge of its column: the nesting depth
     table: Table | None = None
     pinned: bool = False  # an outline title: nothing joins it
+    figure: Box | None = None  # the box of a picture ("figure" blocks)
+    role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
 
 
 def build_blocks(
@@ -56,6 +60,10 @@ def build_blocks(
         for it in items:
             if isinstance(it, Table):
                 blocks.append(Block("table", table=it))
+                cur = None
+                continue
+            if isinstance(it, Figure):
+                blocks.append(Block("figure", figure=(it.x0, it.top, it.x1, it.bottom)))
                 cur = None
                 continue
             line = it
@@ -257,7 +265,7 @@ def _style_key(block: Block) -> tuple[float, bool]:
 
 
 def _introduces(heading: Block, nxt: Block | None, body: float) -> bool:
-    if nxt is None or nxt.kind in ("li", "code", "table"):
+    if nxt is None or nxt.kind in ("li", "code", "table", "figure"):
         return True
     if nxt.kind == "h":
         # A line far smaller than the heading below it is that heading's kicker ("Front

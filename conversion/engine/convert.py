@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import time
 import warnings
 from collections import deque
@@ -25,8 +24,18 @@ from .document import (
     extraction_not_permitted,
     open_document,
 )
+from .elements import Element, elements_size
 from .errors import EngineError
-from .layout import PageAborted, PageModel, PageParser, PageTooComplex
+from .layout import (
+    HIDDEN_BACKGROUND,
+    HIDDEN_INVISIBLE,
+    HIDDEN_OFF_PAGE,
+    HIDDEN_TINY,
+    PageAborted,
+    PageModel,
+    PageParser,
+    PageTooComplex,
+)
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 
@@ -78,6 +87,10 @@ class PageResult:
     # How the page's first table continues the previous page's last one (the document's
     # Markdown joins them; the page's own Markdown stands alone).
     table_continues: Continuation = Continuation.NONE
+    width: float = 0.0  # points, as displayed
+    height: float = 0.0
+    # What the page holds, in reading order; `markdown` is join_elements(elements).
+    elements: list[Element] = field(default_factory=list)
 
 
 @dataclass
@@ -368,32 +381,6 @@ class _CallbackError(Exception):
         self.error = error
 
 
-# pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)";
-# glyphs of icon and symbol fonts come as private-use code points. Both are noise to a
-# reader (a bullet among them has become a list marker already).
-_UNMAPPED_GLYPHS = re.compile(r"(?:\(cid:\d+\))+")
-_PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]+")
-_SPACES = re.compile(r"(?<=\S) {2,}")
-_BARE_MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,9}[.)]|#{1,6})?\s*$")
-
-
-def _drop_glyph_garbage(markdown: str) -> tuple[str, int]:
-    """`markdown` without unmapped or private-use glyphs; and how many unmapped ones went."""
-    count = markdown.count("(cid:")
-    if not count and not _PRIVATE_USE.search(markdown):
-        return markdown, 0
-    out: list[str] = []
-    for line in markdown.split("\n"):
-        cleaned = _PRIVATE_USE.sub("", _UNMAPPED_GLYPHS.sub("", line))
-        if cleaned != line:
-            cleaned = _SPACES.sub(" ", cleaned).rstrip()
-            if _BARE_MARKER.match(cleaned):
-                # Nothing left but a marker: the line was all unmapped glyphs.
-                continue
-        out.append(cleaned)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n"), count
-
-
 def _unmapped_glyphs_warning(number: int, count: int) -> str | None:
     if not count:
         return None
@@ -401,6 +388,24 @@ def _unmapped_glyphs_warning(number: int, count: int) -> str | None:
         f"Page {number}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
         "they were left out."
     )
+
+
+def _hidden_warning(number: int, hidden: dict[str, int]) -> str | None:
+    if not hidden:
+        return None
+    reasons = ", ".join(f"{count} {_HIDDEN_REASONS[reason]}" for reason, count in sorted(hidden.items()))
+    return (
+        f"Page {number}: {sum(hidden.values())} line(s) of text a reader cannot see ({reasons}) were left "
+        "out of the Markdown; the JSON result lists them as hidden_text elements."
+    )
+
+
+_HIDDEN_REASONS = {
+    HIDDEN_INVISIBLE: "invisible",
+    HIDDEN_BACKGROUND: "in the background colour",
+    HIDDEN_OFF_PAGE: "outside the page",
+    HIDDEN_TINY: "smaller than one point",
+}
 
 
 def _no_text_warning(number: int) -> str:
@@ -522,6 +527,8 @@ def _convert_opened(
         nonlocal delivered_bytes, truncated, structure_seconds, last_table
         t0 = time.monotonic()
         continues = Continuation.NONE
+        elements: list[Element] = []
+        size = (0.0, 0.0)
         if isinstance(item, int):
             number, markdown, has_text = item, "", False
             page_warnings = [f"Page {item} could not be parsed; it was left empty."]
@@ -529,21 +536,27 @@ def _convert_opened(
         else:
             number, has_text = item.number, item.has_text_layer
             page_warnings = []
+            size = (item.width, item.height)
             if has_text:
                 rendered = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
-                markdown, dropped = _drop_glyph_garbage(rendered.markdown)
+                markdown, elements = rendered.markdown, rendered.elements
                 before = last_table[1] if last_table[0] == number - 1 else None
                 continues = continuation(before, rendered.first, item.width)
                 last_table = (number, rendered.last)
-                unmapped = _unmapped_glyphs_warning(number, dropped)
-                if unmapped:
-                    page_warnings.append(unmapped)
+                page_warnings += [
+                    w
+                    for w in (
+                        _unmapped_glyphs_warning(number, rendered.unmapped),
+                        _hidden_warning(number, rendered.hidden),
+                    )
+                    if w
+                ]
             else:
                 markdown = ""
                 page_warnings.append(_no_text_warning(number))
                 last_table = (number, None)
         label = labels[number - 1] if labels and number <= len(labels) else None
-        result = PageResult(number, label, markdown, has_text, page_warnings, continues)
+        result = PageResult(number, label, markdown, has_text, page_warnings, continues, *size, elements)
         structure_seconds += time.monotonic() - t0
         delivered.append(result)
         warnings.extend(page_warnings)
@@ -552,7 +565,8 @@ def _convert_opened(
                 on_page(result)
             except Exception as exc:
                 raise _CallbackError(exc) from exc
-        delivered_bytes += len(markdown.encode("utf-8"))
+        # The elements are part of the result: they count toward its budget too.
+        delivered_bytes += len(markdown.encode("utf-8")) + elements_size(elements)
         if delivered_bytes >= budget:
             truncated = True
             return False

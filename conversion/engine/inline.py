@@ -8,7 +8,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-from .blocks import Block
+from .blocks import CAPTION, Block
+from .elements import Cell, Element, ElementType, union
 from .layout import BOLD, ITALIC, MONO, Line
 from .tables import Table
 
@@ -241,28 +242,32 @@ def render_blocks(
     *,
     mono_code: bool = True,
     words: Counter[str] | None = None,
-) -> str:
-    out: list[str] = []
-    list_lines: list[str] = []
-    stack: list[tuple[float, int]] = []  # (marker indent, content column)
-
-    def end_list() -> None:
-        if list_lines:
-            out.append("\n".join(list_lines))
-            list_lines.clear()
-        stack.clear()
+) -> list[Element]:
+    """The page's content elements in reading order, each with its Markdown."""
+    out: list[Element] = []
+    stack: list[tuple[float, int]] = []  # (marker indent, content column) of the open list
 
     for block in blocks:
         if block.kind != "li":
-            end_list()
+            stack.clear()
         if block.kind == "table":
             assert block.table is not None
-            out.append(render_table(block.table, tables_mode))
-        elif block.kind == "code":
-            out.append(_code_text(block.lines))
-        elif block.kind == "h":
-            text = render_spans(_join_lines(block.lines, words), styled=False)
-            out.append("#" * block.level + " " + text)
+            out.append(table_element(block.table, tables_mode))
+            continue
+        if block.kind == "figure":
+            assert block.figure is not None
+            out.append(Element(ElementType.FIGURE, block.figure, "", FIGURE_MARKDOWN))
+            continue
+        box = union([(ln.x0, ln.top, ln.x1, ln.bottom) for ln in block.lines])
+        if block.kind == "code":
+            code = _code_text(block.lines)
+            out.append(Element(ElementType.CODE, box, "\n".join(ln.text.rstrip() for ln in block.lines), code))
+            continue
+        spans = _join_lines(block.lines, words)
+        text = " ".join("".join(t for t, _ in spans).split())
+        if block.kind == "h":
+            markdown = "#" * block.level + " " + render_spans(spans, styled=False)
+            out.append(Element(ElementType.HEADING, box, text, markdown, level=block.level))
         elif block.kind == "li":
             size = block.lines[0].size
             # Measured from the column's edge, so a list that runs on into the next
@@ -272,12 +277,34 @@ def render_blocks(
             if stack and block.indent <= stack[-1][0] + 0.5 * size:
                 stack.pop()
             indent = stack[-1][1] if stack else 0
+            depth = len(stack)
             stack.append((block.indent, indent + len(block.marker) + 1))
-            text = render_spans(_join_lines(block.lines, words), mono=mono_code)
-            list_lines.append(" " * indent + block.marker + " " + text)
+            markdown = " " * indent + block.marker + " " + render_spans(spans, mono=mono_code)
+            out.append(Element(ElementType.LIST_ITEM, box, text, markdown, depth=depth, marker=block.marker))
         else:
-            text = render_spans(_join_lines(block.lines, words), mono=mono_code)
-            if text:
-                out.append(_escape_block_start(text))
-    end_list()
-    return "\n\n".join(p for p in out if p)
+            rendered = render_spans(spans, mono=mono_code)
+            if rendered:
+                kind = ElementType.CAPTION if CAPTION.match(text) else block.role or ElementType.PARAGRAPH
+                out.append(Element(kind, box, text, _escape_block_start(rendered)))
+    return out
+
+
+FIGURE_MARKDOWN = "<!-- figure -->"
+
+
+def table_element(table: Table, mode: str) -> Element:
+    """A table as an element: its Markdown, and its cells with their boxes."""
+    covered = table.covered()
+    box = (table.x0, table.top, table.x1, table.bottom)
+    rows: list[list[Cell]] = []
+    for r, row in enumerate(table.rows):
+        cells: list[Cell] = []
+        for c, text in enumerate(row):
+            if covered.get((r, c), (r, c)) != (r, c):
+                continue
+            rs, cs = table.spans.get((r, c), (1, 1))
+            cells.append(Cell(" ".join(text.split()), r, c, rs, cs, table.boxes.get((r, c), box)))
+        rows.append(cells)
+    text = "\n".join(" | ".join(cell.text for cell in cells) for cells in rows)
+    header = max((rs for (r, _), (rs, _) in table.spans.items() if r == 0), default=1)
+    return Element(ElementType.TABLE, box, text, render_table(table, mode), rows=rows, header_rows=header)

@@ -22,6 +22,7 @@ from pdfminer.layout import (
     LTChar,
     LTCurve,
     LTFigure,
+    LTImage,
     LTLine,
     LTPage,
     LTRect,
@@ -95,6 +96,7 @@ class Line:
     glyph_text: list[str]
     vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
     max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
+    hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
 
     @property
     def chars(self) -> list[tuple[float, float, str]]:
@@ -111,6 +113,16 @@ class Line:
         return (self.top + self.bottom) / 2
 
 
+Box = tuple[float, float, float, float]  # x0, top, x1, bottom: top-down page coordinates
+
+# Why text is hidden from a reader of the page.
+HIDDEN_INVISIBLE = "invisible"  # text render mode 3 or 7 (neither filled nor stroked)
+HIDDEN_BACKGROUND = "background_color"  # set in white where nothing dark lies beneath
+HIDDEN_OFF_PAGE = "off_page"  # outside the visible area of the page
+HIDDEN_TINY = "tiny"  # smaller than one point
+_TINY_SIZE = 1.0
+
+
 @dataclass
 class PageModel:
     number: int
@@ -120,6 +132,12 @@ class PageModel:
     hrules: list[tuple[float, float, float]] = field(default_factory=list)  # (y, x0, x1)
     vrules: list[tuple[float, float, float]] = field(default_factory=list)  # (x, top, bottom)
     chars: int = 0  # non-whitespace characters
+    # Text a reader cannot see (white on white, invisible, off the page, under a point):
+    # kept apart from `lines`, so that nothing downstream reads it as content.
+    hidden: list[Line] = field(default_factory=list)
+    images: list[Box] = field(default_factory=list)  # (x0, top, x1, bottom) of each image
+    # Shapes filled with a colour other than white (a dark band under white text).
+    fills: list[Box] = field(default_factory=list)
 
     @property
     def has_text_layer(self) -> bool:
@@ -237,8 +255,12 @@ class _BudgetedAggregator(PDFPageAggregator):
         self._next_poll = _POLL_EVERY
         self.started = 0.0
         self._turned_text = False
+        # id() of each glyph object drawn invisible or in white, with the reason; empty on
+        # most pages, so the glyph loop looks nothing up there.
+        self.hidden: dict[int, str] = {}
 
     def begin_page(self, page: PDFPage, ctm: Any) -> None:
+        self.hidden = {}
         self.objects = 0
         self._next_poll = _POLL_EVERY
         self.started = time.monotonic()
@@ -278,7 +300,14 @@ class _BudgetedAggregator(PDFPageAggregator):
             if abs(b) > 1e-3 * abs(a) or abs(c) > 1e-3 * abs(d) or (font is not None and font.is_vertical()):
                 self._turned_text = True
         super().render_string(*args, **kwargs)
-        self._count(max(1, len(item) - before))
+        added = len(item) - before
+        self._count(max(1, added))
+        if added > 0:
+            textstate, ncs, graphicstate = _string_state(args, kwargs)
+            reason = _hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
+            if reason:
+                for obj in item._objs[before:]:
+                    self.hidden[id(obj)] = reason
 
     def paint_path(self, *args: Any, **kwargs: Any) -> None:
         self._count(1)
@@ -287,6 +316,37 @@ class _BudgetedAggregator(PDFPageAggregator):
     def begin_figure(self, *args: Any, **kwargs: Any) -> None:
         self._count(1)
         super().begin_figure(*args, **kwargs)
+
+
+def _string_state(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """(textstate, ncs, graphicstate) of a render_string call."""
+    if len(args) == 4:  # how pdfminer's interpreter calls it
+        return args[0], args[2], args[3]
+    values = dict(zip(("textstate", "seq", "ncs", "graphicstate"), args, strict=False)) | kwargs
+    return values["textstate"], values["ncs"], values["graphicstate"]
+
+
+def _hidden_by_state(render: int, ncs: Any, color: Any) -> str:
+    """Why glyphs drawn in this state cannot be seen, by render mode and fill colour."""
+    if render in (3, 7):
+        return HIDDEN_INVISIBLE
+    if render in (0, 4) and _is_white(color, getattr(ncs, "name", "")):
+        return HIDDEN_BACKGROUND
+    return ""
+
+
+def _is_white(color: Any, space: str = "") -> bool:
+    """Whether a fill colour is white: gray 1, RGB 1 1 1, CMYK 0 0 0 0, a separation at tint 0."""
+    if isinstance(color, (int, float)):
+        return color <= 0.02 if space == "Separation" else color >= 0.98
+    if isinstance(color, tuple) and color and all(isinstance(v, (int, float)) for v in color):
+        if len(color) == 1:
+            return _is_white(color[0], space)
+        if len(color) == 3:
+            return all(v >= 0.98 for v in color)
+        if len(color) == 4:
+            return all(v <= 0.02 for v in color)
+    return False
 
 
 class PageParser:
@@ -312,7 +372,7 @@ class PageParser:
         ltpage = self._device.get_result()
         if time.monotonic() - self._device.started > MAX_SECONDS_PER_PAGE:
             raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
-        return build_model(ltpage, number)
+        return build_model(ltpage, number, self._device.hidden)
 
 
 # Lines that may need script repairs; plain Latin lines skip them.
@@ -418,19 +478,17 @@ def _repair_spans(
     return spans
 
 
-def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
+def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[int, str]) -> None:
     vertical = isinstance(line, LTTextLineVertical)
-    chars_before = model.chars
-    splits = _add_glyphs(model, line._objs, (line.x0, line.y0, line.x1, line.y1), vertical, page_top)
+    bbox = (line.x0, line.y0, line.x1, line.y1)
+    built, splits, visible = _glyph_line(line._objs, bbox, vertical, page_top, hidden, split=True)
     if not splits:
+        _keep(model, built, visible)
         return
     # Two runs of very different sizes a wide gap apart on one baseline are two lines (a
     # small label printed before a heading, a note beside a title): layout joins them
-    # because the gap is narrow next to the larger glyphs.
-    del model.lines[-1]
-    model.chars = chars_before
-    cuts = [0, *splits, len(line._objs)]
-    for a, b in pairwise(cuts):
+    # because the gap is narrow next to the larger glyphs. So are visible and hidden runs.
+    for a, b in pairwise([0, *splits, len(line._objs)]):
         part = line._objs[a:b]
         chars = [obj for obj in part if type(obj) is LTChar]
         if chars:
@@ -440,19 +498,35 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float) -> None:
                 max(c.x1 for c in chars),
                 max(c.y1 for c in chars),
             )
-            _add_glyphs(model, part, bbox, vertical, page_top, split=False)
+            built, _, visible = _glyph_line(part, bbox, vertical, page_top, hidden, split=False)
+            _keep(model, built, visible)
 
 
-def _add_glyphs(
-    model: PageModel,
+def _keep(model: PageModel, line: Line | None, visible: int) -> None:
+    """File `line` with the page's lines, or with its hidden text (off the page, tiny, or
+    hidden by how it was drawn)."""
+    if line is None:
+        return
+    model.chars += visible
+    if not line.hidden:
+        if line.x1 <= 0 or line.x0 >= model.width or line.bottom <= 0 or line.top >= model.height:
+            line.hidden = HIDDEN_OFF_PAGE
+        elif line.size < _TINY_SIZE:
+            line.hidden = HIDDEN_TINY
+    (model.hidden if line.hidden else model.lines).append(line)
+
+
+def _glyph_line(
     objs: list[Any],
     bbox: tuple[float, float, float, float],
     vertical: bool,
     page_top: float,
+    hidden: dict[int, str],
     *,
-    split: bool = True,
-) -> list[int]:
-    """Append the line made of `objs` to `model`; the indexes where it should be split."""
+    split: bool,
+) -> tuple[Line | None, list[int], int]:
+    """The line made of `objs` (None without a visible glyph), the indexes where it should
+    be split, and its count of visible characters."""
     # The hot loop of the engine (one pass per glyph): local names, cached styles, the
     # glyph text read as an attribute, and sizes counted in C once per line.
     spans: list[tuple[str, int]] = []
@@ -475,6 +549,7 @@ def _add_glyphs(
     after_space = False
     max_gap = 0.0
     splits: list[int] = []
+    reason = ""  # why the glyphs so far are hidden (one reason to a line: it splits where it changes)
     # Private attributes: the public iterator and get_text() cost a call per glyph.
     for index, obj in enumerate(objs):
         text = obj._text  # LTChar and LTAnno both have it
@@ -483,8 +558,14 @@ def _add_glyphs(
             if style is None:
                 style = font_style(obj.fontname)
             if not text.isspace():
-                visible += len(text)
                 size = obj.size
+                if hidden:
+                    glyph_reason = hidden.get(id(obj), "")
+                    if glyph_reason != reason:
+                        if visible and split:
+                            splits.append(index)
+                        reason = glyph_reason
+                visible += len(text)
                 add_size(size)
                 common &= style
                 if after_space:
@@ -520,8 +601,7 @@ def _add_glyphs(
     if cur_text:
         spans.append(("".join(cur_text), cur_style))
     if not visible:
-        return []
-    model.chars += visible
+        return None, [], 0
     size_weight: dict[float, int] = {}
     for raw, count in Counter(sizes).items():
         rounded = round(raw * 2) / 2
@@ -529,23 +609,22 @@ def _add_glyphs(
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
     spans = _repair_spans(spans, common, glyph_x, glyph_text)
     text = "".join(t for t, _ in spans)
-    model.lines.append(
-        Line(
-            x0=x0,
-            top=page_top - y1,
-            x1=x1,
-            bottom=page_top - y0,
-            text=text,
-            spans=spans,
-            size=size,
-            style=max(common, 0),
-            glyph_x=glyph_x,
-            glyph_text=glyph_text,
-            vertical=vertical,
-            max_gap=max_gap,
-        )
+    built = Line(
+        x0=x0,
+        top=page_top - y1,
+        x1=x1,
+        bottom=page_top - y0,
+        text=text,
+        spans=spans,
+        size=size,
+        style=max(common, 0),
+        glyph_x=glyph_x,
+        glyph_text=glyph_text,
+        vertical=vertical,
+        max_gap=max_gap,
+        hidden=reason,
     )
-    return splits
+    return built, sorted(set(splits)), visible
 
 
 def far_sizes(a: float, b: float) -> bool:
@@ -553,18 +632,22 @@ def far_sizes(a: float, b: float) -> bool:
     return a > 1.5 * b or b > 1.5 * a
 
 
-def _collect(model: PageModel, container: Any, page_top: float, depth: int) -> None:
+def _collect(model: PageModel, container: Any, page_top: float, depth: int, hidden: dict[int, str]) -> None:
     for obj in container:
         if isinstance(obj, LTTextBox):
             for line in obj:
                 if isinstance(line, LTTextLine):
-                    _add_line(model, line, page_top)
+                    _add_line(model, line, page_top, hidden)
         elif isinstance(obj, LTTextLine):
-            _add_line(model, obj, page_top)
+            _add_line(model, obj, page_top, hidden)
         elif isinstance(obj, LTFigure):
             if depth < 32:
-                _collect(model, obj, page_top, depth + 1)
+                _collect(model, obj, page_top, depth + 1, hidden)
+        elif isinstance(obj, LTImage):
+            model.images.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
         elif isinstance(obj, (LTRect, LTLine, LTCurve)):
+            if obj.fill and not _is_white(obj.non_stroking_color):
+                model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
             _add_rulings(model, obj, page_top)
 
 
@@ -587,7 +670,26 @@ def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:
         model.vrules.append((x1, top, bottom))
 
 
-def build_model(ltpage: LTPage, number: int) -> PageModel:
+def build_model(ltpage: LTPage, number: int, hidden: dict[int, str] | None = None) -> PageModel:
     model = PageModel(number=number, width=ltpage.width, height=ltpage.height)
-    _collect(model, ltpage, ltpage.y1, 0)
+    _collect(model, ltpage, ltpage.y1, 0, hidden or {})
+    if model.hidden:
+        _uncover(model)
     return model
+
+
+def _uncover(model: PageModel) -> None:
+    """Give back to the page's text what only looked hidden: invisible text over an image
+    is a scan's OCR layer, and white text over a dark shape or a picture is legible."""
+    keep: list[Line] = []
+    for line in model.hidden:
+        cx, cy = (line.x0 + line.x1) / 2, line.cy
+        under = model.images if line.hidden == HIDDEN_INVISIBLE else [*model.images, *model.fills]
+        if line.hidden in (HIDDEN_INVISIBLE, HIDDEN_BACKGROUND) and any(
+            x0 <= cx <= x1 and top <= cy <= bottom for x0, top, x1, bottom in under
+        ):
+            line.hidden = ""
+            model.lines.append(line)
+        else:
+            keep.append(line)
+    model.hidden = keep

@@ -6,11 +6,12 @@ import math
 import re
 from collections import Counter
 
+from .figures import Figure
 from .layout import BOLD, Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
-Item = Line | Table
+Item = Line | Table | Figure
 
 # A footnote starts with its mark: a number, a symbol or superscript digits.
 _FOOTNOTE_MARK = re.compile(
@@ -254,15 +255,16 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
     return segments
 
 
-def footnotes_last(segments: list[list[Item]], body: float, page_height: float) -> list[list[Item]]:
-    """Footnotes at the foot of a column moved after the body of the page.
+def footnotes_last(segments: list[list[Item]], body: float, page_height: float) -> tuple[list[list[Item]], set[int]]:
+    """Footnotes at the foot of a column moved after the body of the page; and the id()
+    of each footnote line.
 
     A footnote is the run of small lines that ends a column in the lower part of the
     page, beginning with a footnote mark. Read in column order, a first column's notes
     would fall between its last sentence and the next column's first.
     """
     if len(segments) < 2:
-        return segments
+        return segments, set()
     notes: list[Item] = []
     for seg in segments:
         k = len(seg)
@@ -281,5 +283,5 @@ def footnotes_last(segments: list[list[Item]], body: float, page_height: float) 
             notes += seg[k:]
             del seg[k:]
     if not notes:
-        return segments
-    return [*(seg for seg in segments if seg), notes]
+        return segments, set()
+    return [*(seg for seg in segments if seg), notes], {id(it) for it in notes}

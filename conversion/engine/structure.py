@@ -12,12 +12,16 @@ glyphs) become Markdown list markers. Characters Markdown would interpret are es
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .assembly import TableEdge
 from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
+from .elements import Element, ElementType, drop_glyph_garbage, join_elements
+from .figures import figures, link_captions
 from .furniture import margin_furniture, strip_line_numbers
-from .inline import render_blocks
+from .inline import escape_inline, render_blocks
 from .layout import Line, PageModel
 from .order import Item, find_gutter, footnotes_last, reading_order
 from .stats import DocStats
@@ -46,9 +50,12 @@ def _median_gap(segments: list[list[Item]], body: float) -> float:
 
 @dataclass(frozen=True)
 class RenderedPage:
-    markdown: str
+    markdown: str  # exactly join_elements(elements)
+    elements: list[Element] = field(default_factory=list)
     first: TableEdge | None = None  # the table the page starts with
     last: TableEdge | None = None  # the table the page ends with
+    unmapped: int = 0  # glyphs without a Unicode value, left out
+    hidden: dict[str, int] = field(default_factory=dict)  # lines of hidden text by reason
 
 
 def render_page(
@@ -58,13 +65,21 @@ def render_page(
     tables: str,
     outline_titles: dict[str, int] | None = None,
 ) -> RenderedPage:
-    """Markdown of one page, given statistics of the document around it, and the tables
-    at its edges (which may run on from the page before or onto the next)."""
-    lines = [ln for ln in page.lines if not stats.is_running(ln, page)]
+    """The elements and Markdown of one page, given statistics of the document around it,
+    and the tables at its edges (which may run on from the page before or onto the next)."""
+    running: list[Line] = []  # page furniture: running headers and footers, page and line numbers
+    lines: list[Line] = []
+    for ln in page.lines:
+        (running if stats.is_running(ln, page) else lines).append(ln)
     furniture = margin_furniture(lines, page, stats.body_size)
     if furniture:
+        running += [ln for ln in lines if id(ln) in furniture]
         lines = [ln for ln in lines if id(ln) not in furniture]
-    lines = strip_line_numbers(lines)
+    numbered = strip_line_numbers(lines)
+    if len(numbered) < len(lines):
+        kept = {id(ln) for ln in numbered}
+        running += [ln for ln in lines if id(ln) not in kept]
+        lines = numbered
     vertical = [ln for ln in lines if ln.vertical]
     if vertical:
         lines = [ln for ln in lines if not ln.vertical]
@@ -74,8 +89,8 @@ def render_page(
         gutter = find_gutter(list(lines), page.width) if len(lines) >= 6 else None
         unruled, lines = find_unruled_tables(page, lines, stats.body_size, gutter)
         found += unruled
-    items: list[Item] = [*lines, *found]
-    segments = footnotes_last(reading_order(items, page.width), stats.body_size, page.height)
+    items: list[Item] = [*lines, *found, *figures(page, found)]
+    segments, notes = footnotes_last(reading_order(items, page.width), stats.body_size, page.height)
     if vertical:
         # Vertical lines are read right to left; they come first where they dominate.
         column = sorted(vertical, key=lambda ln: (-ln.x1, ln.top))
@@ -88,14 +103,63 @@ def render_page(
         if block.kind == "code" and len(block.lines) == 1:
             # One monospaced line is more often a running title or a term than a program.
             block.kind = "p"
+        if block.kind == "p" and notes and id(block.lines[0]) in notes:
+            block.role = ElementType.FOOTNOTE
     classify_headings(blocks, stats, outline_titles or {})
     blocks = merge_wrapped_headings(blocks)
     keep_introducing_headings(blocks, stats.body_size)
-    markdown = render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)
+    content = render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)
+    content, unmapped = drop_glyph_garbage(content)
+    elements = [
+        *furniture_elements(running, page, top=True),
+        *content,
+        *furniture_elements(running, page, top=False),
+        *hidden_elements(page.hidden),
+    ]
+    link_captions(elements)
     first = blocks[0].table if blocks and blocks[0].kind == "table" else None
     last = blocks[-1].table if blocks and blocks[-1].kind == "table" else None
     return RenderedPage(
-        markdown,
+        join_elements(elements),
+        elements,
         first=TableEdge.of(first) if first is not None else None,
         last=TableEdge.of(last) if last is not None else None,
+        unmapped=unmapped,
+        hidden=dict(Counter(ln.hidden for ln in page.hidden)),
     )
+
+
+def furniture_elements(lines: Sequence[Line], page: PageModel, *, top: bool) -> list[Element]:
+    """Running headers, footers and page numbers of the upper (or lower) half of the page:
+    elements left out of the Markdown."""
+    kind = ElementType.PAGE_HEADER if top else ElementType.PAGE_FOOTER
+    half = [ln for ln in lines if (ln.cy < page.height / 2) == top]
+    return [
+        Element(
+            kind,
+            _box(ln),
+            ln.text.strip(),
+            escape_inline(" ".join(ln.text.split())),
+            in_markdown=False,
+        )
+        for ln in sorted(half, key=lambda ln: (ln.top, ln.x0))
+    ]
+
+
+def hidden_elements(lines: Sequence[Line]) -> list[Element]:
+    """Text a reader of the page cannot see, with the reason: left out of the Markdown."""
+    return [
+        Element(
+            ElementType.HIDDEN_TEXT,
+            _box(ln),
+            ln.text.strip(),
+            escape_inline(" ".join(ln.text.split())),
+            in_markdown=False,
+            reason=ln.hidden,
+        )
+        for ln in sorted(lines, key=lambda ln: (ln.top, ln.x0))
+    ]
+
+
+def _box(line: Line) -> tuple[float, float, float, float]:
+    return (line.x0, line.top, line.x1, line.bottom)

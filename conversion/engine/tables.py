@@ -23,6 +23,8 @@ class Table:
     bottom: float
     rows: list[list[str]]
     spans: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    # The box (x0, top, x1, bottom) of each cell, at its top-left position.
+    boxes: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
 
     def covered(self) -> dict[tuple[int, int], tuple[int, int]]:
         """Every position a merged cell covers (its own included), mapped to its anchor."""
@@ -280,15 +282,17 @@ def _grid_table(
         return None, set()
     rows = [[""] * n_cols for _ in range(n_rows)]
     spans: dict[tuple[int, int], tuple[int, int]] = {}
+    boxes: dict[tuple[int, int], tuple[float, float, float, float]] = {}
     for k, (r0, c0, r1, c1) in enumerate(cells):
         r, c = row_at[r0], col_at[c0]
         size = (row_at[r1] - r, col_at[c1] - c)
         if 0 in size:
             continue  # an empty band between a cell's border and its inset
         rows[r][c] = _cell_text(pieces.get(k, []))
+        boxes[(r, c)] = (xs[c0], ys[r0], xs[c1], ys[r1])
         if size != (1, 1):
             spans[(r, c)] = size
-    table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans))
+    table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans, boxes))
     if len(table.rows) < 2:
         return None, set()
     return table, set(inside)
@@ -311,7 +315,8 @@ def _trim_empty_rows(table: Table) -> Table:
     if (first, end) == (0, len(table.rows)):
         return table
     spans = {(r - first, c): (min(rs, end - r), cs) for (r, c), (rs, cs) in table.spans.items() if first <= r < end}
-    return Table(table.x0, table.top, table.x1, table.bottom, table.rows[first:end], spans)
+    boxes = {(r - first, c): box for (r, c), box in table.boxes.items() if first <= r < end}
+    return Table(table.x0, table.top, table.x1, table.bottom, table.rows[first:end], spans, boxes)
 
 
 def _compact_lines(
@@ -335,8 +340,9 @@ def _compact_lines(
     return index
 
 
-def _compact_columns(rows: list[list[str]]) -> list[list[str]]:
-    """Merge neighbouring columns that are never filled in the same row.
+def _compact_columns(rows: list[list[str]], extents: list[list[float]] | None = None) -> list[list[str]]:
+    """Merge neighbouring columns that are never filled in the same row (and their
+    horizontal `extents`, where given, in place).
 
     Such pairs come from rulings that split one logical column (a label cell drawn
     narrower than the values under it).
@@ -349,6 +355,9 @@ def _compact_columns(rows: list[list[str]]) -> list[list[str]]:
         for row in rows:
             row[c] = row[c] or row[c + 1]
             del row[c + 1]
+        if extents is not None:
+            extents[c] = [extents[c][0], extents[c + 1][1]]
+            del extents[c + 1]
     return rows
 
 
@@ -574,7 +583,8 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
             text = ln.text.strip()
             cells[col] = f"{cells[col]} {text}" if cells[col] else text
         rows_out.append(cells)
-    rows_out = _compact_columns(rows_out)
+    columns = [list(band) for band in bands]
+    rows_out = _compact_columns(rows_out, columns)
     if len(rows_out[0]) < 2:
         return None
     if len(rows_out[0]) == 2 and all(LONE_MARKER.match(r[0]) or BARE_NUMBER.match(r[0]) for r in rows_out if r[0]):
@@ -595,4 +605,9 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     x1 = max(ln.x1 for row in run for ln in row)
     top = min(ln.top for ln in run[0])
     bottom = max(ln.bottom for ln in run[-1])
-    return Table(x0, top, x1, bottom, rows_out)
+    boxes = {
+        (r, c): (a, min(ln.top for ln in row), b, max(ln.bottom for ln in row))
+        for r, row in enumerate(run)
+        for c, (a, b) in enumerate(columns)
+    }
+    return Table(x0, top, x1, bottom, rows_out, boxes=boxes)

@@ -31,6 +31,8 @@ class Text:
     text: str
     size: float = 11
     font: str = "R"
+    gray: float = 0.0  # fill colour: 0 black, 1 white
+    render: int = 0  # text render mode: 0 fill, 3 invisible
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,28 @@ class Runs:
     size: float = 11
 
 
-Op = Text | Rule | Runs | Box
+@dataclass(frozen=True)
+class Fill:
+    """A rectangle filled with a gray (0 black, 1 white)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    gray: float = 0.2
+
+
+@dataclass(frozen=True)
+class Image:
+    """A small gray image drawn to fill the rectangle (a scan, a photograph)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+Op = Text | Rule | Runs | Box | Fill | Image
 
 
 # "H": a simple font whose codes are cp1255 (ASCII, and the Hebrew letters at 0xE0-0xFA),
@@ -94,9 +117,21 @@ def content(ops: list[Op]) -> bytes:
     parts: list[bytes] = []
     for op in ops:
         if isinstance(op, Text):
-            parts.append(
-                b"BT /F%s %g Tf %g %g Td %s Tj ET" % (op.font.encode(), op.size, op.x, op.y, _literal(op.text, op.font))
+            shown = b"BT /F%s %g Tf %g %g Td %s Tj ET" % (
+                op.font.encode(),
+                op.size,
+                op.x,
+                op.y,
+                _literal(op.text, op.font),
             )
+            if op.gray or op.render:
+                # Colour and render mode are graphics state: saved and restored around the text.
+                shown = b"q %g g %d Tr %s Q" % (op.gray, op.render, shown)
+            parts.append(shown)
+        elif isinstance(op, Fill):
+            parts.append(b"q %g g %g %g %g %g re f Q" % (op.gray, op.x0, op.y0, op.x1 - op.x0, op.y1 - op.y0))
+        elif isinstance(op, Image):
+            parts.append(b"q %g 0 0 %g %g %g cm /Im0 Do Q" % (op.x1 - op.x0, op.y1 - op.y0, op.x0, op.y0))
         elif isinstance(op, Runs):
             body = b" ".join(
                 b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text, font)) for font, text in op.runs
@@ -170,12 +205,21 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
             ToUnicode=pdf.make_stream(_HEBREW_TO_UNICODE),
         )
     )
+    image = pdf.make_stream(
+        bytes(range(0, 256, 4)),
+        Type=pikepdf.Name.XObject,
+        Subtype=pikepdf.Name.Image,
+        Width=8,
+        Height=8,
+        ColorSpace=pikepdf.Name.DeviceGray,
+        BitsPerComponent=8,
+    )
     for ops in pages:
         page = pikepdf.Page(
             pikepdf.Dictionary(
                 Type=pikepdf.Name.Page,
                 MediaBox=[0, 0, WIDTH, HEIGHT],
-                Resources=pikepdf.Dictionary(Font=fonts),
+                Resources=pikepdf.Dictionary(Font=fonts, XObject=pikepdf.Dictionary(Im0=image)),
                 Contents=pdf.make_stream(content(ops)),
             )
         )
