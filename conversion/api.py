@@ -22,6 +22,7 @@ from conversion.jobs import cached_result_get, job_deliver, job_execute, result_
 from conversion.negotiation import MARKDOWN, negotiate
 from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
+from conversion.serializers import ElementSerializer
 from conversion.store import Source
 from svcx.api import ApiView
 from svcx.errors import ServiceError, caller_text
@@ -42,6 +43,9 @@ PagesSerializer = inline_serializer(
         "markdown": serializers.CharField(),
         "has_text_layer": serializers.BooleanField(),
         "warnings": serializers.ListField(child=serializers.CharField()),
+        "width": serializers.FloatField(help_text="Points, after the page's rotation."),
+        "height": serializers.FloatField(help_text="Points, after the page's rotation."),
+        "elements": ElementSerializer(many=True, help_text="What the page holds, in reading order."),
     },
 )
 ConversionSerializer = inline_serializer(
@@ -167,6 +171,15 @@ RAW_DESCRIPTION = (
 )
 
 
+def _page(page: dict[str, Any]) -> dict[str, Any]:
+    out = {k: page[k] for k in ("page", "label", "markdown", "has_text_layer", "warnings")}
+    # Results stored before elements existed carry none.
+    out["width"] = page.get("width", 0.0)
+    out["height"] = page.get("height", 0.0)
+    out["elements"] = ElementSerializer(page.get("elements", []), many=True).data
+    return out
+
+
 def _document_markdown(payload: dict[str, Any]) -> str:
     # Results stored before the engine joined the document itself (an idempotent replay of
     # one) carry only their pages.
@@ -199,7 +212,7 @@ def _render(
         "request_id": request_id,
         "engine": payload["engine"],
         "document": {"page_count": payload["document"]["page_count"], "sha256": payload["document"]["sha256"]},
-        "pages": [{k: p[k] for k in ("page", "label", "markdown", "has_text_layer", "warnings")} for p in pages],
+        "pages": [_page(p) for p in pages],
         "markdown": _document_markdown(payload),
         "result_truncated": payload["result_truncated"],
         "pages_billed": pages_billed,

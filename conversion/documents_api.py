@@ -259,6 +259,13 @@ PAGE_SAMPLE_FIELDS: dict[str, Any] = {
     "has_text_layer": serializers.BooleanField(),
     "chars": serializers.IntegerField(),
     "sample": serializers.CharField(),
+    "hidden_text": serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text=(
+            "Lines of text on the page that a reader cannot see, by reason (invisible, background_color, "
+            "off_page, tiny): left out of `sample` and of conversions. Empty when there are none."
+        ),
+    ),
 }
 
 

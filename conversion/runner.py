@@ -132,6 +132,9 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
                 "markdown": p.markdown,
                 "has_text_layer": p.has_text_layer,
                 "warnings": p.warnings,
+                "width": round(p.width, 2),
+                "height": round(p.height, 2),
+                "elements": [e.as_dict() for e in p.elements],
             }
             for p in result.pages
         ],
@@ -328,7 +331,13 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
     if sample_pages and info.extraction_allowed is not False:
         pages = selected[:sample_pages]
         samples = [
-            {"page": s.page, "has_text_layer": s.has_text_layer, "chars": s.chars, "sample": s.sample}
+            {
+                "page": s.page,
+                "has_text_layer": s.has_text_layer,
+                "chars": s.chars,
+                "sample": s.sample,
+                "hidden_text": s.hidden_text,
+            }
             for s in engine.text_sample(source, pages=pages, password=password, should_stop=clock)
         ]
         if clock.cancelled:

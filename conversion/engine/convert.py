@@ -6,7 +6,7 @@ import io
 import os
 import time
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -75,6 +75,8 @@ class PageSample:
     has_text_layer: bool
     chars: int
     sample: str
+    # Lines of text a reader cannot see, by reason (left out of `sample` and of conversions).
+    hidden_text: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -359,6 +361,7 @@ def text_sample(
                     has_text_layer=item.has_text_layer,
                     chars=item.chars,
                     sample=text[:max_chars],
+                    hidden_text=dict(Counter(ln.hidden for ln in item.hidden)),
                 )
             )
         return samples

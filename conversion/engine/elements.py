@@ -112,6 +112,19 @@ def union(boxes: Sequence[Box]) -> Box:
     )
 
 
+def clip_to(element: Element, width: float, height: float) -> None:
+    """The element's box (and its cells') cut to the page, 0..width by 0..height."""
+
+    def clip(box: Box) -> Box:
+        x0, y0, x1, y1 = (max(0.0, min(v, limit)) for v, limit in zip(box, (width, height, width, height), strict=True))
+        return (x0, y0, x1, y1)
+
+    element.bbox = clip(element.bbox)
+    for row in element.rows or []:
+        for cell in row:
+            cell.bbox = clip(cell.bbox)
+
+
 def join_elements(elements: Sequence[Element]) -> str:
     """A page's Markdown: the Markdown of its shown elements, a blank line between them and
     a line break only between the items of one list."""

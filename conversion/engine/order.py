@@ -19,6 +19,9 @@ _FOOTNOTE_MARK = re.compile(
 )
 
 
+_UNMAPPED = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff]")
+
+
 def find_gutter(items: list[Item], page_width: float) -> float | None:
     """x of a gutter between text columns in `items`, or None.
 
@@ -133,6 +136,10 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
             out.append(it)
             continue
         marker = prev.text.strip()
+        if not _UNMAPPED.sub("", it.text).strip():
+            # Nothing readable follows (glyphs without Unicode): no item to number.
+            out.append(it)
+            continue
         if BARE_NUMBER.match(marker) and it.x0 - prev.x1 >= it.size:
             # A number alone before a tab stop numbers an item ("1" <tab> "First section").
             marker += "."

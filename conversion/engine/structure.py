@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from .assembly import TableEdge
 from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
-from .elements import Element, ElementType, drop_glyph_garbage, join_elements
+from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, union
 from .figures import figures, link_captions
 from .furniture import margin_furniture, strip_line_numbers
 from .inline import escape_inline, render_blocks
-from .layout import Line, PageModel
+from .layout import HIDDEN_OFF_PAGE, Line, PageModel
 from .order import Item, find_gutter, footnotes_last, reading_order
 from .stats import DocStats
 from .tables import Table, find_ruled_tables, find_unruled_tables
@@ -117,6 +117,11 @@ def render_page(
         *hidden_elements(page.hidden),
     ]
     link_captions(elements)
+    for element in elements:
+        if element.reason != HIDDEN_OFF_PAGE:
+            # Glyphs may reach past the page's edge (a descender on the last line, a picture
+            # bleeding off): a box says where the element sits on the page.
+            clip_to(element, page.width, page.height)
     first = blocks[0].table if blocks and blocks[0].kind == "table" else None
     last = blocks[-1].table if blocks and blocks[-1].kind == "table" else None
     return RenderedPage(
@@ -147,18 +152,30 @@ def furniture_elements(lines: Sequence[Line], page: PageModel, *, top: bool) -> 
 
 
 def hidden_elements(lines: Sequence[Line]) -> list[Element]:
-    """Text a reader of the page cannot see, with the reason: left out of the Markdown."""
-    return [
-        Element(
-            ElementType.HIDDEN_TEXT,
-            _box(ln),
-            ln.text.strip(),
-            escape_inline(" ".join(ln.text.split())),
-            in_markdown=False,
-            reason=ln.hidden,
-        )
-        for ln in sorted(lines, key=lambda ln: (ln.top, ln.x0))
-    ]
+    """Text a reader of the page cannot see, with the reason: left out of the Markdown.
+
+    Lines hidden for one reason that follow one another down the page, overlapping across
+    it, are one element (a paragraph in white, a column of invisible numbers).
+    """
+    groups: list[list[Line]] = []
+    for ln in sorted(lines, key=lambda ln: (ln.top, ln.x0)):
+        for group in groups:
+            last = group[-1]
+            if (
+                last.hidden == ln.hidden
+                and -0.5 * ln.height <= ln.top - last.bottom <= ln.height
+                and min(last.x1, ln.x1) > max(last.x0, ln.x0)
+            ):
+                group.append(ln)
+                break
+        else:
+            groups.append([ln])
+    out: list[Element] = []
+    for group in groups:
+        text = " ".join(" ".join(ln.text.split()) for ln in group)
+        box = union([_box(ln) for ln in group])
+        out.append(Element(ElementType.HIDDEN_TEXT, box, text, escape_inline(text), False, reason=group[0].hidden))
+    return out
 
 
 def _box(line: Line) -> tuple[float, float, float, float]:

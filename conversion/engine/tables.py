@@ -292,6 +292,10 @@ def _grid_table(
         boxes[(r, c)] = (xs[c0], ys[r0], xs[c1], ys[r1])
         if size != (1, 1):
             spans[(r, c)] = size
+    # The table's box holds its text too, where labels reach past the outer rules.
+    held = [lines[i] for i in inside]
+    x0, x1 = min(x0, *(ln.x0 for ln in held)), max(x1, *(ln.x1 for ln in held))
+    top, bottom = min(top, *(ln.top for ln in held)), max(bottom, *(ln.bottom for ln in held))
     table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans, boxes))
     if len(table.rows) < 2:
         return None, set()

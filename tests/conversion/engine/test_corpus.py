@@ -6,6 +6,7 @@ rather than a stuck suite. Skipped when the shared corpus is not checked out.
 
 from __future__ import annotations
 
+import importlib
 import json
 import multiprocessing
 import re
@@ -39,10 +40,62 @@ def _records() -> list[dict[str, Any]]:
     return list(json.loads(MANIFEST.read_text())["files"])
 
 
+def _check_elements(found: Counter[str]) -> Any:
+    """A wrapper of the engine's page renderer that counts, per page, what breaks the
+    element layer's promises: the Markdown is its shown elements joined; every line of text
+    (visible or hidden) lies inside an element's box; boxes lie within the page."""
+    from conversion.engine.elements import join_elements
+
+    # The module, not the package's function of the same name.
+    engine_convert = importlib.import_module("conversion.engine.convert")
+    render = getattr(engine_convert.render_page, "original", engine_convert.render_page)
+
+    def checked(page: Any, *args: Any, **kwargs: Any) -> Any:
+        rendered = render(page, *args, **kwargs)
+        found["pages"] += 1
+        if rendered.markdown != join_elements(rendered.elements):
+            found["markdown_not_joined_elements"] += 1
+        boxes = [e.bbox for e in rendered.elements]
+        for ln in [*page.lines, *page.hidden]:
+            if not _GARBAGE.sub("", ln.text).strip():
+                continue  # unmapped glyphs only: left out with a warning
+            found["lines"] += 1
+            x0, top, x1, bottom = _glyph_box(ln, page)
+            if not any(b[0] - 1 <= x0 and x1 <= b[2] + 1 and b[1] - 1 <= top and bottom <= b[3] + 1 for b in boxes):
+                found["line_outside_every_element"] += 1
+        for e in rendered.elements:
+            if e.reason == "off_page":
+                continue
+            x0, y0, x1, y1 = e.bbox
+            if x0 < -2 or y0 < -2 or x1 > page.width + 2 or y1 > page.height + 2 or x0 > x1 or y0 > y1:
+                found[f"{e.type}_outside_the_page"] += 1
+        return rendered
+
+    checked.original = render  # type: ignore[attr-defined]  # unwrapped on the next attempt
+    setattr(engine_convert, "render_page", checked)  # noqa: B010  (the child process's own copy)
+    return checked
+
+
+_GARBAGE = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff]")
+
+
+def _glyph_box(line: Any, page: Any) -> tuple[float, float, float, float]:
+    """The box of a line's visible glyphs (spaces at its ends left out), on the page (what
+    reaches past the edge cut off) unless the whole line lies off it."""
+    xs = [x for i, t in enumerate(line.glyph_text) if not t.isspace() for x in line.glyph_x[2 * i : 2 * i + 2]]
+    x0, x1 = (min(xs), max(xs)) if xs else (line.x0, line.x1)
+    if line.hidden == "off_page":
+        return x0, line.top, x1, line.bottom
+    return max(x0, 0), max(line.top, 0), min(x1, page.width), min(line.bottom, page.height)
+
+
 def _attempt(path: str, password: str | None) -> dict[str, Any]:
     from conversion.engine import EngineError, convert, inspect
 
     outcome: dict[str, Any] = {}
+    checks: Counter[str] = Counter()
+    _check_elements(checks)
+    outcome["elements"] = checks
     try:
         info = inspect(path, password=password)
         outcome["inspect"] = {
@@ -151,6 +204,8 @@ def test_corpus_file_converts_or_fails_with_its_expected_error(record: dict[str,
         assert got in _allowed(record, password is not None), (record["file"], password, converted)
         assert outcome["seconds"] < TIME_LIMIT_SECONDS
         if got == "converted":
+            problems = {k: v for k, v in outcome["elements"].items() if k not in ("pages", "lines")}
+            assert problems == {}, (record["file"], dict(outcome["elements"]))
             expected = _expected_pages(record)
             assert converted["page_count"] == expected
             assert converted["pages"] == expected
