@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
 from accounts.guards import per_address
 from svcx import views
@@ -23,6 +24,10 @@ urlpatterns = [
     # Before the admin's own routes: the same login view, limited per client address.
     path("admin/login/", per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(admin.site.login)),
     path("admin/", admin.site.urls),
+    # People land in the customer console; the API keeps its JSON answers under /v1.
+    path("", RedirectView.as_view(url="/console/"), name="root"),
+    path("login/", RedirectView.as_view(url="/console/sign-in/")),
+    path("console/", include("console.urls")),
     # Must stay last: any other path, any method, is 404 `unknown_endpoint` in the envelope.
     re_path(r"", views.unknown_endpoint),
 ]
