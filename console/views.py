@@ -85,6 +85,15 @@ def _page(request: HttpRequest, membership: Membership, template: str, **context
     )
 
 
+def _person(user: Any) -> str:
+    """How a person is named on a page: their address, else their username."""
+    return str(user.email or user.get_username())
+
+
+def _creator(api_key: Any) -> str:
+    return _person(api_key.created_by) if api_key.created_by is not None else "staff or the operator"
+
+
 def _key_or_404(membership: Membership, key_id: str) -> Any:
     api_key = selectors.api_key_get(organization=membership.organization, key_id=key_id)
     if api_key is None:
@@ -310,8 +319,7 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
 @member_view()
 def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     keys = [
-        (key, key_status(key), manages_key(membership, key))
-        for key in selectors.api_key_list(organization=membership.organization)
+        (key, key_status(key), _creator(key)) for key in selectors.api_key_list(organization=membership.organization)
     ]
     return _page(request, membership, "keys.html", keys=keys)
 
@@ -350,6 +358,7 @@ def key_detail(request: HttpRequest, membership: Membership, key_id: str) -> Htt
         "key_detail.html",
         key=api_key,
         status=key_status(api_key),
+        creator=_creator(api_key),
         may_manage=manages_key(membership, api_key),
         replacement=replacement,
         reveal=getattr(replacement, "reveal", None) if replacement is not None else None,
@@ -504,7 +513,7 @@ def member_remove(request: HttpRequest, membership: Membership, member_id: int) 
     if other.pk == membership.pk:
         messages.success(request, f"You left {membership.organization.name}.")
         return redirect("console:home")
-    messages.success(request, f"Removed {other.user.email or other.user.get_username()}.")
+    messages.success(request, f"Removed {_person(other.user)}.")
     return redirect(_org_url("members", membership))
 
 
