@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts import services
 from accounts.models import ApiKey, AuditEvent, KeyReveal
 from tests.accounts.test_guards import _address
-from tests.console.conftest import make_person, signed_in
+from tests.console.conftest import signed_in
 from tests.factories import bearer, make_key
 
 pytestmark = [pytest.mark.django_db]
