@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,10 @@ def test_the_chart_is_an_svg_bar_per_day_and_series_with_a_legend(acme: Any, own
     assert f"<title>{today:%Y-%m-%d} {web.hint} web: 5 pages</title>" in page
     assert f"<title>{today - timedelta(days=1):%Y-%m-%d} {ci.hint} ci: 2 pages</title>" in page
     assert f"{ci.hint} ci: 5 pages" in page
-    assert "<script src" in page and "cdn" not in page.lower()
+    assert re.findall(r'<(?:script src|link rel="stylesheet" href)="([^"]+)"', page) == [
+        "/static/console/console.css",
+        "/static/console/console.js",
+    ]  # our own static files only: no CDN
     assert environment.count('<rect class="bar"') == 2
     assert "live: 10 credits" in environment
 
