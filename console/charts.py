@@ -37,6 +37,7 @@ class Tick:
 class DayLabel:
     x: float
     label: str
+    anchor: str  # SVG text-anchor: the last label ends at the right edge instead of overflowing it
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,15 @@ def stacked_bars(*, days: list[date], series: list[DailySeries], unit: str) -> C
             )
     # A nice ceiling is 1, 2 or 5 times a power of ten: its half is a whole number or ends in .5.
     ticks = [Tick(y=round(baseline - plot_height * share, 2), label=f"{maximum * share:,g}") for share in (0, 0.5, 1)]
+    last = len(days) - 1
     labels = [
-        DayLabel(x=round(LEFT + i * slot + slot / 2, 2), label=f"{day:%b %-d}")
+        DayLabel(
+            x=float(WIDTH) if i == last else round(LEFT + i * slot + slot / 2, 2),
+            label=f"{day:%b %-d}",
+            anchor="end" if i == last else "middle",
+        )
         for i, day in enumerate(days)
-        if i % 5 == 0 or i == len(days) - 1
+        if (i % 5 == 0 and last - i >= 3) or i == last
     ]
     legend = [LegendEntry(label=s.label, colour=PALETTE[n % len(PALETTE)], total=s.total) for n, s in enumerate(series)]
     return Chart(

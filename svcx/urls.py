@@ -2,7 +2,6 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
 
 from accounts.guards import per_address
 from svcx import views
@@ -25,8 +24,8 @@ urlpatterns = [
     path("admin/login/", per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(admin.site.login)),
     path("admin/", admin.site.urls),
     # People land in the customer console; the API keeps its JSON answers under /v1.
-    path("", RedirectView.as_view(url="/console/"), name="root"),
-    path("login/", RedirectView.as_view(url="/console/sign-in/")),
+    path("", views.person_entry, name="root"),
+    path("login/", views.person_entry),
     path("console/", include("console.urls")),
     # Must stay last: any other path, any method, is 404 `unknown_endpoint` in the envelope.
     re_path(r"", views.unknown_endpoint),

@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.generators import SchemaGenerator
@@ -81,6 +81,15 @@ class OpenApiApi(ApiView):
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # The document is OpenAPI, where a top-level request_id would be invalid: the id is in the header.
         return super(ApiView, self).finalize_response(request, response, *args, **kwargs)
+
+
+@csrf_exempt
+def person_entry(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """`/` and `/login/`: a person opening them is sent to the console; any other method is
+    404 `unknown_endpoint` like every path outside the routes."""
+    if request.method not in ("GET", "HEAD"):
+        return unknown_endpoint(request)
+    return redirect("/console/" if request.path == "/" else "/console/sign-in/")
 
 
 @csrf_exempt

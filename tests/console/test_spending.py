@@ -200,3 +200,18 @@ def test_owner_deletes_a_stored_file_and_a_member_cannot(acme: Any, owner: Any, 
     assert StoredFile.objects.get(pk=record.pk).deleted_at is not None
     assert not store(Store.FILES).exists(record.storage_name)
     assert AuditEvent.objects.get(action="file.delete").actor == owner
+
+
+def test_chart_day_labels_fit_inside_the_drawing() -> None:
+    last = timezone.localdate()
+    days = [last - timedelta(days=29 - i) for i in range(30)]
+
+    chart = stacked_bars(days=days, series=[], unit="pages")
+
+    assert [(d.label, d.anchor) for d in chart.days][-2:] == [
+        (f"{days[25]:%b %-d}", "middle"),
+        (f"{last:%b %-d}", "end"),
+    ]
+    assert len(chart.days) == 7  # every fifth day (0, 5, ..., 25) and the last
+    assert chart.days[-1].x == chart.width
+    assert (chart.bars, chart.legend, chart.maximum) == ([], [], 1)
