@@ -79,6 +79,9 @@ def _lines(text: str) -> list[str]:
 
 
 class KeyCreateForm(forms.Form):
+    # One per rendered form: a reload of the page that showed the secret re-sends the form, and
+    # must not create a second key.
+    nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
     name = forms.CharField(max_length=200, required=False)
     project = forms.CharField(max_length=200, required=False)
     environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], initial="live")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import secrets
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -330,12 +331,19 @@ def _show_secret(request: HttpRequest, membership: Membership, minted: MintedKey
     return response
 
 
+USED_NONCES = "console_key_create_nonces"
+
+
 @never_cache
 @require_http_methods(["GET", "POST"])
 @member_view()
 def key_create(request: HttpRequest, membership: Membership) -> HttpResponse:
-    form = forms.KeyCreateForm(request.POST or None)
+    form = forms.KeyCreateForm(request.POST or None, initial={"nonce": secrets.token_urlsafe(16)})
+    used: list[str] = request.session.get(USED_NONCES, [])
     if request.method == "POST" and form.is_valid():
+        if form.cleaned_data["nonce"] in used:
+            messages.info(request, "That key was already created; its secret was shown once and is not kept.")
+            return redirect(_org_url("keys", membership))
         try:
             minted = api_key_create(
                 organization=membership.organization, actor=request.user, **form.service_arguments()
@@ -343,6 +351,7 @@ def key_create(request: HttpRequest, membership: Membership) -> HttpResponse:
         except (AccountError, ScopeError) as exc:
             form.add_error(None, str(exc))
         else:
+            request.session[USED_NONCES] = [*used[-19:], form.cleaned_data["nonce"]]
             return _show_secret(request, membership, minted, "Key created")
     return _page(request, membership, "key_create.html", form=form)
 

@@ -22,7 +22,15 @@ SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
 
 
 def create(client: Client, org: Any, **fields: Any) -> Any:
-    data = {"name": "web", "project": "site", "environment": "live", "preset": "full", **fields}
+    nonce = re.search(r'name="nonce" value="([^"]+)"', client.get(f"/console/{org.id}/keys/new/").content.decode())
+    data = {
+        "name": "web",
+        "project": "site",
+        "environment": "live",
+        "preset": "full",
+        "nonce": nonce.group(1),
+        **fields,
+    }
     return client.post(f"/console/{org.id}/keys/new/", data)
 
 
@@ -61,6 +69,24 @@ def test_member_creates_a_custom_key_and_sees_the_secret_once(acme: Any, member:
     assert SECRET.findall(detail) == SECRET.findall(listing) == []
     assert key.hint in listing
     assert "203.0.113.0/24" in listing
+
+
+def test_sending_the_create_form_again_creates_no_second_key(acme: Any, owner: Any) -> None:
+    client = signed_in(owner, _address())
+    page = client.get(f"/console/{acme.id}/keys/new/").content.decode()
+    form = {
+        "name": "web",
+        "environment": "live",
+        "preset": "full",
+        "nonce": re.search(r'name="nonce" value="([^"]+)"', page).group(1),
+    }
+    assert SECRET.findall(client.post(f"/console/{acme.id}/keys/new/", form).content.decode())
+
+    again = client.post(f"/console/{acme.id}/keys/new/", form, follow=True)  # the browser's reload
+
+    assert "That key was already created; its secret was shown once and is not kept." in again.content.decode()
+    assert SECRET.findall(again.content.decode()) == []
+    assert ApiKey.objects.filter(organization=acme).count() == 1
 
 
 @pytest.mark.parametrize(
