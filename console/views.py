@@ -43,6 +43,7 @@ from accounts.services import (
     api_key_rotate,
     audit_record,
 )
+from billing.api import ledger_row
 from billing.ledger import ledger_entry_changes
 from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
 from console import charts, forms, selectors, services
@@ -229,6 +230,7 @@ def statement(request: HttpRequest, membership: Membership) -> HttpResponse:
     return _page(request, membership, "statement.html", form=form, page=page, entries=entries, query=query.urlencode())
 
 
+# The fields of the API's ledger entries (GET /v1/credits/ledger), with the environment.
 STATEMENT_COLUMNS = [
     "created_at",
     "id",
@@ -250,26 +252,10 @@ STATEMENT_COLUMNS = [
 def statement_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
     filters = _statement_filter(forms.StatementForm(request.GET))
     out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(STATEMENT_COLUMNS)
-    for row in selectors.ledger_statement(organization=membership.organization, filters=filters).iterator():
-        balance_change, available_change = ledger_entry_changes(row)
-        writer.writerow(
-            [
-                row.created_at.isoformat().replace("+00:00", "Z"),
-                row.id,
-                row.environment,
-                row.kind,
-                row.credits,
-                balance_change,
-                available_change,
-                row.pages,
-                row.balance_after,
-                row.request_id,
-                row.api_key_id,
-                row.reason,
-            ]
-        )
+    writer = csv.DictWriter(out, STATEMENT_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for entry in selectors.ledger_statement(organization=membership.organization, filters=filters).iterator():
+        writer.writerow({**ledger_row(entry), "environment": entry.environment})
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"{membership.organization_id}-statement-{filters.environment}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

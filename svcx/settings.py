@@ -345,10 +345,11 @@ if min(SVCX_WORKER_LOST_AFTER, SVCX_HOLD_LEASE_SECONDS) < SVCX_WORKER_HEARTBEAT_
 
 # The customer console (/console/): database sessions whose key is a console session token
 # (svcx_cs_..., refused on the API). Cookies are Secure unless the service's public address is a
-# plain-http loopback one (local development); SVCX_SECURE_COOKIES overrides.
+# plain-http loopback one (local development); SVCX_SECURE_COOKIES=true|false overrides "auto".
 SESSION_ENGINE = "console.sessions"
+_secure_cookies = env_choice("SVCX_SECURE_COOKIES", "auto", ("auto", "true", "false"))
 _local_http = SVCX_PUBLIC_URL.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]"))
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SVCX_SECURE_COOKIES", not _local_http)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not _local_http if _secure_cookies == "auto" else _secure_cookies == "true"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = int(env_duration("SVCX_SESSION_AGE", "14d"))

@@ -8,8 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +17,13 @@ from playwright.sync_api import expect
 
 from accounts.models import ApiKey, Membership
 from billing.usage import usage_copy
-from tests.browser import screenshot
+from tests.browser import account_status, screenshot
 from tests.conftest import WorkerProcess
 from tests.console.conftest import PASSWORD, make_person
 from tests.factories import bearer, make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
-
-
-def api_status(base: str, secret: str) -> int:
-    request = urllib.request.Request(f"{base}/v1/account", headers={"Authorization": f"Bearer {secret}"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
 
 
 def sign_in(page: Any, base: str, email: str, password: str = PASSWORD) -> None:
@@ -124,7 +113,7 @@ def test_owner_creates_a_key_calls_the_api_rotates_and_revokes(owner_page: Any, 
     owner_page.click("text=Copy the key")
     expect(owner_page.locator("button[data-copy]")).to_have_text("Copied")
     screenshot(owner_page, "console-key-secret")
-    assert api_status(base, secret) == 200  # the new key works at once, from 127.0.0.1 (allowlisted)
+    assert account_status(base, secret) == 200  # the new key works at once, from 127.0.0.1 (allowlisted)
 
     owner_page.click("text=Go to the key")
     key = ApiKey.objects.get(organization=acme, name="website")
@@ -139,16 +128,16 @@ def test_owner_creates_a_key_calls_the_api_rotates_and_revokes(owner_page: Any, 
     expect(owner_page.locator("h1")).to_have_text(f"Key {key.hint} rotated")
     replacement = owner_page.locator("#secret").inner_text().strip()
     screenshot(owner_page, "console-key-rotated")
-    assert api_status(base, secret) == 401  # immediate overlap: the old key has expired
-    assert api_status(base, replacement) == 200
+    assert account_status(base, secret) == 401  # immediate overlap: the old key has expired
+    assert account_status(base, replacement) == 200
 
     owner_page.click("text=Go to the key")
     owner_page.click("text=Revoke…")
     screenshot(owner_page, "console-key-revoke-confirm")
-    assert api_status(base, replacement) == 200  # the confirmation page changed nothing
+    assert account_status(base, replacement) == 200  # the confirmation page changed nothing
     owner_page.click("text=Revoke the key")
     expect(owner_page.locator("ul.messages")).to_contain_text("it is refused from the next request.")
-    assert api_status(base, replacement) == 401
+    assert account_status(base, replacement) == 401
 
     owner_page.click("header nav >> text=API keys")
     rows = owner_page.locator("#keys tbody tr")

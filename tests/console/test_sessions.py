@@ -168,6 +168,7 @@ def test_cookies_are_secure_outside_local_development() -> None:
     assert _secure_cookies({"SVCX_PUBLIC_URL": "https://svcx.example"}) == "True True"
     assert _secure_cookies({"SVCX_PUBLIC_URL": "http://svcx.internal"}) == "True True"
     assert _secure_cookies({"SVCX_PUBLIC_URL": "https://svcx.example", "SVCX_SECURE_COOKIES": "false"}) == "False False"
+    assert _secure_cookies({"SVCX_SECURE_COOKIES": "true"}) == "True True"
 
 
 def test_root_leads_a_person_to_the_console_and_the_api_stays_json(client: Client) -> None:
