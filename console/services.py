@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Membership, Organization
@@ -103,7 +104,7 @@ def invitation_accept(*, token: str, user: Any | None = None, password: str = ""
             raise AccountError("this invitation link has been used, withdrawn or has expired")
         users = get_user_model().objects
         if user is None:
-            if users.filter(email__iexact=invitation.email).exists():
+            if users.filter(Q(email__iexact=invitation.email) | Q(username__iexact=invitation.email)).exists():
                 raise AccountError(f"an account for {invitation.email} exists: sign in to accept")
             user = users.create_user(username=invitation.email, email=invitation.email, password=password)
             audit_record(actor=user, action="user.create", organization=None, target=invitation.email)

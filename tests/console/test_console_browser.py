@@ -194,6 +194,37 @@ def test_charts_after_conversions_and_the_statement_csv(
     ]
 
 
+def test_owner_reports_a_leak_and_downloads_the_activity_report(
+    owner_page: Any, acme: Any, browser: Any, mailoutbox: Any
+) -> None:
+    leaked = make_key(acme, name="ci")
+    assert account_status(owner_page.base, leaked.secret) == 200  # activity the report lists
+    owner_page.goto(f"{owner_page.base}/console/{acme.id}/keys/{leaked.api_key.id}/")
+    owner_page.click("text=Report as leaked…")
+    screenshot(owner_page, "console-key-leak-confirm")
+    owner_page.click("text=Revoke and issue a replacement")
+
+    expect(owner_page.locator("ul.messages")).to_contain_text(f"Leak confirmed: {leaked.api_key.hint} revoked")
+    expect(owner_page.locator("#leak-state")).to_contain_text("The link is unused")
+    assert account_status(owner_page.base, leaked.secret) == 401
+    with owner_page.expect_download() as download:
+        owner_page.click("#activity-report")
+    report = download.value.path().read_text().splitlines()
+    assert len(report) == 2
+    assert report[1].split(",")[2:5] == ["GET", "/v1/account", "200"]
+    screenshot(owner_page, "console-key-leaked")
+
+    # The mailed single-use link shows the replacement once; the key's page then says it was used.
+    link = re.search(r"http://\S+/reveal/\S+", mailoutbox[0].body).group(0)
+    holder = browser.new_context().new_page()
+    holder.goto(link)
+    holder.click("text=Show the key")
+    replacement = SECRET.findall(holder.locator("pre").inner_text())[0]
+    assert account_status(owner_page.base, replacement) == 200
+    owner_page.reload()
+    expect(owner_page.locator("#leak-state")).to_contain_text("The link was used at")
+
+
 def test_another_organizations_pages_are_not_found(owner_page: Any, acme: Any) -> None:
     globex = make_org("Globex")
     gary = make_person(globex, "gary@globex.test", "owner")
