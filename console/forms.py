@@ -78,14 +78,13 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.replace(",", "\n").splitlines() if line.strip()]
 
 
-class KeyCreateForm(forms.Form):
-    # One per rendered form: a reload of the page that showed the secret re-sends the form, and
-    # must not create a second key.
-    nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
-    name = forms.CharField(max_length=200, required=False)
-    project = forms.CharField(max_length=200, required=False)
-    environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], initial="live")
-    preset = forms.ChoiceField(choices=PRESET_CHOICES, initial="full", widget=forms.RadioSelect)
+def _end_of(day: date | None) -> datetime | None:
+    return datetime.combine(day, time.max, tzinfo=timezone.get_current_timezone()) if day else None
+
+
+class _KeySettingsForm(forms.Form):
+    """What a key's creator decides and may change later: scopes, IP allowlist, expiry."""
+
     scopes = forms.MultipleChoiceField(
         choices=[(s, s) for s in ISSUED_SCOPES], required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -104,6 +103,17 @@ class KeyCreateForm(forms.Form):
             raise forms.ValidationError("The expiry date is in the past.")
         return day
 
+
+class KeyCreateForm(_KeySettingsForm):
+    # One per rendered form: a reload of the page that showed the secret re-sends the form, and
+    # must not create a second key.
+    nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    name = forms.CharField(max_length=200, required=False)
+    project = forms.CharField(max_length=200, required=False)
+    environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], initial="live")
+    preset = forms.ChoiceField(choices=PRESET_CHOICES, initial="full", widget=forms.RadioSelect)
+    field_order = ["name", "project", "environment", "preset", "scopes", "ip_allowlist", "expires_on", "nonce"]
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if data.get("preset") == "custom" and not data.get("scopes"):
@@ -113,7 +123,6 @@ class KeyCreateForm(forms.Form):
     def service_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
         custom = data["preset"] == "custom"
-        day: date | None = data["expires_on"]
         return {
             "environment": data["environment"],
             "name": data["name"],
@@ -121,7 +130,34 @@ class KeyCreateForm(forms.Form):
             "preset": None if custom else data["preset"],
             "scopes": list(data["scopes"]) if custom else None,
             "ip_allowlist": _lines(data["ip_allowlist"]),
-            "expires_at": datetime.combine(day, time.max, tzinfo=timezone.get_current_timezone()) if day else None,
+            "expires_at": _end_of(data["expires_on"]),
+        }
+
+
+class KeyUpdateForm(_KeySettingsForm):
+    @classmethod
+    def of(cls, api_key: Any) -> KeyUpdateForm:
+        expires = timezone.localtime(api_key.expires_at).date() if api_key.expires_at else None
+        return cls(
+            initial={
+                "scopes": list(api_key.scopes),
+                "ip_allowlist": "\n".join(api_key.ip_allowlist),
+                "expires_on": expires,
+            }
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("scopes"):
+            self.add_error("scopes", "A key needs at least one scope.")
+        return data
+
+    def service_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "scopes": list(data["scopes"]),
+            "ip_allowlist": _lines(data["ip_allowlist"]),
+            "expires_at": _end_of(data["expires_on"]),
         }
 
 

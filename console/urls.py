@@ -41,6 +41,7 @@ urlpatterns = [
     path("<str:org_id>/keys/", views.key_list, name="keys"),
     path("<str:org_id>/keys/new/", views.key_create, name="key-create"),
     path("<str:org_id>/keys/<str:key_id>/", views.key_detail, name="key"),
+    path("<str:org_id>/keys/<str:key_id>/edit/", views.key_update, name="key-update"),
     path("<str:org_id>/keys/<str:key_id>/rotate/", views.key_rotate, name="key-rotate"),
     path("<str:org_id>/keys/<str:key_id>/revoke/", views.key_revoke, name="key-revoke"),
     path("<str:org_id>/keys/<str:key_id>/leak/", views.key_confirm_leak, name="key-leak"),

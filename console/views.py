@@ -41,6 +41,7 @@ from accounts.services import (
     api_key_create,
     api_key_revoke,
     api_key_rotate,
+    api_key_update,
     audit_record,
 )
 from billing.api import ledger_row
@@ -345,7 +346,12 @@ def key_create(request: HttpRequest, membership: Membership) -> HttpResponse:
 @require_GET
 @member_view()
 def key_detail(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
-    api_key = _key_or_404(membership, key_id)
+    return _key_page(request, membership, _key_or_404(membership, key_id))
+
+
+def _key_page(
+    request: HttpRequest, membership: Membership, api_key: Any, update_form: forms.KeyUpdateForm | None = None
+) -> HttpResponse:
     replacement = api_key.replaced_by
     return _page(
         request,
@@ -360,6 +366,7 @@ def key_detail(request: HttpRequest, membership: Membership, key_id: str) -> Htt
         replaces=selectors.api_key_list(organization=membership.organization).filter(replaced_by=api_key).first(),
         report_days=REPORT_DAYS,
         rotate_form=forms.RotateForm(),
+        update_form=update_form or forms.KeyUpdateForm.of(api_key),
     )
 
 
@@ -368,6 +375,26 @@ def _managed_key(membership: Membership, key_id: str) -> Any:
     if not manages_key(membership, api_key):
         raise PermissionDenied("members manage only the keys they created")
     return api_key
+
+
+@require_POST
+@member_view()
+def key_update(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    """Change scopes, allowlist or expiry: authentication reads them on every request, so the
+    change applies from the next one."""
+    api_key = _managed_key(membership, key_id)
+    form = forms.KeyUpdateForm(request.POST)
+    if form.is_valid():
+        try:
+            if api_key.replaced_by_id is not None:
+                raise AccountError("a rotated key cannot be changed; change its replacement")
+            api_key_update(api_key=api_key, actor=request.user, **form.service_arguments())
+        except (AccountError, ScopeError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Updated {api_key.hint}: the change applies from the next request.")
+            return redirect(_org_url("key", membership, api_key.pk))
+    return _key_page(request, membership, api_key, update_form=form)
 
 
 @never_cache

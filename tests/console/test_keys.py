@@ -219,3 +219,45 @@ def test_confirming_a_leak_mails_the_reveal_link_and_the_key_shows_its_state(
         "key.confirm_leak",
         "key.activity_report",
     ]
+
+
+def test_changing_scopes_allowlist_and_expiry_applies_from_the_next_request(acme: Any, owner: Any) -> None:
+    minted = make_key(acme, name="ci")
+    client = signed_in(owner, _address())
+    url = f"/console/{acme.id}/keys/{minted.api_key.id}/edit/"
+    expiry = timezone.localdate() + timedelta(days=3)
+
+    done = client.post(url, {"scopes": ["convert"], "ip_allowlist": "", "expires_on": expiry.isoformat()}, follow=True)
+
+    assert f"Updated {minted.api_key.hint}: the change applies from the next request." in done.content.decode()
+    key = ApiKey.objects.get(pk=minted.api_key.pk)
+    assert (key.scopes, timezone.localtime(key.expires_at).date()) == (["convert"], expiry)
+    refused = Client().get("/v1/account", **bearer(minted.secret)).json()["error"]
+    assert (refused["code"], refused["details"]["required_scope"]) == ("insufficient_scope", "account:read")
+
+    client.post(url, {"scopes": ["account:read"], "ip_allowlist": "203.0.113.0/24", "expires_on": ""})
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/v1/account", **bearer(minted.secret)).json()["error"]["code"] == (
+        "ip_not_allowed"
+    )
+    assert Client(REMOTE_ADDR="203.0.113.5").get("/v1/account", **bearer(minted.secret)).status_code == 200
+    assert ApiKey.objects.get(pk=minted.api_key.pk).expires_at is None
+    assert list(AuditEvent.objects.filter(action="key.update").values_list("actor", flat=True)) == [owner.pk, owner.pk]
+
+
+def test_a_bad_change_is_refused_and_changes_nothing(acme: Any, owner: Any, member: Any) -> None:
+    minted = make_key(acme, scopes=["convert"], actor=owner)
+    url = f"/console/{acme.id}/keys/{minted.api_key.id}/edit/"
+    client = signed_in(owner, _address())
+
+    no_scope = client.post(url, {"scopes": [], "ip_allowlist": ""})
+    bad_ip = client.post(url, {"scopes": ["inspect"], "ip_allowlist": "300.1.1.1"})
+    past = client.post(url, {"scopes": ["inspect"], "expires_on": "2020-01-01"})
+    not_theirs = signed_in(member, _address()).post(url, {"scopes": ["inspect"]})
+
+    assert "A key needs at least one scope." in no_scope.content.decode()
+    assert "not an IP address or CIDR range: &#x27;300.1.1.1&#x27;" in bad_ip.content.decode()
+    assert "The expiry date is in the past." in past.content.decode()
+    assert not_theirs.status_code == 403
+    key = ApiKey.objects.get(pk=minted.api_key.pk)
+    assert (key.scopes, key.ip_allowlist, key.expires_at) == (["convert"], [], None)
+    assert not AuditEvent.objects.filter(action="key.update").exists()
