@@ -16,6 +16,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from accounts.models import ApiKey, Membership
+from accounts.services import membership_add
 from billing.usage import usage_copy
 from tests.browser import account_status, screenshot
 from tests.conftest import WorkerProcess
@@ -241,6 +242,17 @@ def test_another_organizations_pages_are_not_found(owner_page: Any, acme: Any) -
         expect(owner_page.locator("h1")).to_have_text("Not found")
     screenshot(owner_page, "console-other-organization")
     assert ApiKey.objects.get(pk=theirs.pk).revoked_at is None
+
+    # Once invited to Globex too, the console lets the person choose, and Globex's pages open.
+    membership_add(organization=globex, user=Membership.objects.get(organization=acme).user, role="member")
+    owner_page.goto(f"{owner_page.base}/console/")
+    expect(owner_page.locator("h1")).to_have_text("Your organizations")
+    screenshot(owner_page, "console-home")
+    owner_page.click("text=Globex")
+    expect(owner_page.locator("header .user")).to_have_text("olga@acme.test (member)")
+    owner_page.click("header nav >> text=API keys")
+    expect(owner_page.locator("#keys")).to_contain_text(theirs.hint)
+    expect(owner_page.locator("header nav")).not_to_contain_text("Audit log")  # a member's view
 
 
 def test_files_and_password_reset_pages(owner_page: Any, acme: Any, browser: Any, mailoutbox: Any) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from accounts import services
 from accounts.models import AuditEvent
 from console.models import ConsoleSession
 from tests.accounts.test_guards import _address
@@ -181,3 +182,29 @@ def test_root_leads_a_person_to_the_console_and_the_api_stays_json(client: Clien
     assert page.status_code == 404
     assert page["Content-Type"].startswith("text/html")
     assert "Not found" in page.content.decode()
+
+
+def test_a_person_in_two_organizations_chooses_one(owner: Any, acme: Any, globex: Any) -> None:
+    services.membership_add(organization=globex, user=owner, role="member")
+    client = signed_in(owner, _address())
+
+    page = client.get("/console/").content.decode()
+
+    assert page.count('<a href="/console/org_') == 2
+    assert f'<a href="/console/{acme.id}/">Acme</a> <span class="muted">(owner)</span>' in page
+    assert f'<a href="/console/{globex.id}/">Globex</a> <span class="muted">(member)</span>' in page
+    assert "Switch organization" in client.get(f"/console/{globex.id}/").content.decode()
+
+
+def test_a_suspended_or_delinquent_organization_says_so_on_every_page(owner: Any, acme: Any) -> None:
+    client = signed_in(owner, _address())
+    assert 'id="org-status"' not in client.get(f"/console/{acme.id}/keys/").content.decode()
+
+    services.organization_suspend(organization=acme)
+    suspended = client.get(f"/console/{acme.id}/keys/").content.decode()
+    services.organization_unsuspend(organization=acme)
+    services.organization_mark_delinquent(organization=acme, debt=12)
+    delinquent = client.get(f"/console/{acme.id}/statement/").content.decode()
+
+    assert "This organization is suspended: its API keys are refused." in suspended
+    assert "Spending is frozen while a dispute or chargeback is open (12 credits owed)" in delinquent
