@@ -14,6 +14,7 @@ from typing import Any
 
 import kombu.exceptions
 import redis
+from django.conf import settings
 from django.core.exceptions import (
     BadRequest,
     PermissionDenied,
@@ -82,14 +83,14 @@ def error_response(error: ServiceError, request: Any) -> JsonResponse:
     return response
 
 
-# Pages for people (the customer console) answer errors as HTML pages; everything else, /v1
-# above all, keeps the JSON envelope.
-PERSON_PATH_PREFIXES = ("/console/",)
+# Pages for people (settings.SVCX_PERSON_PATH_PREFIXES: the customer console) answer errors as
+# HTML pages (settings.SVCX_PERSON_ERROR_TEMPLATE); everything else, /v1 above all, keeps the
+# JSON envelope.
 _PERSON_TITLES = {403: "Not allowed", 404: "Not found", 429: "Too many attempts"}
 
 
 def for_a_person(request: HttpRequest) -> bool:
-    return request.path.startswith(PERSON_PATH_PREFIXES)
+    return request.path.startswith(tuple(settings.SVCX_PERSON_PATH_PREFIXES))
 
 
 def person_error_page(exc: BaseException, request: HttpRequest) -> HttpResponse:
@@ -105,7 +106,7 @@ def person_error_page(exc: BaseException, request: HttpRequest) -> HttpResponse:
     else:
         message = "Something went wrong on our side. Try again in a moment."
     title = _PERSON_TITLES.get(status, "Something went wrong")
-    body = render_to_string("svcx/person_error.html", {"title": title, "message": message}, request=request)
+    body = render_to_string(settings.SVCX_PERSON_ERROR_TEMPLATE, {"title": title, "message": message}, request=request)
     response = HttpResponse(body, status=status)
     response["X-Request-Id"] = request_id_of(request)
     return response

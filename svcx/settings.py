@@ -354,6 +354,9 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_AGE = int(env_duration("SVCX_SESSION_AGE", "14d"))
 LOGIN_URL = "/console/sign-in/"
+# Paths for people, not programs: their errors are HTML pages, not the API's JSON envelope.
+SVCX_PERSON_PATH_PREFIXES = ("/console/",)
+SVCX_PERSON_ERROR_TEMPLATE = "console/error.html"
 # How long an invitation link to an organization works (it works once).
 SVCX_INVITATION_LIFETIME = env_duration("SVCX_INVITATION_LIFETIME", "7d")
 
