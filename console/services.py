@@ -63,13 +63,23 @@ def invitation_create(*, actor_membership: Membership, email: str, role: str) ->
     return SentInvitation(invitation=invitation, url=url)
 
 
+def invitation_lifetime_text() -> str:
+    """How long an invitation link works, in words ("7 days", "12 hours")."""
+    seconds = float(settings.SVCX_INVITATION_LIFETIME)
+    if seconds >= 86400 and seconds % 86400 == 0:
+        count, unit = int(seconds // 86400), "day"
+    else:
+        count, unit = max(1, round(seconds / 3600)), "hour"
+    return f"{count} {unit}{'s' if count != 1 else ''}"
+
+
 def _mail_invitation(*, invitation: Invitation, url: str, inviter: Any) -> None:
-    days = round(float(settings.SVCX_INVITATION_LIFETIME) / 86400)
     send_mail(
         subject=f"svcx: {inviter.get_username()} invites you to {invitation.organization.name}",
         message=(
             f"{inviter.get_username()} invites you to join {invitation.organization.name} on svcx as "
-            f"{invitation.role}.\n\nOpen this link to accept; it works once and expires in {days} days:\n{url}\n"
+            f"{invitation.role}.\n\nOpen this link to accept; it works once and expires in "
+            f"{invitation_lifetime_text()}:\n{url}\n"
         ),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[invitation.email],

@@ -490,11 +490,10 @@ def member_invite(request: HttpRequest, membership: Membership) -> HttpResponse:
     except AccountError as exc:
         messages.error(request, str(exc))
     else:
-        days = round(float(settings.SVCX_INVITATION_LIFETIME) / 86400)
         messages.success(
             request,
             f"Invitation mailed to {sent.invitation.email} as {sent.invitation.role}; the link works once and "
-            f"expires in {days} days.",
+            f"expires in {services.invitation_lifetime_text()}.",
         )
     return redirect(_org_url("members", membership))
 

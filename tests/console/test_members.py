@@ -163,3 +163,16 @@ def test_a_member_sees_members_but_no_management(acme: Any, owner: Any, member: 
     olga = Membership.objects.get(user=owner)
     assert client.post(f"/console/{acme.id}/members/{olga.pk}/role/", {"role": "member"}).status_code == 403
     assert Membership.objects.get(user=owner).role == "owner"
+
+
+def test_the_invitation_lifetime_is_said_in_days_or_hours(
+    acme: Any, owner: Any, mailoutbox: Any, settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.SVCX_INVITATION_LIFETIME = 12 * 3600.0
+
+    page = invite(signed_in(owner, _address()), acme, "soon@acme.test", "member", django_capture_on_commit_callbacks)
+
+    assert "the link works once and expires in 12 hours." in page.content.decode()
+    assert "it works once and expires in 12 hours:" in mailoutbox[0].body
+    invitation = Invitation.objects.get()
+    assert timedelta(hours=11, minutes=59) < invitation.expires_at - timezone.now() <= timedelta(hours=12)
