@@ -8,7 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts import services
@@ -261,3 +263,18 @@ def test_a_bad_change_is_refused_and_changes_nothing(acme: Any, owner: Any, memb
     key = ApiKey.objects.get(pk=minted.api_key.pk)
     assert (key.scopes, key.ip_allowlist, key.expires_at) == (["convert"], [], None)
     assert not AuditEvent.objects.filter(action="key.update").exists()
+
+
+def test_the_key_list_reads_a_fixed_number_of_queries_however_many_keys(acme: Any, owner: Any) -> None:
+    client = signed_in(owner, _address())
+    counts = []
+    for _ in range(2):
+        for _ in range(5):
+            old = make_key(acme, actor=owner).api_key
+            services.api_key_rotate(api_key=old, overlap="1h", actor=owner)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(f"/console/{acme.id}/keys/").status_code == 200
+        counts.append(len(queries))
+
+    assert counts[0] == counts[1]
+    assert ApiKey.objects.filter(organization=acme).count() == 20
