@@ -215,3 +215,21 @@ def test_chart_day_labels_fit_inside_the_drawing() -> None:
     assert len(chart.days) == 7  # every fifth day (0, 5, ..., 25) and the last
     assert chart.days[-1].x == chart.width
     assert (chart.bars, chart.legend, chart.maximum) == ([], [], 1)
+
+
+def test_usage_records_page_on_with_starting_after_and_a_key_links_to_its_own(acme: Any, member: Any) -> None:
+    web = make_key(acme, name="web").api_key
+    for _ in range(52):
+        used(acme, web, days_ago=1, pages=1, credits=1)
+    usage_copy()
+    client = signed_in(member, _address())
+
+    first = client.get(f"/console/{acme.id}/usage/").content.decode()
+    older = re.search(r'<a href="\?([^"]+)">Older records</a>', first).group(1).replace("&amp;", "&")
+    second = client.get(f"/console/{acme.id}/usage/?{older}").content.decode()
+    key_page = client.get(f"/console/{acme.id}/keys/{web.id}/").content.decode()
+
+    shown = re.findall(r"<code>(req_test\d+)</code>", first) + re.findall(r"<code>(req_test\d+)</code>", second)
+    assert (len(shown), len(set(shown))) == (52, 52)
+    assert "Older records" not in second
+    assert f'href="/console/{acme.id}/usage/?environment=live&amp;api_key_id={web.id}"' in key_page
