@@ -418,6 +418,9 @@ def key_rotate(request: HttpRequest, membership: Membership, key_id: str) -> Htt
 @member_view()
 def key_revoke(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
     api_key = _managed_key(membership, key_id)
+    if api_key.revoked_at is not None:
+        messages.error(request, f"{api_key.hint} is already revoked.")
+        return redirect(_org_url("key", membership, api_key.pk))
     if request.method == "POST":
         api_key_revoke(
             api_key=api_key, reason=f"revoked in the console by {request.user.get_username()}", actor=request.user
@@ -431,10 +434,11 @@ def key_revoke(request: HttpRequest, membership: Membership, key_id: str) -> Htt
 @member_view(manager=True)
 def key_confirm_leak(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
     api_key = _key_or_404(membership, key_id)
+    if api_key.revoked_at is not None:
+        # A revoked key is refused already; its replacement, if any, is where a leak now matters.
+        messages.error(request, f"{api_key.hint} is already revoked ({api_key.revoked_reason}).")
+        return redirect(_org_url("key", membership, api_key.pk))
     if request.method == "POST":
-        if api_key.revoked_reason == "leak confirmed":
-            messages.error(request, f"The leak of {api_key.hint} was already confirmed.")
-            return redirect(_org_url("key", membership, api_key.pk))
         leak = api_key_confirm_leak(api_key=api_key, actor=request.user)
         mailed = ", ".join(leak.recipients) or "nobody (no owner, admin or creator has an address)"
         messages.success(

@@ -278,3 +278,19 @@ def test_the_key_list_reads_a_fixed_number_of_queries_however_many_keys(acme: An
 
     assert counts[0] == counts[1]
     assert ApiKey.objects.filter(organization=acme).count() == 20
+
+
+def test_a_revoked_key_is_neither_revoked_again_nor_reported_as_leaked(acme: Any, owner: Any, mailoutbox: Any) -> None:
+    minted = make_key(acme)
+    services.api_key_revoke(api_key=minted.api_key, reason="done with it", actor=owner)
+    client = signed_in(owner, _address())
+
+    again = client.post(f"/console/{acme.id}/keys/{minted.api_key.id}/revoke/", follow=True).content.decode()
+    leak = client.post(f"/console/{acme.id}/keys/{minted.api_key.id}/leak/", follow=True).content.decode()
+
+    assert f"{minted.api_key.hint} is already revoked." in again
+    assert f"{minted.api_key.hint} is already revoked (done with it)." in leak
+    key = ApiKey.objects.get(pk=minted.api_key.pk)
+    assert (key.revoked_reason, key.replaced_by_id) == ("done with it", None)
+    assert list(AuditEvent.objects.filter(organization=acme).values_list("action", flat=True)).count("key.revoke") == 1
+    assert mailoutbox == []
