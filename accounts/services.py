@@ -241,6 +241,24 @@ def user_for_membership(*, identifier: str, email: str = "", actor: Actor = None
     return user
 
 
+def demo_person_ensure(*, organization: Organization, email: str) -> str:
+    """`make run`'s demo sign-in: the user `email`, owner of `organization`, with a fresh random
+    password (returned; only its hash is kept), so that no fixed password ever opens a console."""
+    from django.contrib.auth import get_user_model
+
+    password = urlsafe_token()[:20]
+    with transaction.atomic():
+        user = get_user_model().objects.filter(username=email).first() or get_user_model().objects.create_user(
+            username=email, email=email
+        )
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        if not Membership.objects.filter(organization=organization, user=user).exists():
+            membership_add(organization=organization, user=user, role=Membership.Role.OWNER)
+        audit_record(actor=None, action="user.demo_password", organization=organization, target=email)
+    return password
+
+
 # --- keys ----------------------------------------------------------------------------------
 
 

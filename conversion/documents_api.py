@@ -172,7 +172,7 @@ class FileDetailApi(ApiView):
         with idempotent_body(raw, caller, limit=DELETE_BODY_LIMIT, encodings=None) as body:
             if isinstance(body, HttpResponse):
                 return body
-            record = file_delete(caller=caller, file_id=file_id)
+            record = file_delete(organization=caller.organization, environment=caller.environment, file_id=file_id)
             return Response({"id": record.id, "object": "file", "deleted": True})
 
 

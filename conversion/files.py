@@ -84,8 +84,12 @@ def file_create(
 def file_get(*, caller: Caller, file_id: str) -> StoredFile:
     """The caller's file. Another organization's or environment's id, or a deleted file, is
     404 `file_not_found` (never 403); a file past retention is 410 `file_expired`."""
+    return _file_of(organization_id=caller.org_id, environment=caller.environment, file_id=file_id)
+
+
+def _file_of(*, organization_id: str, environment: str, file_id: str) -> StoredFile:
     record = (
-        StoredFile.objects.filter(pk=file_id, organization_id=caller.org_id, environment=caller.environment).first()
+        StoredFile.objects.filter(pk=file_id, organization_id=organization_id, environment=environment).first()
         if is_id(file_id, "file")
         else None
     )
@@ -118,11 +122,12 @@ def _remove_blob_if_unused(record: StoredFile) -> None:
         _storage().delete(record.storage_name)
 
 
-def file_delete(*, caller: Caller, file_id: str) -> StoredFile:
-    """Remove the bytes (unless another live record has the same content) and keep a tombstone."""
+def file_delete(*, organization: Organization, environment: str, file_id: str) -> StoredFile:
+    """Remove the bytes (unless another live record has the same content) and keep a tombstone.
+    Raises like file_get for a file that is not the organization's and environment's."""
     with transaction.atomic():
-        Organization.objects.select_for_update().get(pk=caller.org_id)
-        record = file_get(caller=caller, file_id=file_id)
+        Organization.objects.select_for_update().get(pk=organization.pk)
+        record = _file_of(organization_id=organization.pk, environment=environment, file_id=file_id)
         record.deleted_at = timezone.now()
         record.save(update_fields=["deleted_at"])
         _remove_blob_if_unused(record)

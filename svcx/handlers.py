@@ -14,6 +14,7 @@ from typing import Any
 
 import kombu.exceptions
 import redis
+from django.conf import settings
 from django.core.exceptions import (
     BadRequest,
     PermissionDenied,
@@ -24,6 +25,7 @@ from django.core.exceptions import (
 )
 from django.db import DatabaseError, DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -78,6 +80,35 @@ def error_response(error: ServiceError, request: Any) -> JsonResponse:
     for name, value in _error_headers(error, request_id).items():
         response[name] = value
     response.svcx_error_code = error.code  # type: ignore[attr-defined]  # read by the access log
+    return response
+
+
+# Pages for people (settings.SVCX_PERSON_PATH_PREFIXES: the customer console) answer errors as
+# HTML pages (settings.SVCX_PERSON_ERROR_TEMPLATE); everything else, /v1 above all, keeps the
+# JSON envelope.
+_PERSON_TITLES = {403: "Not allowed", 404: "Not found", 429: "Too many attempts"}
+
+
+def for_a_person(request: HttpRequest) -> bool:
+    return request.path.startswith(tuple(settings.SVCX_PERSON_PATH_PREFIXES))
+
+
+def person_error_page(exc: BaseException, request: HttpRequest) -> HttpResponse:
+    """An HTML error page: what a console view raised, said in words (a 404 names nothing, so
+    another organization's id and a mistyped one read the same)."""
+    status = 403 if isinstance(exc, PermissionDenied) else to_service_error(exc, request).spec.status
+    if isinstance(exc, ServiceError) and status != 404:
+        message = exc.message
+    elif status == 403:
+        message = str(exc) or "Your role does not allow this."
+    elif status == 404:
+        message = "There is nothing here, or it belongs to an organization you are not a member of."
+    else:
+        message = "Something went wrong on our side. Try again in a moment."
+    title = _PERSON_TITLES.get(status, "Something went wrong")
+    body = render_to_string(settings.SVCX_PERSON_ERROR_TEMPLATE, {"title": title, "message": message}, request=request)
+    response = HttpResponse(body, status=status)
+    response["X-Request-Id"] = request_id_of(request)
     return response
 
 

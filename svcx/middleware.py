@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
 from svcx.errors import ServiceError, control_stripped
-from svcx.handlers import error_response, to_service_error
+from svcx.handlers import error_response, for_a_person, person_error_page, to_service_error
 from svcx.ids import new_request_id
 from svcx.metrics import answer_count
 
@@ -154,6 +154,8 @@ class ErrorEnvelopeMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        if for_a_person(request):
+            return response  # console pages answer their errors in HTML themselves
         if response.status_code >= 400 and not response.get("Content-Type", "").startswith("application/json"):
             converted = error_response(_error_for_status(response.status_code), request)
             if response.has_header("Allow"):
@@ -162,6 +164,8 @@ class ErrorEnvelopeMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse:
+        if for_a_person(request):
+            return person_error_page(exception, request)
         return error_response(to_service_error(exception, request), request)
 
 

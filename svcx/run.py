@@ -85,7 +85,11 @@ def main() -> int:
     }
     envs = _metrics_envs(var_dir)
     children = {name: subprocess.Popen(cmd, env=envs.get(name)) for name, cmd in commands.items()}
-    print(f"svcx: web on http://{bind} (health: http://{bind}/v1/health); Ctrl-C stops everything.", flush=True)
+    print(
+        f"svcx: web on http://{bind} (health: http://{bind}/v1/health, console: http://{bind}/console/); "
+        "Ctrl-C stops everything.",
+        flush=True,
+    )
 
     stopping = False
 

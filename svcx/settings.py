@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "billing",
     "conversion",
     "workers",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -341,6 +342,23 @@ if min(SVCX_WORKER_LOST_AFTER, SVCX_HOLD_LEASE_SECONDS) < SVCX_WORKER_HEARTBEAT_
     raise ImproperlyConfigured(
         "SVCX_WORKER_HEARTBEAT_INTERVAL must be at most half of SVCX_WORKER_LOST_AFTER and of SVCX_HOLD_LEASE_SECONDS"
     )
+
+# The customer console (/console/): database sessions whose key is a console session token
+# (svcx_cs_..., refused on the API). Cookies are Secure unless the service's public address is a
+# plain-http loopback one (local development); SVCX_SECURE_COOKIES=true|false overrides "auto".
+SESSION_ENGINE = "console.sessions"
+_secure_cookies = env_choice("SVCX_SECURE_COOKIES", "auto", ("auto", "true", "false"))
+_local_http = SVCX_PUBLIC_URL.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]"))
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not _local_http if _secure_cookies == "auto" else _secure_cookies == "true"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = int(env_duration("SVCX_SESSION_AGE", "14d"))
+LOGIN_URL = "/console/sign-in/"
+# Paths for people, not programs: their errors are HTML pages, not the API's JSON envelope.
+SVCX_PERSON_PATH_PREFIXES = ("/console/",)
+SVCX_PERSON_ERROR_TEMPLATE = "console/error.html"
+# How long an invitation link to an organization works (it works once).
+SVCX_INVITATION_LIFETIME = env_duration("SVCX_INVITATION_LIFETIME", "7d")
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "svcx <no-reply@svcx.local>")

@@ -23,6 +23,10 @@ urlpatterns = [
     # Before the admin's own routes: the same login view, limited per client address.
     path("admin/login/", per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(admin.site.login)),
     path("admin/", admin.site.urls),
+    # People land in the customer console; the API keeps its JSON answers under /v1.
+    path("", views.person_entry, name="root"),
+    path("login/", views.person_entry),
+    path("console/", include("console.urls")),
     # Must stay last: any other path, any method, is 404 `unknown_endpoint` in the envelope.
     re_path(r"", views.unknown_endpoint),
 ]

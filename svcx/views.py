@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.generators import SchemaGenerator
@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from svcx.api import ApiView
 from svcx.errors import CATALOGUE, ServiceError, caller_text
 from svcx.guides import guide_get, guide_list
-from svcx.handlers import error_response
+from svcx.handlers import error_response, for_a_person, person_error_page
 from svcx.health import health_checks
 
 
@@ -84,9 +84,21 @@ class OpenApiApi(ApiView):
 
 
 @csrf_exempt
+def person_entry(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """`/` and `/login/`: a person opening them is sent to the console; any other method is
+    404 `unknown_endpoint` like every path outside the routes."""
+    if request.method not in ("GET", "HEAD"):
+        return unknown_endpoint(request)
+    return redirect("/console/" if request.path == "/" else "/console/sign-in/")
+
+
+@csrf_exempt
 def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-    """Any path no route matches: 404 `unknown_endpoint`, whatever the method."""
+    """Any path no route matches: 404 `unknown_endpoint`, whatever the method (an HTML page
+    under the console)."""
     path = request.path
+    if for_a_person(request):
+        return person_error_page(Http404(), request)
     message = f"No endpoint {caller_text(path)} exists. Every route lives under /v1; see /v1/openapi.json."
     if path.endswith("/") and len(path) > 1:
         try:

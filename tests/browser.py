@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,3 +64,13 @@ def screenshot(page: Page, name: str) -> Path:
     target = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '-', name)}.png"
     page.screenshot(path=str(target), full_page=True)
     return target
+
+
+def account_status(base: str, secret: str) -> int:
+    """The status of GET /v1/account with `secret` on the server at `base` (does the key work?)."""
+    request = urllib.request.Request(f"{base}/v1/account", headers={"Authorization": f"Bearer {secret}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)

@@ -6,8 +6,6 @@ test-results/screenshots/."""
 from __future__ import annotations
 
 import re
-import urllib.error
-import urllib.request
 from typing import Any
 
 import pytest
@@ -18,7 +16,7 @@ from playwright.sync_api import expect
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
-from tests.browser import screenshot
+from tests.browser import account_status, screenshot
 from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -44,15 +42,6 @@ def run_action(page: Any, changelist: str, pk: str, action: str) -> None:
     page.check(f"input[name=_selected_action][value='{pk}']")
     page.select_option("select[name=action]", action)
     page.click("button[name=index]")
-
-
-def account_status(base: str, secret: str) -> int:
-    request = urllib.request.Request(f"{base}/v1/account", headers={"Authorization": f"Bearer {secret}"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
 
 
 def test_admin_is_styled(admin_page: Any) -> None:

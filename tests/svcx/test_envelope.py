@@ -29,7 +29,7 @@ def assert_envelope(response: Any, status: int, code: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete", "options", "head"])
-@pytest.mark.parametrize("path", ["/v1/nothing-here", "/v1", "/", "/v2/convert", "/v1/health/extra"])
+@pytest.mark.parametrize("path", ["/v1/nothing-here", "/v1", "/v2/convert", "/v1/health/extra"])
 def test_unknown_route_is_404_unknown_endpoint_for_every_method(client: Client, method: str, path: str) -> None:
     response = getattr(client, method)(path)
 
@@ -40,6 +40,14 @@ def test_unknown_route_is_404_unknown_endpoint_for_every_method(client: Client, 
     assert error["type"] == "not_found_error"
     assert error["retryable"] is False
     assert error["param"] is None
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete", "options"])
+def test_root_sends_a_person_to_the_console_and_other_methods_get_the_envelope(client: Client, method: str) -> None:
+    assert client.get("/")["Location"] == "/console/"
+    assert client.head("/")["Location"] == "/console/"
+    error = assert_envelope(getattr(client, method)("/"), 404, "unknown_endpoint")
+    assert error["message"] == "No endpoint / exists. Every route lives under /v1; see /v1/openapi.json."
 
 
 def test_trailing_slash_on_a_real_route_says_to_remove_it(client: Client) -> None:

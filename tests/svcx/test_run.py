@@ -3,6 +3,7 @@ the embedded default (SQLite, a file-system broker) and the printed key converts
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,18 @@ from tests.conftest import ROOT, free_port, text_pdf
 from tests.svcx.test_static import assert_admin_static_served
 
 LIVE_KEY = re.compile(r"live: (svcx_sk_live_\S+)")
+DEMO_SIGN_IN = re.compile(r"sign in as (\S+) with the password (\S+) ")
+
+
+def _console_sign_in(base: str, email: str, password: str) -> str:
+    """Sign in through the console's form as a browser would (CSRF cookie and token); the page
+    it lands on."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    with opener.open(base + "/console/sign-in/", timeout=30) as response:
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', response.read().decode()).group(1)
+    form = urllib.parse.urlencode({"email": email, "password": password, "csrfmiddlewaretoken": token}).encode()
+    with opener.open(base + "/console/sign-in/", data=form, timeout=30) as response:
+        return str(response.read().decode())
 
 
 def _get(url: str, **headers: str) -> tuple[int, dict[str, Any]]:
@@ -87,6 +101,14 @@ def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> 
         _, error = _get(base + "/v1/nothing")
         assert error["error"]["doc_url"] == f"{base}/docs/errors/unknown_endpoint"
         assert_admin_static_served(base)  # collected on start, served by the web server
+        # The printed demo sign-in opens the demo organization's console.
+        assert f"customer console at {base}/console/" in output
+        demo = DEMO_SIGN_IN.search(output)
+        assert demo, output[-3000:]
+        assert demo.group(1) == "demo@svcx.local"
+        console = _console_sign_in(base, demo.group(1), demo.group(2))
+        assert "<h1>Spending</h1>" in console
+        assert "999 credits" in console  # 1,000 granted, 1 spent on the conversion above
     finally:
         launcher.send_signal(signal.SIGINT)
         try:

@@ -25,6 +25,8 @@ from billing.ledger import credits_grant
 from billing.limits import limits_of
 from svcx.formats import iso
 
+DEMO_EMAIL = "demo@svcx.local"
+
 
 def _org(org_id: str) -> Organization:
     organization = Organization.objects.filter(pk=org_id).first()
@@ -233,7 +235,14 @@ class Command(BaseCommand):
             services.api_key_revoke(api_key=old, reason="replaced by a new `make run`")
         live = services.api_key_create(organization=organization, environment="live", name="demo")
         test = services.api_key_create(organization=organization, environment="test", name="demo")
-        return {"org": organization.id, "live": live.secret, "test": test.secret}
+        password = services.demo_person_ensure(organization=organization, email=DEMO_EMAIL)
+        return {
+            "org": organization.id,
+            "live": live.secret,
+            "test": test.secret,
+            "email": DEMO_EMAIL,
+            "password": password,
+        }
 
     def _print_demo(self, demo: dict[str, Any]) -> None:
         self.stdout.write(
@@ -245,6 +254,8 @@ class Command(BaseCommand):
                     f"  test: {demo['test']}",
                     f'  try:  curl -H "Authorization: Bearer <key>" {settings.SVCX_PUBLIC_URL}/v1/account',
                     '  more: make manage ARGS="svcx key create --org ORG [--env test] ..."  (see README)',
+                    f"svcx: customer console at {settings.SVCX_PUBLIC_URL}/console/",
+                    f"  sign in as {demo['email']} with the password {demo['password']} (new on every run), owner",
                     "",
                 ]
             )

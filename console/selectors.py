@@ -1,0 +1,131 @@
+"""Reads of the console, every one scoped to an organization the caller passes in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from typing import Any
+
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from accounts.models import ApiKey, AuditEvent, Membership, Organization
+from billing.models import LedgerEntry, UsageRecord
+from console.models import Invitation
+from conversion.models import StoredFile
+
+CHART_DAYS = 30
+
+
+def membership_get(*, user: Any, organization_id: str) -> Membership | None:
+    """The user's membership of the organization, or None (then the organization is not theirs)."""
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.select_related("organization").filter(user=user, organization_id=organization_id).first()
+
+
+def membership_list(*, user: Any) -> QuerySet[Membership]:
+    return Membership.objects.select_related("organization").filter(user=user).order_by("organization__name")
+
+
+def organization_members(*, organization: Organization) -> QuerySet[Membership]:
+    return Membership.objects.select_related("user").filter(organization=organization).order_by("user__email")
+
+
+def invitation_list_open(*, organization: Organization) -> QuerySet[Invitation]:
+    return Invitation.objects.filter(
+        organization=organization, accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=timezone.now()
+    )
+
+
+def api_key_list(*, organization: Organization) -> QuerySet[ApiKey]:
+    return ApiKey.objects.select_related("created_by", "replaced_by").filter(organization=organization)
+
+
+def api_key_get(*, organization: Organization, key_id: str) -> ApiKey | None:
+    return (
+        ApiKey.objects.select_related("created_by", "replaced_by", "replaced_by__reveal")
+        .filter(organization=organization, pk=key_id)
+        .first()
+    )
+
+
+def audit_list(*, organization: Organization) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(organization=organization)
+
+
+def stored_file_list(*, organization: Organization) -> QuerySet[StoredFile]:
+    return StoredFile.objects.filter(organization=organization, deleted_at__isnull=True, purged_at__isnull=True)
+
+
+@dataclass(frozen=True)
+class StatementFilter:
+    environment: str = "live"
+    kind: str = ""
+    api_key_id: str = ""
+    start: date | None = None
+    end: date | None = None
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=timezone.get_current_timezone())
+
+
+def ledger_statement(*, organization: Organization, filters: StatementFilter) -> QuerySet[LedgerEntry]:
+    """Ledger rows of one environment, newest first; `end` is inclusive (a whole day)."""
+    rows = LedgerEntry.objects.filter(organization=organization, environment=filters.environment)
+    if filters.kind:
+        rows = rows.filter(kind=filters.kind)
+    if filters.api_key_id:
+        rows = rows.filter(api_key_id=filters.api_key_id)
+    if filters.start is not None:
+        rows = rows.filter(created_at__gte=_day_start(filters.start))
+    if filters.end is not None:
+        rows = rows.filter(created_at__lt=_day_start(filters.end + timedelta(days=1)))
+    return rows.order_by("-created_at", "-id")
+
+
+@dataclass
+class DailySeries:
+    """Per-day values of one series (a key or an environment) over the chart's days."""
+
+    label: str
+    values: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.values)
+
+
+def usage_by_day(
+    *, organization: Organization, metric: str, by: str, today: date | None = None, days: int = CHART_DAYS
+) -> tuple[list[date], list[DailySeries]]:
+    """`metric` (pages or credits) per day for the last `days` days up to `today`, one series per
+    key (`by="key"`, labelled by hint and name) or per environment, from the usage records."""
+    if metric not in ("pages", "credits") or by not in ("key", "environment"):
+        raise ValueError("metric is pages or credits, by is key or environment")
+    last = today or timezone.localdate()
+    first = last - timedelta(days=days - 1)
+    day_list = [first + timedelta(days=i) for i in range(days)]
+    group = "api_key_id" if by == "key" else "environment"
+    rows = (
+        UsageRecord.objects.filter(organization=organization, created_at__gte=_day_start(first))
+        .filter(created_at__lt=_day_start(last + timedelta(days=1)))
+        .annotate(day=TruncDate("created_at"))
+        .values("day", group)
+        .annotate(total=Sum(metric), n=Count("id"))
+        .order_by()
+    )
+    index = {day: i for i, day in enumerate(day_list)}
+    series: dict[str, DailySeries] = {}
+    for row in rows:
+        name = row[group]
+        entry = series.setdefault(name, DailySeries(label=name, values=[0] * days))
+        entry.values[index[row["day"]]] += int(row["total"] or 0)
+    if by == "key":
+        keys = ApiKey.objects.filter(organization=organization, pk__in=list(series)).values_list("pk", "hint", "name")
+        for pk, hint, name in keys:
+            series[pk].label = f"{hint} {name}".strip()
+    ordered = sorted(series.values(), key=lambda s: (-s.total, s.label))
+    return day_list, ordered

@@ -1,0 +1,604 @@
+"""The customer console: server-rendered pages for the members of an organization.
+
+Every page under /console/<org_id>/ first finds the signed-in person's membership of that
+organization (a 404 when there is none) and reads only that organization's rows: another
+organization's ids are 404, never 403. State changes go through the services the admin and the
+operator command use (accounts.services, conversion.files), with the person as the audited actor.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import secrets
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login, logout
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import PasswordResetView
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.guards import per_address
+from accounts.models import Membership
+from accounts.reports import REPORT_DAYS, key_activity_csv
+from accounts.scopes import ScopeError
+from accounts.serializers import key_status
+from accounts.services import (
+    AccountError,
+    MintedKey,
+    api_key_confirm_leak,
+    api_key_create,
+    api_key_revoke,
+    api_key_rotate,
+    api_key_update,
+    audit_record,
+)
+from billing.api import ledger_row
+from billing.ledger import ledger_entry_changes
+from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
+from console import charts, forms, selectors, services
+from console.permissions import manages_key, manages_organization
+from svcx.errors import ServiceError
+
+View = Callable[..., HttpResponse]
+
+
+def member_view(*, manager: bool = False) -> Callable[[View], View]:
+    """Resolve `org_id` to the signed-in person's membership (404 when they have none) and pass
+    it on; with `manager`, only owners and admins get through (403 for members)."""
+
+    def decorate(view: View) -> View:
+        @login_required
+        @wraps(view)
+        def wrapped(request: HttpRequest, org_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+            membership = selectors.membership_get(user=request.user, organization_id=org_id)
+            if membership is None:
+                raise Http404("no such organization")
+            if manager and not manages_organization(membership):
+                raise PermissionDenied(f"your role ({membership.role}) cannot do this")
+            return view(request, membership, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def _page(request: HttpRequest, membership: Membership, template: str, **context: Any) -> HttpResponse:
+    return render(
+        request,
+        f"console/{template}",
+        {
+            "membership": membership,
+            "organization": membership.organization,
+            "manager": manages_organization(membership),
+            "memberships": selectors.membership_list(user=request.user),
+            **context,
+        },
+    )
+
+
+def _person(user: Any) -> str:
+    """How a person is named on a page: their address, else their username."""
+    return str(user.email or user.get_username())
+
+
+def _creator(api_key: Any) -> str:
+    return _person(api_key.created_by) if api_key.created_by is not None else "staff or the operator"
+
+
+def _key_or_404(membership: Membership, key_id: str) -> Any:
+    api_key = selectors.api_key_get(organization=membership.organization, key_id=key_id)
+    if api_key is None:
+        raise Http404("no such key")
+    return api_key
+
+
+def _org_url(name: str, membership: Membership, *args: Any) -> str:
+    return reverse(f"console:{name}", args=[membership.organization_id, *args])
+
+
+# --- signing in and out ------------------------------------------------------------------
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")
+def sign_in(request: HttpRequest) -> HttpResponse:
+    form = forms.SignInForm(request.POST or None, request=request)
+    if request.method == "POST" and form.is_valid():
+        login(request, form.user)
+        next_url = request.POST.get("next", "")
+        return redirect(next_url if next_url.startswith("/console/") else "console:home")
+    return render(request, "console/sign_in.html", {"form": form, "next": request.GET.get("next", "")})
+
+
+@require_POST
+def sign_out(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    messages.info(request, "You are signed out.")
+    return redirect("console:sign-in")
+
+
+@require_POST
+@login_required
+def sign_out_everywhere(request: HttpRequest) -> HttpResponse:
+    ended = services.console_sessions_end(user=request.user)
+    logout(request)
+    messages.info(request, f"You are signed out everywhere ({ended} session{'s' if ended != 1 else ''} ended).")
+    return redirect("console:sign-in")
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect("console:sign-in")
+    memberships = list(selectors.membership_list(user=request.user))
+    if len(memberships) == 1:
+        return redirect("console:spending", memberships[0].organization_id)
+    return render(request, "console/home.html", {"memberships": memberships})
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """The single-use link of an invitation: an account is created for a new address; an
+    existing account signs in first, then accepts."""
+    pending = services.invitation_get(token=token)
+    if pending is None:
+        return render(request, "console/invitation.html", {"state": "gone"}, status=404)
+    user = request.user if request.user.is_authenticated else None
+    has_account = services.invitation_has_account(invitation=pending)
+    form = forms.AcceptNewAccountForm(request.POST or None) if user is None and not has_account else None
+    if request.method == "POST" and (user is not None or (form is not None and form.is_valid())):
+        try:
+            membership = services.invitation_accept(
+                token=token, user=user, password=form.cleaned_data["password"] if form else ""
+            )
+        except AccountError as exc:
+            messages.error(request, str(exc))
+        else:
+            if user is None:
+                login(request, membership.user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome to {membership.organization.name}: you joined as {membership.role}.")
+            return redirect("console:spending", membership.organization_id)
+    return render(
+        request,
+        "console/invitation.html",
+        {"state": "open", "invitation": pending, "form": form, "has_account": has_account, "user": user},
+    )
+
+
+# --- spending ----------------------------------------------------------------------------
+
+
+@require_GET
+@member_view()
+def spending(request: HttpRequest, membership: Membership) -> HttpResponse:
+    organization = membership.organization
+    metric = request.GET.get("metric", "pages")
+    by = request.GET.get("by", "key")
+    if metric not in ("pages", "credits") or by not in ("key", "environment"):
+        metric, by = "pages", "key"
+    days, series = selectors.usage_by_day(organization=organization, metric=metric, by=by)
+    return _page(
+        request,
+        membership,
+        "spending.html",
+        live=credits_get(organization=organization, environment="live"),
+        test=credits_get(organization=organization, environment="test"),
+        allowance=allowance_get(organization=organization),
+        chart=charts.stacked_bars(days=days, series=series, unit=metric),
+        metric=metric,
+        by=by,
+        first_day=days[0],
+        last_day=days[-1],
+        as_of=usage_as_of(),
+    )
+
+
+def _statement_filter(form: forms.StatementForm) -> selectors.StatementFilter:
+    data = form.cleaned_data if form.is_valid() else {}
+    return selectors.StatementFilter(
+        environment=data.get("environment") or "live",
+        kind=data.get("kind") or "",
+        api_key_id=(data.get("api_key_id") or "").strip(),
+        start=data.get("start"),
+        end=data.get("end"),
+    )
+
+
+@require_GET
+@member_view()
+def statement(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = forms.StatementForm(request.GET)
+    rows = selectors.ledger_statement(organization=membership.organization, filters=_statement_filter(form))
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    entries = [(row, *ledger_entry_changes(row)) for row in page]
+    query = request.GET.copy()
+    query.pop("page", None)
+    return _page(request, membership, "statement.html", form=form, page=page, entries=entries, query=query.urlencode())
+
+
+# The fields of the API's ledger entries (GET /v1/credits/ledger), with the environment.
+STATEMENT_COLUMNS = [
+    "created_at",
+    "id",
+    "environment",
+    "kind",
+    "credits",
+    "balance_change",
+    "available_change",
+    "pages",
+    "balance_after",
+    "request_id",
+    "api_key_id",
+    "reason",
+]
+
+
+@require_GET
+@member_view()
+def statement_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
+    filters = _statement_filter(forms.StatementForm(request.GET))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, STATEMENT_COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for entry in selectors.ledger_statement(organization=membership.organization, filters=filters).iterator():
+        writer.writerow({**ledger_row(entry), "environment": entry.environment})
+    response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    name = f"{membership.organization_id}-statement-{filters.environment}.csv"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_GET
+@member_view()
+def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = forms.UsageRecordsForm(request.GET)
+    rows: list[Any] = []
+    has_more = False
+    error = ""
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            rows, has_more = usage_records_list(
+                organization=membership.organization,
+                environment=data["environment"] or "live",
+                limit=50,
+                starting_after=data["starting_after"] or None,
+                start=data["start"],
+                end=data["end"],
+                api_key_id=data["api_key_id"].strip() or None,
+            )
+        except ServiceError as exc:
+            error = exc.message
+    next_query = request.GET.copy()
+    if rows:
+        next_query["starting_after"] = rows[-1].id
+    return _page(
+        request,
+        membership,
+        "usage_records.html",
+        form=form,
+        rows=rows,
+        has_more=has_more,
+        error=error,
+        next_query=next_query.urlencode(),
+        as_of=usage_as_of(),
+    )
+
+
+# --- keys --------------------------------------------------------------------------------
+
+
+@require_GET
+@member_view()
+def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    keys = [
+        (key, key_status(key), _creator(key)) for key in selectors.api_key_list(organization=membership.organization)
+    ]
+    return _page(request, membership, "keys.html", keys=keys)
+
+
+def _show_secret(request: HttpRequest, membership: Membership, minted: MintedKey, title: str) -> HttpResponse:
+    response = _page(request, membership, "key_secret.html", minted=minted, title=title)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+USED_NONCES = "console_key_create_nonces"
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@member_view()
+def key_create(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = forms.KeyCreateForm(request.POST or None, initial={"nonce": secrets.token_urlsafe(16)})
+    used: list[str] = request.session.get(USED_NONCES, [])
+    if request.method == "POST" and form.is_valid():
+        if form.cleaned_data["nonce"] in used:
+            messages.info(request, "That key was already created; its secret was shown once and is not kept.")
+            return redirect(_org_url("keys", membership))
+        try:
+            minted = api_key_create(
+                organization=membership.organization, actor=request.user, **form.service_arguments()
+            )
+        except (AccountError, ScopeError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            request.session[USED_NONCES] = [*used[-19:], form.cleaned_data["nonce"]]
+            return _show_secret(request, membership, minted, "Key created")
+    return _page(request, membership, "key_create.html", form=form)
+
+
+@require_GET
+@member_view()
+def key_detail(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    return _key_page(request, membership, _key_or_404(membership, key_id))
+
+
+def _key_page(
+    request: HttpRequest, membership: Membership, api_key: Any, update_form: forms.KeyUpdateForm | None = None
+) -> HttpResponse:
+    replacement = api_key.replaced_by
+    return _page(
+        request,
+        membership,
+        "key_detail.html",
+        key=api_key,
+        status=key_status(api_key),
+        creator=_creator(api_key),
+        may_manage=manages_key(membership, api_key),
+        replacement=replacement,
+        reveal=getattr(replacement, "reveal", None) if replacement is not None else None,
+        replaces=selectors.api_key_list(organization=membership.organization).filter(replaced_by=api_key).first(),
+        report_days=REPORT_DAYS,
+        rotate_form=forms.RotateForm(),
+        update_form=update_form or forms.KeyUpdateForm.of(api_key),
+    )
+
+
+def _managed_key(membership: Membership, key_id: str) -> Any:
+    api_key = _key_or_404(membership, key_id)
+    if not manages_key(membership, api_key):
+        raise PermissionDenied("members manage only the keys they created")
+    return api_key
+
+
+@require_POST
+@member_view()
+def key_update(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    """Change scopes, allowlist or expiry: authentication reads them on every request, so the
+    change applies from the next one."""
+    api_key = _managed_key(membership, key_id)
+    form = forms.KeyUpdateForm(request.POST)
+    if form.is_valid():
+        try:
+            if api_key.replaced_by_id is not None:
+                raise AccountError("a rotated key cannot be changed; change its replacement")
+            api_key_update(api_key=api_key, actor=request.user, **form.service_arguments())
+        except (AccountError, ScopeError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Updated {api_key.hint}: the change applies from the next request.")
+            return redirect(_org_url("key", membership, api_key.pk))
+    return _key_page(request, membership, api_key, update_form=form)
+
+
+@never_cache
+@require_POST
+@member_view()
+def key_rotate(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    api_key = _managed_key(membership, key_id)
+    form = forms.RotateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose when the old key stops working.")
+        return redirect(_org_url("key", membership, api_key.pk))
+    try:
+        minted = api_key_rotate(api_key=api_key, overlap=form.cleaned_data["overlap"], actor=request.user)
+    except AccountError as exc:
+        messages.error(request, f"{api_key.hint}: {exc}")
+        return redirect(_org_url("key", membership, api_key.pk))
+    return _show_secret(request, membership, minted, f"Key {api_key.hint} rotated")
+
+
+@require_http_methods(["GET", "POST"])
+@member_view()
+def key_revoke(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    api_key = _managed_key(membership, key_id)
+    if api_key.revoked_at is not None:
+        messages.error(request, f"{api_key.hint} is already revoked.")
+        return redirect(_org_url("key", membership, api_key.pk))
+    if request.method == "POST":
+        api_key_revoke(
+            api_key=api_key, reason=f"revoked in the console by {request.user.get_username()}", actor=request.user
+        )
+        messages.success(request, f"Revoked {api_key.hint}: it is refused from the next request.")
+        return redirect(_org_url("key", membership, api_key.pk))
+    return _page(request, membership, "key_confirm.html", key=api_key, action="revoke")
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(manager=True)
+def key_confirm_leak(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    api_key = _key_or_404(membership, key_id)
+    if api_key.revoked_at is not None:
+        # A revoked key is refused already; its replacement, if any, is where a leak now matters.
+        messages.error(request, f"{api_key.hint} is already revoked ({api_key.revoked_reason}).")
+        return redirect(_org_url("key", membership, api_key.pk))
+    if request.method == "POST":
+        leak = api_key_confirm_leak(api_key=api_key, actor=request.user)
+        mailed = ", ".join(leak.recipients) or "nobody (no owner, admin or creator has an address)"
+        messages.success(
+            request,
+            f"Leak confirmed: {api_key.hint} revoked; its replacement {leak.replacement.hint} goes into a "
+            f"single-use reveal link mailed to {mailed}.",
+        )
+        return redirect(_org_url("key", membership, api_key.pk))
+    return _page(request, membership, "key_confirm.html", key=api_key, action="leak")
+
+
+@require_GET
+@member_view()
+def key_activity_report(request: HttpRequest, membership: Membership, key_id: str) -> HttpResponse:
+    api_key = _managed_key(membership, key_id)
+    audit_record(
+        actor=request.user, action="key.activity_report", organization=membership.organization, target=api_key.id
+    )
+    response = HttpResponse(key_activity_csv(api_key=api_key), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-{REPORT_DAYS}d.csv"'
+    return response
+
+
+# --- members -----------------------------------------------------------------------------
+
+
+@require_GET
+@member_view()
+def member_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    organization = membership.organization
+    return _page(
+        request,
+        membership,
+        "members.html",
+        members=selectors.organization_members(organization=organization),
+        invitations=selectors.invitation_list_open(organization=organization),
+        invite_form=forms.InviteForm(),
+        roles=Membership.Role.choices,
+    )
+
+
+@require_POST
+@member_view(manager=True)
+def member_invite(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = forms.InviteForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give an e-mail address and a role.")
+        return redirect(_org_url("members", membership))
+    try:
+        sent = services.invitation_create(
+            actor_membership=membership, email=form.cleaned_data["email"], role=form.cleaned_data["role"]
+        )
+    except AccountError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Invitation mailed to {sent.invitation.email} as {sent.invitation.role}; the link works once and "
+            f"expires in {services.invitation_lifetime_text()}.",
+        )
+    return redirect(_org_url("members", membership))
+
+
+def _member_or_404(membership: Membership, member_id: int) -> Membership:
+    other = selectors.organization_members(organization=membership.organization).filter(pk=member_id).first()
+    if other is None:
+        raise Http404("no such member")
+    return other
+
+
+@require_POST
+@member_view(manager=True)
+def member_set_role(request: HttpRequest, membership: Membership, member_id: int) -> HttpResponse:
+    other = _member_or_404(membership, member_id)
+    form = forms.RoleForm(request.POST)
+    if form.is_valid():
+        try:
+            services.member_set_role(actor_membership=membership, membership=other, role=form.cleaned_data["role"])
+        except AccountError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(
+                request, f"{other.user.email or other.user.get_username()} is now {form.cleaned_data['role']}."
+            )
+    return redirect(_org_url("members", membership))
+
+
+@require_POST
+@member_view()
+def member_remove(request: HttpRequest, membership: Membership, member_id: int) -> HttpResponse:
+    other = _member_or_404(membership, member_id)
+    try:
+        services.member_remove(actor_membership=membership, membership=other)
+    except AccountError as exc:
+        messages.error(request, str(exc))
+        return redirect(_org_url("members", membership))
+    if other.pk == membership.pk:
+        messages.success(request, f"You left {membership.organization.name}.")
+        return redirect("console:home")
+    messages.success(request, f"Removed {_person(other.user)}.")
+    return redirect(_org_url("members", membership))
+
+
+@require_POST
+@member_view(manager=True)
+def invitation_revoke(request: HttpRequest, membership: Membership, invitation_id: int) -> HttpResponse:
+    pending = selectors.invitation_list_open(organization=membership.organization).filter(pk=invitation_id).first()
+    if pending is None:
+        raise Http404("no such invitation")
+    services.invitation_revoke(invitation=pending, actor=request.user)
+    messages.success(request, f"Invitation of {pending.email} withdrawn.")
+    return redirect(_org_url("members", membership))
+
+
+# --- files and the audit log -------------------------------------------------------------
+
+
+@require_GET
+@member_view()
+def file_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    files = selectors.stored_file_list(organization=membership.organization).order_by("-created_at")
+    page = Paginator(files, 50).get_page(request.GET.get("page"))
+    return _page(request, membership, "files.html", page=page, now=timezone.now())
+
+
+@require_POST
+@member_view(manager=True)
+def file_remove(request: HttpRequest, membership: Membership, file_id: str) -> HttpResponse:
+    if not selectors.stored_file_list(organization=membership.organization).filter(pk=file_id).exists():
+        raise Http404("no such file")
+    try:
+        record = services.stored_file_remove(organization=membership.organization, file_id=file_id, actor=request.user)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Deleted {record.filename or record.id}.")
+    return redirect(_org_url("files", membership))
+
+
+@require_GET
+@member_view(manager=True)
+def audit_log(request: HttpRequest, membership: Membership) -> HttpResponse:
+    page = Paginator(selectors.audit_list(organization=membership.organization), 50).get_page(request.GET.get("page"))
+    return _page(request, membership, "audit.html", page=page)
+
+
+# Django's reset views, with the console's templates and mail, limited per client address (a
+# reset mails whoever owns the address, so it must not be a way to flood a mailbox).
+class _PasswordResetView(PasswordResetView):
+    template_name = "console/password_reset.html"
+    email_template_name = "console/emails/password_reset.txt"
+    subject_template_name = "console/emails/password_reset_subject.txt"
+    success_url = reverse_lazy("console:password-reset-sent")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        # Links name the service's public address, never the Host header the request came with.
+        self.extra_email_context = {"public_url": settings.SVCX_PUBLIC_URL}
+        return super().form_valid(form)
+
+
+password_reset = per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(
+    _PasswordResetView.as_view()  # type: ignore[arg-type]  # as_view() is typed HttpResponseBase; it renders HttpResponse
+)
