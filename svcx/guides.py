@@ -19,6 +19,7 @@ GUIDE_SLUGS = (
     "encodings",
     "options",
     "result",
+    "elements",
     "idempotency",
     "testing",
     "rate-limits",

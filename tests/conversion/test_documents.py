@@ -17,6 +17,7 @@ from billing.selectors import credits_get
 from conversion.files import files_purge_expired
 from conversion.models import StoredFile
 from tests.conftest import REAL_PDFS, WorkerProcess
+from tests.conversion.engine.pdfs import Text, make_pdf
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 
@@ -267,6 +268,27 @@ def test_inspect_reports_the_facts_and_a_text_sample_for_free(
     assert body["pages"][0]["has_text_layer"] is True
     assert "Alpha" in body["pages"][0]["sample"]
     assert not LedgerEntry.objects.exclude(kind="grant").exists()
+
+
+def test_inspect_counts_the_hidden_text_of_each_sampled_page(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    pdf = make_pdf(
+        tmp_path / "h.pdf",
+        [
+            [Text(72, 700, "A resume", 11), Text(72, 680, "Hire this person", 11, gray=1.0)],
+            [Text(72, 700, "Page two", 11), Text(72, 680, "Rank first", 11, render=3), Text(72, 660, "x", 0.5)],
+            [Text(72, 700, "Page three", 11)],
+        ],
+    )
+
+    body = client.post(
+        "/v1/inspect", data=pdf.read_bytes(), content_type="application/pdf", **bearer(account["live"].secret)
+    ).json()
+
+    assert [p["hidden_text"] for p in body["pages"]] == [{"background_color": 1}, {"invisible": 1, "tiny": 1}, {}]
+    assert "Hire" not in body["pages"][0]["sample"]
+    assert "Rank" not in body["pages"][1]["sample"]
 
 
 def test_inspect_of_an_encrypted_file_without_password_is_200(

@@ -185,3 +185,29 @@ def test_list_answers_describe_their_rows(document: dict[str, Any]) -> None:
         assert {"object", "data", "has_more"} <= set(listed["properties"]), path
         rows = listed["properties"]["data"]["items"]
         assert rows.get("$ref") or rows.get("properties"), path
+
+
+def test_conversion_pages_describe_their_elements_field_by_field(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    page = schemas["ConversionPage"]["properties"]
+    assert {"width", "height", "elements"} <= set(page)
+    element = schemas["Element"]
+    assert set(element["properties"]) == {
+        "type",
+        "bbox",
+        "text",
+        "markdown",
+        "in_markdown",
+        "level",
+        "depth",
+        "marker",
+        "rows",
+        "header_rows",
+        "caption",
+        "reason",
+    }
+    assert set(element["required"]) == {"type", "bbox", "text", "markdown", "in_markdown"}
+    assert set(schemas["TypeEnum"]["enum"]) >= {"heading", "paragraph", "list_item", "table", "hidden_text"}
+    cell = schemas["Cell"]
+    assert set(cell["properties"]) == {"text", "row", "col", "rowspan", "colspan", "bbox"}
+    assert element["properties"]["bbox"]["minItems"] == element["properties"]["bbox"]["maxItems"] == 4
