@@ -134,7 +134,7 @@ def test_json_pages_carry_their_size_and_elements_and_leave_hidden_text_out_of_t
     heading, paragraph, hidden = page["elements"]
     assert (heading["level"], heading["markdown"]) == (2, "## Experience")
     assert hidden["reason"] == "background_color"
-    assert "level" not in paragraph and "reason" not in paragraph
+    assert not {"level", "reason"} & set(paragraph)
     for element in page["elements"]:
         x0, y0, x1, y1 = element["bbox"]
         assert 0 <= x0 < x1 <= 612
