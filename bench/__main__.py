@@ -6,6 +6,7 @@ python -m bench real       # the same on documents others wrote (Word via LibreO
 python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
 python -m bench faults     # processes killed, backends restarted: answers and money checked
+python -m bench elements   # what the element layer adds to the JSON result
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     f = sub.add_parser("faults", help="fault suite: processes killed and backends restarted, money checked")
     f.add_argument("--only", nargs="+", help="scenario names (results then go to faults-partial.md)")
+    sub.add_parser("elements", help="size of the JSON result with the element layer")
     args = parser.parse_args(argv)
 
     if args.command == "setup":
@@ -113,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.faults import run as run_faults
 
         return run_faults(args, argv)
+    if args.command == "elements":
+        from bench.elements import run as run_elements
+
+        return run_elements(argv[1:])
     if args.command == "service":
         from bench.service import run as run_service
 
