@@ -159,17 +159,38 @@ def test_lease_lasts_no_longer_than_the_wall_clock_limit_allows(settings: Any) -
     before = time.time()
 
     concurrency_acquire(type("S", (), {"organization": org, "org_id": org.id, "environment": "live"})(), "req_x")
+    after = time.time()
 
     client_redis = redis_client()
     assert client_redis is not None
     expiry = client_redis.zscore(f"svcx:conc:{org.id}:live", "req_x")
-    assert expiry <= before + settings.SVCX_CONVERSION_TIME_LIMIT + settings.SVCX_CONVERSION_GRACE + 31
+    # Long enough for the longest request (its wall-clock limit and grace), and no longer
+    # than that and half a minute, so that a crashed request's slot comes back.
+    lease = settings.SVCX_CONVERSION_TIME_LIMIT + settings.SVCX_CONVERSION_GRACE + 30
+    assert before + lease <= expiry <= after + lease
 
 
 def test_upload_bytes_per_minute_refused_before_reading(client: Client, three_pages: Path) -> None:
     _, secret = limited(uploads=100)
 
-    assert_429(convert(client, secret, three_pages), "rate_limit_uploads", "uploads")
+    error = assert_429(convert(client, secret, three_pages), "rate_limit_uploads", "uploads")
+    assert error["details"]["exceeds_limit"] is True
+
+
+def test_upload_bytes_already_read_count_against_the_next_upload(
+    client: Client, session_worker: WorkerProcess, three_pages: Path
+) -> None:
+    size = three_pages.stat().st_size
+    _, secret = limited(uploads=size * 5 // 2)
+
+    first = convert(client, secret, three_pages)
+    second = convert(client, secret, three_pages)
+
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert second["x-ratelimit-remaining-uploads"] == str(size * 5 // 2 - 2 * size)
+    # The third alone fits the limit; with the bytes of the first two it does not.
+    error = assert_429(convert(client, secret, three_pages), "rate_limit_uploads", "uploads")
+    assert error["details"]["exceeds_limit"] is False
 
 
 def test_inspect_per_minute_and_daily_sample_budget(
@@ -223,9 +244,22 @@ def test_conversions_that_produce_no_text(client: Client, session_worker: Worker
 
 
 def test_unbilled_work_per_hour(client: Client, session_worker: WorkerProcess, three_pages: Path) -> None:
-    _, secret = limited(unbilled_work=0)
+    org, live = limited(unbilled_work=1)
+    test = make_key(org, "test").secret
+
+    # Billed work is not unbilled work: the live conversions all run.
+    assert [convert(client, live, three_pages, f"?pages={n}").status_code for n in (1, 2, 3)] == [200, 200, 200]
+    # A test key's conversion bills nothing: its worker seconds (at least one, rounded up)
+    # use up the hour's allowance of the test environment.
+    assert convert(client, test, three_pages).status_code == 200
+    assert_429(convert(client, test, three_pages, "?pages=2"), "rate_limit_unbilled_work", "unbilled_work")
+
+
+def test_an_unbilled_work_limit_of_zero_admits_nothing(client: Client, three_pages: Path) -> None:
+    org, secret = limited(unbilled_work=0)
 
     assert_429(convert(client, secret, three_pages), "rate_limit_unbilled_work", "unbilled_work")
+    no_work_billed(org)
 
 
 def test_new_account_pages_per_day(client: Client, session_worker: WorkerProcess, three_pages: Path) -> None:

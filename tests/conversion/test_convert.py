@@ -340,6 +340,25 @@ def test_idempotency_keys_are_scoped_to_the_organization_not_the_key(
     assert replay["Idempotent-Replayed"] == "true"
 
 
+def test_another_organization_or_environment_never_gets_a_replay(
+    client: Client, account: dict[str, Any], three_pages: Path
+) -> None:
+    first = post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="tenant-key")
+    other_org = make_org(credits=100)
+    stranger = post_pdf(client, make_key(other_org).secret, three_pages, HTTP_IDEMPOTENCY_KEY="tenant-key")
+    same_org_test = post_pdf(client, account["test"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="tenant-key")
+
+    for response in (stranger, same_org_test):
+        assert response.status_code == 200
+        assert "Idempotent-Replayed" not in response
+        assert response["X-Request-Id"] != first["X-Request-Id"]
+    # The stranger's request was its own conversion, billed to its own organization.
+    assert stranger.json()["pages_billed"] == 3
+    assert credits_get(organization=other_org, environment="live").balance == 97
+    assert credits_get(organization=account["org"], environment="live").balance == 97
+    assert same_org_test.json()["credits_billed"] == 0
+
+
 def test_a_stored_error_is_replayed(client: Client, account: dict[str, Any], three_pages: Path) -> None:
     first = post_pdf(client, account["live"].secret, three_pages, "?pages=9", HTTP_IDEMPOTENCY_KEY="bad-range")
 
