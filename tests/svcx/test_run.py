@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT, free_port, text_pdf
+from tests.conftest import text_pdf
+from tests.svcx.launcher import launched
 from tests.svcx.test_static import assert_admin_static_served
 
 LIVE_KEY = re.compile(r"live: (svcx_sk_live_\S+)")
@@ -45,38 +41,11 @@ def _get(url: str, **headers: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> None:
-    port = free_port()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")
-    }
-    # Its own directory, port and queue names: nothing is shared with the test servers.
-    env.update(
-        SVCX_VAR_DIR=str(tmp_path / "var"),
-        SVCX_BIND=f"127.0.0.1:{port}",
-        SVCX_QUEUE_PREFIX="launcher-",
-        WEB_CONCURRENCY="1",
-        WORKER_CONCURRENCY="1",
-        SVCX_WORKER_HEARTBEAT_INTERVAL="1s",
-    )
-    log_path = tmp_path / "run.log"
-    with log_path.open("wb") as log:
-        launcher = subprocess.Popen(
-            [sys.executable, "-m", "svcx.run"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        status, health = 0, dict[str, Any]()
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and status != 200:
-            time.sleep(0.5)
-            try:
-                status, health = _get(base + "/v1/health")
-            except OSError:
-                continue
-        output = log_path.read_text(errors="replace")
-        assert status == 200, output[-3000:]
+    with launched(tmp_path, "launcher-") as run:
+        base = run.base
+        output = run.output
+        status, health = _get(base + "/v1/health")
+        assert status == 200
         assert health["checks"]["redis"]["embedded"] is True
         assert health["checks"]["workers"]["queues"] == {
             "default": 1,
@@ -97,7 +66,7 @@ def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> 
             body = json.loads(response.read())
         assert "Hello from the launcher test." in body["markdown"]
         assert body["credits_billed"] == 1
-        assert any((tmp_path / "var").glob("celerybeat-schedule*"))  # the scheduler keeps state in SVCX_VAR_DIR
+        assert any(run.var_dir.glob("celerybeat-schedule*"))  # the scheduler keeps state in SVCX_VAR_DIR
         _, error = _get(base + "/v1/nothing")
         assert error["error"]["doc_url"] == f"{base}/docs/errors/unknown_endpoint"
         assert_admin_static_served(base)  # collected on start, served by the web server
@@ -109,11 +78,4 @@ def test_make_run_serves_conversions_on_the_embedded_default(tmp_path: Path) -> 
         console = _console_sign_in(base, demo.group(1), demo.group(2))
         assert "<h1>Spending</h1>" in console
         assert "999 credits" in console  # 1,000 granted, 1 spent on the conversion above
-    finally:
-        launcher.send_signal(signal.SIGINT)
-        try:
-            launcher.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            launcher.kill()
-            launcher.wait()
-    assert launcher.returncode == 0
+    assert run.returncode == 0
