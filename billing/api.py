@@ -129,6 +129,7 @@ UsageRecordList = inline_serializer(
         "data": inline_serializer(
             "UsageRecord",
             {
+                "object": serializers.CharField(default="usage_record"),
                 "id": serializers.CharField(),
                 "request_id": serializers.CharField(),
                 "api_key_id": serializers.CharField(),

@@ -254,6 +254,12 @@ class _Replay(Exception):
         self.response = response
 
 
+# What inspect and toc echo of the request, as convert does.
+DOCUMENT_ECHO_FIELDS: dict[str, Any] = {
+    "metadata": serializers.DictField(required=False, help_text="Echo of the client metadata, when sent."),
+    "debug": serializers.DictField(required=False, help_text="Engine and worker time, with debug: true."),
+}
+
 PAGE_SAMPLE_FIELDS: dict[str, Any] = {
     "page": serializers.IntegerField(),
     "has_text_layer": serializers.BooleanField(),
@@ -281,6 +287,14 @@ INSPECTION_SERIALIZER = inline_serializer(
         "xfa": serializers.BooleanField(),
         "outline_items": serializers.IntegerField(),
         "pages": inline_serializer("PageSample", PAGE_SAMPLE_FIELDS, many=True),
+        "page_labels": serializers.ListField(
+            child=serializers.CharField(allow_null=True),
+            allow_null=True,
+            help_text="The PDF's labels of the sampled pages (null where a page has none), or null without labels.",
+        ),
+        "repaired": serializers.BooleanField(help_text="Whether the file needed repair to be read."),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+        **DOCUMENT_ECHO_FIELDS,
     },
 )
 
@@ -314,6 +328,7 @@ class InspectApi(ApiView):
 TOC_SERIALIZER = inline_serializer(
     "Toc",
     {
+        **DOCUMENT_ECHO_FIELDS,
         "object": serializers.CharField(default="toc"),
         "page_count": serializers.IntegerField(),
         "entries": inline_serializer(

@@ -185,3 +185,26 @@ def close_request_bodies(result: dict[str, Any], **kwargs: Any) -> dict[str, Any
             for media in body.get("content", {}).values():
                 close(media.get("schema", {}))
     return result
+
+
+def add_request_id(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: every 2xx JSON object answer carries `request_id`, as the API base
+    view adds it to each (`ApiView.finalize_response`)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            for status, response in operation.get("responses", {}).items():
+                schema = response.get("content", {}).get("application/json", {}).get("schema")
+                if not status.startswith("2") or not schema:
+                    continue
+                if "$ref" in schema:
+                    schema = schemas[schema["$ref"].rsplit("/", 1)[-1]]
+                properties = schema.get("properties")
+                if properties is not None and "request_id" not in properties:
+                    properties["request_id"] = {
+                        "type": "string",
+                        "description": "The request's id, the same as the X-Request-Id header.",
+                    }
+    return result

@@ -167,6 +167,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "svcx.openapi.add_envelope",
         "svcx.openapi.close_request_bodies",
+        "svcx.openapi.add_request_id",
     ],
     "AUTHENTICATION_WHITELIST": [],
     "SERVERS": [{"url": SVCX_PUBLIC_URL}],

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
+from tests import openapi_bodies
 from tests.browser import browser, page  # noqa: F401  (one Chromium per test process, for every UI test)
 from tests.conversion.engine.pdfs import Text, make_pdf
 
@@ -61,6 +62,52 @@ def _test_settings(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def client() -> Client:
     return Client()
+
+
+_received: list[tuple[str, str, int, Any]] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _record_bodies(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Keep every 2xx JSON body a test client receives, for `_bodies_match_openapi`."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test.client import Client as DjangoClient
+
+    original = DjangoClient.request
+
+    def recording(self: DjangoClient, **request_args: Any) -> Any:
+        response = original(self, **request_args)
+        if 200 <= response.status_code < 300:
+            body = openapi_bodies.json_body(response)
+            if body is not None:
+                method, path = request_args["REQUEST_METHOD"], request_args["PATH_INFO"]
+                _received.append((method, path, response.status_code, body))
+        return response
+
+    DjangoClient.request = recording  # type: ignore[method-assign]  # the suite's own recording
+    yield
+    DjangoClient.request = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _bodies_match_openapi(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test whose 2xx JSON answers differ from what the OpenAPI description says."""
+    _received.clear()
+    yield
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    if not _received:
+        return
+    if not openapi_bodies.loaded():
+        from svcx.views import openapi_document
+
+        openapi_bodies.load(openapi_document())
+    found = [p for method, path, status, body in _received for p in openapi_bodies.problems(method, path, status, body)]
+    _received.clear()
+    if found:
+        pytest.fail("2xx bodies that the OpenAPI description does not describe:\n" + "\n".join(found[:20]))
 
 
 def next_redis_database(url: str) -> str:

@@ -211,3 +211,23 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
     cell = schemas["Cell"]
     assert set(cell["properties"]) == {"text", "row", "col", "rowspan", "colspan", "bbox"}
     assert element["properties"]["bbox"]["minItems"] == element["properties"]["bbox"]["maxItems"] == 4
+
+
+def test_bodies_are_checked_against_the_description_closed(document: dict[str, Any]) -> None:
+    # The suite checks every 2xx JSON body it receives (tests/openapi_bodies.py); the check
+    # must refuse a member the description lacks and miss no required one.
+    from tests import openapi_bodies
+
+    openapi_bodies.load(document)
+    engine = {"object": "engine", "id": "svcx-layout", "version": "1", "description": "x", "default": True}
+    engine |= {"ocr": False, "tables": ["markdown"], "flavors": ["gfm"]}
+    engines = {"object": "list", "data": [engine], "has_more": False, "request_id": "req_1"}
+    assert list(openapi_bodies.problems("GET", "/v1/engines", 200, engines)) == []
+    extra = {**engines, "data": [{**engine, "undescribed": 1}]}
+    assert ["'undescribed' was unexpected" in p for p in openapi_bodies.problems("GET", "/v1/engines", 200, extra)] == [
+        True
+    ]
+    missing = {key: value for key, value in engines.items() if key != "has_more"}
+    assert any(
+        "'has_more' is a required property" in p for p in openapi_bodies.problems("GET", "/v1/engines", 200, missing)
+    )
