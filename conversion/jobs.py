@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest
@@ -33,6 +34,9 @@ from svcx.errors import ServiceError
 from svcx.handlers import request_id_of
 from svcx.redis import redis_client
 from workers.heartbeat import live_workers
+
+# The Celery task that runs a job (conversion/tasks.py), queued by name.
+CONVERT_TASK = "conversion.convert"
 
 logger = logging.getLogger("svcx.conversion")
 CACHE_LIFETIME = timedelta(hours=24)
@@ -109,8 +113,6 @@ def job_submit(
     the other requests a web process is holding. The worker fetches the PDF from the store by
     key: an upload is put there first (deleted when the job ends); a stored file is already
     there. The password is sealed for the worker, never put in the message."""
-    from workers.tasks import convert_task
-
     queue = queue_for(caller)
     fleet_check(queue)
     if source.path is not None:
@@ -150,7 +152,7 @@ def job_submit(
 
     def publish() -> None:
         try:
-            convert_task.apply_async(args=(request_id, sealed), queue=queue)
+            current_app.send_task(CONVERT_TASK, args=(request_id, sealed), queue=queue)
         except Exception as exc:
             # The broker is unreachable (kombu gave up its publish retries): nothing will run
             # the job, so it is abandoned and the client told to come back.

@@ -13,7 +13,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
 
 app = Celery("svcx")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers"])
+app.autodiscover_tasks()  # each app's tasks.py
 
 
 def _install_worker_steps() -> None:

@@ -1,4 +1,6 @@
-"""Celery tasks. Each takes plain values, calls one service, and is safe to run twice."""
+"""Celery tasks of conversion (found by autodiscovery). Each takes plain values, calls one
+service, and is safe to run twice. The web side queues a job by the task's name
+(`conversion.jobs.CONVERT_TASK`), so that it need not import the runner."""
 
 from __future__ import annotations
 
@@ -6,29 +8,15 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from billing.ledger import captures_reconcile, holds_sweep
-from billing.usage import usage_copy
 from conversion.files import files_purge_expired
+from conversion.jobs import CONVERT_TASK
 from conversion.maintenance import conversion_housekeeping
 from conversion.runner import job_run, job_time_limit_hit
 from workers.metrics import job_observe
 
 
-@shared_task(name="billing.holds_sweep", ignore_result=True)
-def holds_sweep_task() -> int:
-    """Release holds whose request died (lease lapsed), and refund captures that never
-    reached a 200."""
-    return holds_sweep() + captures_reconcile()
-
-
-@shared_task(name="billing.usage_copy", ignore_result=True)
-def usage_copy_task() -> int:
-    """Bring the usage reporting copy up to date with the request log."""
-    return usage_copy()
-
-
 @shared_task(
-    name="conversion.convert",
+    name=CONVERT_TASK,
     ignore_result=True,
     acks_late=True,
     # The engine stops itself at the wall-clock limit; these are the backstops.
