@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 CREDITS_PER_PAGE = 1
 TEST_ALLOWANCE_PAGES = 5000
@@ -185,7 +185,7 @@ def credits_hold(
             remaining = TEST_ALLOWANCE_PAGES - allowance.used - allowance.held
             if pages > remaining:
                 raise ServiceError(
-                    "insufficient_credits",
+                    ErrorCode.INSUFFICIENT_CREDITS,
                     f"The request selects {pages} pages but the monthly test allowance has {max(remaining, 0)} left.",
                     details={
                         "credits_required": pages,
@@ -198,7 +198,7 @@ def credits_hold(
             TestAllowance.objects.filter(pk=allowance.pk).update(held=F("held") + pages)
         elif balance.available < credits:
             raise ServiceError(
-                "insufficient_credits",
+                ErrorCode.INSUFFICIENT_CREDITS,
                 f"The request needs {credits} credits but {balance.available} are available.",
                 details={
                     "credits_required": credits,

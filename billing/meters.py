@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from billing.limits import limit_for
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.redis import redis_client
 
 logger = logging.getLogger("svcx.meters")
@@ -52,7 +52,7 @@ class OrgScope:
 @dataclass(frozen=True)
 class Meter:
     name: str
-    code: str
+    code: ErrorCode
     limit_name: str
     window: int  # seconds
     header: str | None  # the <meter> of the x-ratelimit-* headers, when reported
@@ -61,18 +61,18 @@ class Meter:
 METERS: dict[str, Meter] = {
     m.name: m
     for m in (
-        Meter("requests", "rate_limit_requests", "requests", 60, "requests"),
-        Meter("pages", "rate_limit_pages", "pages", 60, "pages"),
-        Meter("uploads", "rate_limit_uploads", "uploads", 60, "uploads"),
-        Meter("inspect", "rate_limit_inspect", "inspect", 60, "inspect"),
-        Meter("inspect_sample_pages", "rate_limit_inspect", "inspect_sample_pages", 86400, None),
-        Meter("toc", "rate_limit_toc", "toc", 60, "toc"),
-        Meter("no_value_conversions", "rate_limit_no_value_conversions", "no_value_conversions", 3600, None),
-        Meter("unbilled_work", "rate_limit_unbilled_work", "unbilled_work", 3600, None),
-        Meter("new_account", "rate_limit_new_account", "new_account", 86400, None),
+        Meter("requests", ErrorCode.RATE_LIMIT_REQUESTS, "requests", 60, "requests"),
+        Meter("pages", ErrorCode.RATE_LIMIT_PAGES, "pages", 60, "pages"),
+        Meter("uploads", ErrorCode.RATE_LIMIT_UPLOADS, "uploads", 60, "uploads"),
+        Meter("inspect", ErrorCode.RATE_LIMIT_INSPECT, "inspect", 60, "inspect"),
+        Meter("inspect_sample_pages", ErrorCode.RATE_LIMIT_INSPECT, "inspect_sample_pages", 86400, None),
+        Meter("toc", ErrorCode.RATE_LIMIT_TOC, "toc", 60, "toc"),
+        Meter("no_value_conversions", ErrorCode.RATE_LIMIT_NO_VALUE_CONVERSIONS, "no_value_conversions", 3600, None),
+        Meter("unbilled_work", ErrorCode.RATE_LIMIT_UNBILLED_WORK, "unbilled_work", 3600, None),
+        Meter("new_account", ErrorCode.RATE_LIMIT_NEW_ACCOUNT, "new_account", 86400, None),
     )
 }
-CONCURRENCY = Meter("concurrency", "rate_limit_concurrency", "concurrency", 0, "concurrency")
+CONCURRENCY = Meter("concurrency", ErrorCode.RATE_LIMIT_CONCURRENCY, "concurrency", 0, "concurrency")
 NEW_ACCOUNT_AGE = timedelta(days=7)
 
 

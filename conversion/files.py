@@ -17,7 +17,7 @@ from accounts.models import Organization
 from billing.limits import limit_for
 from conversion.models import StoredFile
 from conversion.store import Store, store
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 from svcx.ids import is_id
 
 
@@ -59,7 +59,7 @@ def file_create(
         needed = 0 if already_stored else size
         if used + needed > quota:
             raise ServiceError(
-                "storage_quota_exceeded",
+                ErrorCode.STORAGE_QUOTA_EXCEEDED,
                 f"Storing this file needs {needed} bytes but only {max(quota - used, 0)} of the {quota}-byte quota "
                 "are free. "
                 "Delete files you no longer need; files also expire after their retention window.",
@@ -95,13 +95,13 @@ def _file_of(*, organization_id: str, environment: str, file_id: str) -> StoredF
     )
     if record is None or record.deleted_at is not None:
         raise ServiceError(
-            "file_not_found",
+            ErrorCode.FILE_NOT_FOUND,
             f"No file {caller_text(file_id)!r} exists for this organization and environment.",
             param="file_id",
         )
     if record.purged_at is not None or record.expires_at <= timezone.now():
         raise ServiceError(
-            "file_expired",
+            ErrorCode.FILE_EXPIRED,
             f"The file {record.id} passed its retention window on {record.expires_at:%Y-%m-%d %H:%M} UTC; "
             "upload it again.",
             param="file_id",

@@ -29,7 +29,7 @@ from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
 from conversion.sealing import password_discard, password_seal
 from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.handlers import request_id_of
 from svcx.redis import redis_client
 from workers.heartbeat import live_workers
@@ -77,7 +77,7 @@ def fleet_check(queue: str) -> None:
     retry_ms = int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000)
     if not live_workers(queue):
         raise ServiceError(
-            "overloaded",
+            ErrorCode.OVERLOADED,
             "No conversion worker is available right now; retry after Retry-After.",
             retry_after_ms=retry_ms,
             details={"reason": "no_live_workers"},
@@ -85,7 +85,7 @@ def fleet_check(queue: str) -> None:
     depth = queue_depth(queue)
     if depth >= int(settings.SVCX_QUEUE_MAX_DEPTH):
         raise ServiceError(
-            "overloaded",
+            ErrorCode.OVERLOADED,
             "The conversion fleet is saturated; retry after Retry-After.",
             retry_after_ms=retry_ms,
             details={"reason": "queue_full", "queue_depth": depth},
@@ -180,7 +180,7 @@ def job_inputs_discard(*, job: ConversionJob) -> None:
 
 def broker_unavailable() -> ServiceError:
     """503 `service_unavailable`: Redis (broker, job notifications, meters) cannot be reached."""
-    return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"redis": "down"}})
+    return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
 
 
 # Polling the job row: on the embedded default, and while Redis fails (every request polls then,
@@ -264,12 +264,12 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
             return job
         if is_client_gone():
             _abandon(request_id)
-            raise ServiceError("bad_request", "The client closed the connection.")
+            raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
         waited = time.monotonic() - started
         if job.status == ConversionJob.Status.QUEUED and waited > queue_limit:
             if _abandon(request_id):
                 raise ServiceError(
-                    "overloaded",
+                    ErrorCode.OVERLOADED,
                     "The conversion did not start in time: the fleet is saturated. Retry after Retry-After.",
                     retry_after_ms=int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000),
                     details={"reason": "queue_wait"},
@@ -281,7 +281,7 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
                 credits_release(request_id=request_id)
                 logger.error("conversion worker lost", extra={"request_id": request_id})
                 raise ServiceError(
-                    "internal_error",
+                    ErrorCode.INTERNAL_ERROR,
                     "The worker running the conversion was lost. Nothing was billed; retry the request.",
                     details={"pages_completed": job.pages_completed},
                 )
@@ -292,7 +292,7 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
         ):
             credits_release(request_id=request_id)
             raise ServiceError(
-                "conversion_timeout",
+                ErrorCode.CONVERSION_TIMEOUT,
                 "The conversion exceeded its wall-clock limit.",
                 details={
                     "pages_completed": job.pages_completed,
@@ -350,7 +350,7 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     if job.error:
         error = job.error
         raise ServiceError(
-            error["code"],
+            ErrorCode(error["code"]),
             error.get("message"),
             param=error.get("param"),
             details=error.get("details") or {},
@@ -360,7 +360,7 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     return job
 
 
-NO_TEXT_CODES = ("document_has_no_text_layer", "page_has_no_text_layer")
+NO_TEXT_CODES = (ErrorCode.DOCUMENT_HAS_NO_TEXT_LAYER, ErrorCode.PAGE_HAS_NO_TEXT_LAYER)
 
 
 def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob, dict[str, Any]]:
@@ -376,7 +376,7 @@ def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob,
     try:
         result = CachedResult.objects.get(key=job.cache_key)
         if client_gone(raw.META):
-            raise ServiceError("bad_request", "The client closed the connection.")
+            raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
         _deliver(raw, job)
     except Exception:
         with contextlib.suppress(Exception):  # else the hold's lease lapses and the sweeper returns it
@@ -391,7 +391,9 @@ def _deliver(raw: HttpRequest, job: ConversionJob) -> None:
             pk=job.pk, status=ConversionJob.Status.SUCCEEDED, delivered_at=None
         ).update(delivered_at=timezone.now())
         if not delivered:
-            raise ServiceError("internal_error", "The conversion's result was already delivered to another request.")
+            raise ServiceError(
+                ErrorCode.INTERNAL_ERROR, "The conversion's result was already delivered to another request."
+            )
         credits = credits_capture(request_id=job.request_id, pages=job.pages_completed)
         captured = CreditHold.objects.filter(request_id=job.request_id, status=CreditHold.Status.CAPTURED).exists()
         job.pages_billed = job.pages_completed if captured else 0

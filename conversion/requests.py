@@ -14,7 +14,7 @@ from conversion.files import file_get
 from conversion.idempotency import idempotency_begin
 from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
 from conversion.store import Source
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
 
@@ -56,7 +56,7 @@ def debug_check(caller: Caller, parsed: ParsedBody) -> None:
     """403 `debug_not_permitted` for `debug: true` while the organization's policy is disabled."""
     if parsed.debug and caller.organization.debug_policy == "disabled":
         raise ServiceError(
-            "debug_not_permitted",
+            ErrorCode.DEBUG_NOT_PERMITTED,
             "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
             param="debug",
         )
