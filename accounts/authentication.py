@@ -22,6 +22,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from accounts import keyformat
+from accounts.keyformat import Environment
 from accounts.models import ApiKey, Organization
 from accounts.scopes import effective_scopes
 from accounts.secrets import key_hash
@@ -53,7 +54,7 @@ class Caller:
 
     @property
     def is_test(self) -> bool:
-        return self.api_key.environment == "test"
+        return self.api_key.environment == Environment.TEST
 
 
 def caller_of(request: Request) -> Caller:

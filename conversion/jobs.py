@@ -21,6 +21,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.authentication import Caller
+from accounts.keyformat import Environment
 from billing.ledger import credits_capture, credits_release
 from billing.meters import meter_consume, meter_require
 from billing.models import CreditHold
@@ -411,7 +412,7 @@ def _account_work(caller: Caller, job: ConversionJob) -> None:
     of requests that billed zero, and conversions that produced no text."""
     # A conversion that succeeded bills on delivery (job_deliver), which follows.
     will_bill = job.status == ConversionJob.Status.SUCCEEDED and job.kind == ConversionJob.Kind.CONVERT
-    will_bill = will_bill and job.environment != "test" and job.pages_completed > 0
+    will_bill = will_bill and job.environment != Environment.TEST and job.pages_completed > 0
     if job.started_at and job.finished_at and not job.credits_billed and not will_bill:
         seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
         if seconds:

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from accounts.keyformat import Environment
 from billing.ledger import credits_hold, credits_release, hold_renew
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
@@ -215,7 +216,7 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc
     if len(pages) > job.max_pages:
-        who = "a test key" if job.environment == "test" else "/v1/convert"
+        who = "a test key" if job.environment == Environment.TEST else "/v1/convert"
         raise ServiceError(
             ErrorCode.TOO_MANY_PAGES,
             f"The selection has {len(pages)} pages; {who} converts at most {job.max_pages} per request. "
