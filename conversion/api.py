@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import Caller, caller_of
 from accounts.scopes import CONVERT
+from billing.limits import MeterName
 from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
@@ -303,7 +304,9 @@ class ConvertApi(ApiView):
                 cached=True,
                 parsed=parsed,
             )
-        work_require(caller, "pages", "new_account", "no_value_conversions", "unbilled_work")
+        work_require(
+            caller, MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK
+        )
         try:
             job = job_execute(
                 raw=raw,
@@ -315,7 +318,7 @@ class ConvertApi(ApiView):
                 debug=parsed.debug,
             )
         finally:
-            record_peek(raw, caller, "pages")
+            record_peek(raw, caller, MeterName.PAGES)
         # The capture, just before the 200 leaves; an error after it is refunded.
         job, payload = job_deliver(raw=raw, job=job)
         return _render(

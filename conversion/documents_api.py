@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import Caller, caller_of
 from accounts.scopes import FILES_READ, FILES_WRITE, INSPECT
-from billing.limits import limit_for
+from billing.limits import STORAGE_BYTES, MeterName, limit_for
 from billing.meters import meter_consume, meter_require, record
 from conversion import engine
 from conversion.api import (
@@ -110,7 +110,7 @@ class FileCreateApi(ApiView):
                 ErrorCode.MISSING_SOURCE, "Upload the PDF bytes: a multipart `file` part or an application/pdf body."
             )
         upload = parsed.upload
-        quota = limit_for(caller.organization, "storage_bytes")
+        quota = limit_for(caller.organization, STORAGE_BYTES)
         used = storage_used(organization=caller.organization, environment=caller.environment)
         if used + upload.size > quota:  # checked again, under a lock, when storing
             raise ServiceError(
@@ -211,11 +211,11 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         if isinstance(body, HttpResponse):
             raise _Replay(body)
         if kind == ConversionJob.Kind.INSPECT:
-            record(raw, meter_consume(caller, "inspect"))
+            record(raw, meter_consume(caller, MeterName.INSPECT))
             if int(settings.SVCX_INSPECT_SAMPLE_PAGES):
-                meter_require(caller, "inspect_sample_pages")
+                meter_require(caller, MeterName.INSPECT_SAMPLE_PAGES)
         else:
-            record(raw, meter_consume(caller, "toc"))
+            record(raw, meter_consume(caller, MeterName.TOC))
         # The same members as /v1/convert (decisions.md 1): options are checked as for a
         # conversion (on inspect, `pages` chooses the sampled pages), metadata is echoed.
         parsed = parse_body(raw, body)
@@ -237,7 +237,7 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         if kind == ConversionJob.Kind.INSPECT:
             sampled = len((job.result or {}).get("pages", []))
             if sampled:
-                meter_consume(caller, "inspect_sample_pages", sampled, enforce=False)
+                meter_consume(caller, MeterName.INSPECT_SAMPLE_PAGES, sampled, enforce=False)
         return job, parsed
 
 

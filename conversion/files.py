@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.authentication import Caller
 from accounts.models import Organization
-from billing.limits import limit_for
+from billing.limits import STORAGE_BYTES, limit_for
 from conversion.models import StoredFile
 from conversion.store import Store, store
 from svcx.errors import ErrorCode, ServiceError, caller_text
@@ -51,7 +51,7 @@ def file_create(
     name = _blob_name(caller, sha256)
     with transaction.atomic():
         Organization.objects.select_for_update().get(pk=caller.org_id)
-        quota = limit_for(caller.organization, "storage_bytes")
+        quota = limit_for(caller.organization, STORAGE_BYTES)
         used = storage_used(organization=caller.organization, environment=caller.environment)
         already_stored = StoredFile.objects.filter(
             _live(caller.organization, caller.environment), sha256=sha256

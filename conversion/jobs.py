@@ -23,6 +23,7 @@ from django.utils import timezone
 from accounts.authentication import Caller
 from accounts.keyformat import Environment
 from billing.ledger import credits_capture, credits_release
+from billing.limits import MeterName
 from billing.meters import meter_consume, meter_require
 from billing.models import CreditHold
 from conversion.engine import ENGINE_VERSION
@@ -416,14 +417,14 @@ def _account_work(caller: Caller, job: ConversionJob) -> None:
     if job.started_at and job.finished_at and not job.credits_billed and not will_bill:
         seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
         if seconds:
-            meter_consume(caller, "unbilled_work", seconds, enforce=False)
+            meter_consume(caller, MeterName.UNBILLED_WORK, seconds, enforce=False)
     if job.kind == ConversionJob.Kind.CONVERT:
         code = (job.error or {}).get("code")
         if code in NO_TEXT_CODES or (job.result is not None and not job.result.get("text_chars")):
-            meter_consume(caller, "no_value_conversions", 1, enforce=False)
+            meter_consume(caller, MeterName.NO_VALUE_CONVERSIONS, 1, enforce=False)
 
 
-def work_require(caller: Caller, *meters: str) -> None:
+def work_require(caller: Caller, *meters: MeterName) -> None:
     """Refuse (429) before dispatch when a meter of work is already used up."""
     for name in meters:
         meter_require(caller, name)

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.keyformat import Environment
 from billing.ledger import credits_hold, credits_release, hold_renew
+from billing.limits import MeterName
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
@@ -226,8 +227,8 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
         )
     # The page meters count selected pages, known only now; they refuse before the hold.
     scope = OrgScope(organization=job.organization, environment=job.environment)
-    meter_consume(scope, "pages", len(pages))
-    meter_consume(scope, "new_account", len(pages))
+    meter_consume(scope, MeterName.PAGES, len(pages))
+    meter_consume(scope, MeterName.NEW_ACCOUNT, len(pages))
     credits_hold(
         organization=job.organization,
         environment=job.environment,

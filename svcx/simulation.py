@@ -10,14 +10,15 @@ from django.conf import settings
 from django.http import HttpRequest
 
 from accounts.authentication import Caller
+from billing.limits import MeterName
 from billing.meters import CONCURRENCY, METERS, MeterState
 from svcx.errors import ErrorCode, ServiceError, caller_text
 
 HEADER = "HTTP_X_SVCX_SIMULATE"
 
 
-def _rate_limited(meter_name: str, limit: int) -> dict[str, Any]:
-    meter = CONCURRENCY if meter_name == "concurrency" else METERS[meter_name]
+def _rate_limited(meter_name: MeterName, limit: int) -> dict[str, Any]:
+    meter = CONCURRENCY if meter_name == MeterName.CONCURRENCY else METERS[meter_name]
     error = MeterState(meter=meter, limit=limit, used=limit, reset_seconds=30).refusal()
     return {
         "message": error.message,
@@ -34,9 +35,9 @@ def _cases() -> dict[ErrorCode, dict[str, Any]]:
             "details": {"credits_required": 12, "credits_available": 3, "top_up_url": top_up}
         },
         ErrorCode.ACCOUNT_DELINQUENT: {"details": {"debt_credits": 250, "credits_required_to_resume": 250}},
-        ErrorCode.RATE_LIMIT_REQUESTS: _rate_limited("requests", int(settings.SVCX_LIMIT_REQUESTS_PER_MINUTE)),
-        ErrorCode.RATE_LIMIT_PAGES: _rate_limited("pages", int(settings.SVCX_LIMIT_PAGES_PER_MINUTE)),
-        ErrorCode.RATE_LIMIT_CONCURRENCY: _rate_limited("concurrency", int(settings.SVCX_LIMIT_CONCURRENCY)),
+        ErrorCode.RATE_LIMIT_REQUESTS: _rate_limited(MeterName.REQUESTS, int(settings.SVCX_LIMIT_REQUESTS_PER_MINUTE)),
+        ErrorCode.RATE_LIMIT_PAGES: _rate_limited(MeterName.PAGES, int(settings.SVCX_LIMIT_PAGES_PER_MINUTE)),
+        ErrorCode.RATE_LIMIT_CONCURRENCY: _rate_limited(MeterName.CONCURRENCY, int(settings.SVCX_LIMIT_CONCURRENCY)),
         ErrorCode.PDF_ENCRYPTED: {},
         ErrorCode.PDF_PASSWORD_INCORRECT: {},
         ErrorCode.PDF_CORRUPT: {},
