@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from accounts import services
+from accounts.keyformat import Environment
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from accounts.reports import REPORT_DAYS, key_activity_csv
 from accounts.scopes import ISSUED_SCOPES, PRESETS
@@ -141,11 +142,11 @@ class OrganizationAdmin(admin.ModelAdmin):
 
     @admin.display(description="live balance")
     def live_balance(self, obj: Organization) -> int:
-        return credits_get(organization=obj, environment="live").balance
+        return credits_get(organization=obj, environment=Environment.LIVE).balance
 
     @admin.display(description="credits (live)")
     def live_credits(self, obj: Organization) -> str:
-        credits = credits_get(organization=obj, environment="live")
+        credits = credits_get(organization=obj, environment=Environment.LIVE)
         return (
             f"balance {credits.balance:,} credits; held {credits.held:,} by requests in flight; "
             f"available {credits.available:,}"

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import caller_of
+from accounts.keyformat import Environment
 from accounts.scopes import ACCOUNT_READ
 from billing.limits import limits_of
 from billing.selectors import allowance_get, credits_get
@@ -21,7 +22,9 @@ AccountSerializer = inline_serializer(
         "id": serializers.CharField(help_text="Organization id, org_..."),
         "name": serializers.CharField(),
         "status": serializers.ChoiceField(["active", "suspended", "delinquent"]),
-        "environment": serializers.ChoiceField(["live", "test"], help_text="Environment of the calling key."),
+        "environment": serializers.ChoiceField(
+            [e.value for e in Environment], help_text="Environment of the calling key."
+        ),
         "api_key_id": serializers.CharField(),
         "credits": inline_serializer(
             "AccountCredits",

@@ -22,10 +22,11 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from accounts import keyformat
+from accounts.keyformat import Environment
 from accounts.models import ApiKey, Organization
 from accounts.scopes import effective_scopes
 from accounts.secrets import key_hash
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 
 WWW_AUTHENTICATE = 'Bearer realm="svcx", error="invalid_token"'
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -53,7 +54,7 @@ class Caller:
 
     @property
     def is_test(self) -> bool:
-        return self.api_key.environment == "test"
+        return self.api_key.environment == Environment.TEST
 
 
 def caller_of(request: Request) -> Caller:
@@ -85,7 +86,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         elsewhere = _key_sent_elsewhere(request._request)
         if elsewhere:
             raise ServiceError(
-                "missing_api_key",
+                ErrorCode.MISSING_API_KEY,
                 f"An API key was sent in {elsewhere}; keys are read only from the header "
                 "`Authorization: Bearer <API_KEY>`. Treat a key sent in a URL as exposed and rotate it.",
             )
@@ -93,16 +94,18 @@ class ApiKeyAuthentication(BaseAuthentication):
         scheme, _, credential = header.strip().partition(" ")
         credential = credential.strip()
         if scheme.lower() != "bearer" or not credential:
-            raise ServiceError("missing_api_key", "Send your API key in the header `Authorization: Bearer <API_KEY>`.")
+            raise ServiceError(
+                ErrorCode.MISSING_API_KEY, "Send your API key in the header `Authorization: Bearer <API_KEY>`."
+            )
         try:
             keyformat.parse(credential)
         except keyformat.KeyFormatError as exc:
             if exc.console_token:
                 raise ServiceError(
-                    "invalid_api_key",
+                    ErrorCode.INVALID_API_KEY,
                     "Console session tokens (svcx_cs_...) are not API keys. Create an API key and send that.",
                 ) from None
-            raise ServiceError("invalid_api_key", f"The API key is malformed: {exc}.") from None
+            raise ServiceError(ErrorCode.INVALID_API_KEY, f"The API key is malformed: {exc}.") from None
         api_key = (
             ApiKey.objects.select_related("organization", "replaced_by")
             .filter(key_hash=key_hash(credential))
@@ -110,10 +113,14 @@ class ApiKeyAuthentication(BaseAuthentication):
             .first()
         )
         if api_key is None:
-            raise ServiceError("invalid_api_key", "The API key is not known. Check that you copied the whole key.")
+            raise ServiceError(
+                ErrorCode.INVALID_API_KEY, "The API key is not known. Check that you copied the whole key."
+            )
         now = timezone.now()
         if api_key.revoked_at is not None:
-            raise ServiceError("revoked_api_key", f"The API key {api_key.hint} was revoked; revocation is permanent.")
+            raise ServiceError(
+                ErrorCode.REVOKED_API_KEY, f"The API key {api_key.hint} was revoked; revocation is permanent."
+            )
         if api_key.expires_at is not None and api_key.expires_at <= now:
             replacement = api_key.replaced_by
             if replacement is not None:
@@ -121,7 +128,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             else:
                 message = f"The API key {api_key.hint} has expired; create a new key."
             raise ServiceError(
-                "expired_api_key",
+                ErrorCode.EXPIRED_API_KEY,
                 message,
                 details={"replacement_hint": replacement.hint if replacement is not None else None},
             )
@@ -171,21 +178,23 @@ class CallerPolicy(BasePermission):
         caller = caller_of(request)
         organization = caller.organization
         if organization.suspended_at is not None:
-            raise ServiceError("account_suspended", "The organization is suspended; contact support.")
+            raise ServiceError(ErrorCode.ACCOUNT_SUSPENDED, "The organization is suspended; contact support.")
         allowlist = caller.api_key.ip_allowlist
         if allowlist and not ip_allowed(client_ip(request._request), allowlist):
-            raise ServiceError("ip_not_allowed", "The request comes from an address outside the key's IP allowlist.")
+            raise ServiceError(
+                ErrorCode.IP_NOT_ALLOWED, "The request comes from an address outside the key's IP allowlist."
+            )
         required = getattr(view, "method_scopes", {}).get(request.method) or getattr(view, "required_scope", None)
         if required is not None and required not in caller.scopes:
             raise ServiceError(
-                "insufficient_scope",
+                ErrorCode.INSUFFICIENT_SCOPE,
                 f"This endpoint requires the scope {required!r}, which the key {caller.api_key.hint} lacks.",
                 details={"required_scope": required, "key_scopes": sorted(caller.scopes)},
             )
         if getattr(view, "spends_credits", False) and organization.delinquent_debt is not None:
             debt = int(organization.delinquent_debt)
             raise ServiceError(
-                "account_delinquent",
+                ErrorCode.ACCOUNT_DELINQUENT,
                 "Spending is frozen while a dispute or chargeback is open; contact billing support.",
                 details={"debt_credits": debt, "credits_required_to_resume": debt},
             )

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django_ratelimit.decorators import ratelimit
 
 from accounts.authentication import client_ip
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 WINDOW_SECONDS = 60
 
@@ -23,7 +23,7 @@ class TooManyAttempts(ServiceError):
 
     def __init__(self) -> None:
         super().__init__(
-            "rate_limit_requests",
+            ErrorCode.RATE_LIMIT_REQUESTS,
             "Too many attempts from this address. Wait a minute, then try again.",
             retry_after_ms=WINDOW_SECONDS * 1000,
             details={"meter": "attempts_per_address"},

@@ -12,10 +12,17 @@ from __future__ import annotations
 import secrets
 import zlib
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 
-Environment = Literal["live", "test"]
-ENVIRONMENTS: tuple[Environment, ...] = ("live", "test")
+
+class Environment(StrEnum):
+    """Where a key works: live keys spend credits, test keys bill nothing and see their own data."""
+
+    LIVE = "live"
+    TEST = "test"
+
+
+ENVIRONMENTS: tuple[Environment, ...] = tuple(Environment)
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_SET = frozenset(BASE62)
@@ -86,4 +93,4 @@ def parse(key: str) -> ParsedKey:
         raise KeyFormatError("the random part must be 43 base62 characters")
     if not secrets.compare_digest(given_checksum, checksum(body)):
         raise KeyFormatError("the checksum does not match; the key was mistyped or altered")
-    return ParsedKey(environment=environment, random=random)
+    return ParsedKey(environment=Environment(environment), random=random)

@@ -6,9 +6,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from accounts.keyformat import Environment
 from svcx.ids import new_key_id, new_org_id
 
-ENVIRONMENT_CHOICES = [("live", "live"), ("test", "test")]
+ENVIRONMENT_CHOICES = [(e.value, e.value) for e in Environment]
 
 
 class Organization(models.Model):
@@ -93,7 +94,9 @@ class ApiKey(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["organization", "revoked_at", "expires_at"], name="apikey_org_active")]
         constraints = [
-            models.CheckConstraint(condition=Q(environment__in=["live", "test"]), name="apikey_environment_valid"),
+            models.CheckConstraint(
+                condition=Q(environment__in=[e.value for e in Environment]), name="apikey_environment_valid"
+            ),
         ]
 
     def __str__(self) -> str:

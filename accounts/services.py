@@ -345,7 +345,7 @@ def _mint_twin(old: ApiKey, *, created_by: Actor) -> MintedKey:
 def api_key_create(
     *,
     organization: Organization,
-    environment: Environment = "live",
+    environment: Environment = Environment.LIVE,
     name: str = "",
     project: str = "",
     preset: str | None = None,

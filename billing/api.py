@@ -16,6 +16,7 @@ from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry, UsageRecord
 from billing.selectors import ledger_list, usage_as_of, usage_daily_list, usage_records_list
 from svcx.api import ApiView
+from svcx.errors import ErrorCode
 from svcx.formats import iso, query_int, query_timestamp, refuse_unknown_query
 
 PAGINATION_PARAMETERS = [
@@ -104,7 +105,7 @@ class LedgerApi(ApiView):
     is the authoritative record of every credit movement."""
 
     required_scope = ACCOUNT_READ
-    error_codes = ("unknown_parameter", "invalid_parameter_type")
+    error_codes = (ErrorCode.UNKNOWN_PARAMETER, ErrorCode.INVALID_PARAMETER_TYPE)
 
     @extend_schema(summary="List ledger entries", parameters=PAGINATION_PARAMETERS, responses={200: LedgerList})
     def get(self, request: Request) -> Response:
@@ -150,7 +151,7 @@ class UsageRecordsApi(ApiView):
     the ledger by a few seconds."""
 
     required_scope = ACCOUNT_READ
-    error_codes = ("unknown_parameter", "invalid_parameter_type")
+    error_codes = (ErrorCode.UNKNOWN_PARAMETER, ErrorCode.INVALID_PARAMETER_TYPE)
 
     @extend_schema(
         summary="List usage records",
@@ -205,7 +206,7 @@ class UsageApi(ApiView):
     time the copy is up to date as of."""
 
     required_scope = ACCOUNT_READ
-    error_codes = ("unknown_parameter", "invalid_parameter_type")
+    error_codes = (ErrorCode.UNKNOWN_PARAMETER, ErrorCode.INVALID_PARAMETER_TYPE)
 
     @extend_schema(
         summary="Usage totals by day",

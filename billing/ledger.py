@@ -17,9 +17,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
+from accounts.keyformat import Environment
 from accounts.models import Organization
 from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 CREDITS_PER_PAGE = 1
 TEST_ALLOWANCE_PAGES = 5000
@@ -104,11 +105,11 @@ def credits_grant(
     if existing is not None:
         return existing
     with transaction.atomic():
-        balance = _locked_balance(organization, "live")
+        balance = _locked_balance(organization, Environment.LIVE)
         CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)
         return _append(
             organization=organization,
-            environment="live",
+            environment=Environment.LIVE,
             kind=LedgerEntry.Kind.GRANT,
             credits=credits,
             pages=0,
@@ -134,13 +135,13 @@ def credits_adjust(
     if kind == LedgerEntry.Kind.REFUND and credits <= 0:
         raise ValueError("a refund is a positive number of credits")
     with transaction.atomic():
-        balance = _locked_balance(organization, "live")
+        balance = _locked_balance(organization, Environment.LIVE)
         if balance.available + credits < 0:
             raise ValueError(f"the adjustment would take the available balance below zero ({balance.available})")
         CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)
         return _append(
             organization=organization,
-            environment="live",
+            environment=Environment.LIVE,
             kind=kind,
             credits=credits,
             pages=0,
@@ -177,15 +178,15 @@ def credits_hold(
     if existing is not None:
         return Hold(request_id=request_id, credits=existing.credits, pages=existing.pages)
     lease = timezone.now() + timedelta(seconds=lease_seconds or settings.SVCX_HOLD_LEASE_SECONDS)
-    credits = 0 if environment == "test" else pages * CREDITS_PER_PAGE
+    credits = 0 if environment == Environment.TEST else pages * CREDITS_PER_PAGE
     with transaction.atomic():
         balance = _locked_balance(organization, environment)
-        if environment == "test":
+        if environment == Environment.TEST:
             allowance = _locked_allowance(organization, _month_start(timezone.now()))
             remaining = TEST_ALLOWANCE_PAGES - allowance.used - allowance.held
             if pages > remaining:
                 raise ServiceError(
-                    "insufficient_credits",
+                    ErrorCode.INSUFFICIENT_CREDITS,
                     f"The request selects {pages} pages but the monthly test allowance has {max(remaining, 0)} left.",
                     details={
                         "credits_required": pages,
@@ -198,7 +199,7 @@ def credits_hold(
             TestAllowance.objects.filter(pk=allowance.pk).update(held=F("held") + pages)
         elif balance.available < credits:
             raise ServiceError(
-                "insufficient_credits",
+                ErrorCode.INSUFFICIENT_CREDITS,
                 f"The request needs {credits} credits but {balance.available} are available.",
                 details={
                     "credits_required": credits,
@@ -240,11 +241,11 @@ def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
         if hold is None or hold.status != CreditHold.Status.HELD:
             return hold
         pages_billed = max(0, min(pages_billed, hold.pages))
-        credits_billed = 0 if hold.environment == "test" else pages_billed * CREDITS_PER_PAGE
+        credits_billed = 0 if hold.environment == Environment.TEST else pages_billed * CREDITS_PER_PAGE
         released = hold.credits - credits_billed
         organization = hold.organization
         balance = _locked_balance(organization, hold.environment)
-        if hold.environment == "test":
+        if hold.environment == Environment.TEST:
             allowance = _locked_allowance(organization, _month_start(hold.created_at))
             TestAllowance.objects.filter(pk=allowance.pk).update(
                 held=F("held") - hold.pages, used=F("used") + pages_billed
@@ -292,7 +293,7 @@ def credits_capture(*, request_id: str, pages: int) -> int:
     settled = _settle(request_id=request_id, pages_billed=pages)
     if settled is None or settled.status != CreditHold.Status.CAPTURED:
         return 0
-    return 0 if settled.environment == "test" else max(0, min(pages, settled.pages)) * CREDITS_PER_PAGE
+    return 0 if settled.environment == Environment.TEST else max(0, min(pages, settled.pages)) * CREDITS_PER_PAGE
 
 
 def capture_refund(*, request_id: str, reason: str) -> int:
@@ -313,7 +314,7 @@ def capture_refund(*, request_id: str, reason: str) -> int:
             return 0
         credits = -capture.credits
         balance = _locked_balance(hold.organization, hold.environment)
-        if hold.environment == "test":
+        if hold.environment == Environment.TEST:
             allowance = _locked_allowance(hold.organization, _month_start(hold.created_at))
             TestAllowance.objects.filter(pk=allowance.pk).update(used=F("used") - capture.pages)
         CreditBalance.objects.filter(pk=balance.pk).update(balance=F("balance") + credits)

@@ -3,6 +3,7 @@ overrides stored on the organization."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -10,24 +11,45 @@ from django.conf import settings
 if TYPE_CHECKING:
     from accounts.models import Organization
 
-# meter name -> settings attribute holding its default
+
+class MeterName(StrEnum):
+    """Every rate-limit meter; each meter's limit has the meter's name. `billing.meters.METERS`
+    describes each one (window, error code, header)."""
+
+    REQUESTS = "requests"
+    PAGES = "pages"
+    CONCURRENCY = "concurrency"
+    UPLOADS = "uploads"
+    INSPECT = "inspect"
+    INSPECT_SAMPLE_PAGES = "inspect_sample_pages"
+    TOC = "toc"
+    NO_VALUE_CONVERSIONS = "no_value_conversions"
+    UNBILLED_WORK = "unbilled_work"
+    NEW_ACCOUNT = "new_account"
+
+
+# A limit that is a quota, not a meter.
+STORAGE_BYTES = "storage_bytes"
+
+# limit name -> settings attribute holding its default
 _DEFAULT_SETTINGS: dict[str, str] = {
-    "requests": "SVCX_LIMIT_REQUESTS_PER_MINUTE",
-    "pages": "SVCX_LIMIT_PAGES_PER_MINUTE",
-    "concurrency": "SVCX_LIMIT_CONCURRENCY",
-    "uploads": "SVCX_LIMIT_UPLOAD_BYTES_PER_MINUTE",
-    "inspect": "SVCX_LIMIT_INSPECT_PER_MINUTE",
-    "inspect_sample_pages": "SVCX_LIMIT_INSPECT_SAMPLE_PAGES_PER_DAY",
-    "toc": "SVCX_LIMIT_TOC_PER_MINUTE",
-    "no_value_conversions": "SVCX_LIMIT_NO_VALUE_CONVERSIONS_PER_HOUR",
-    "unbilled_work": "SVCX_LIMIT_UNBILLED_WORK_SECONDS_PER_HOUR",
-    "new_account": "SVCX_LIMIT_NEW_ACCOUNT_PAGES_PER_DAY",
-    "storage_bytes": "SVCX_STORAGE_QUOTA_BYTES",
+    MeterName.REQUESTS: "SVCX_LIMIT_REQUESTS_PER_MINUTE",
+    MeterName.PAGES: "SVCX_LIMIT_PAGES_PER_MINUTE",
+    MeterName.CONCURRENCY: "SVCX_LIMIT_CONCURRENCY",
+    MeterName.UPLOADS: "SVCX_LIMIT_UPLOAD_BYTES_PER_MINUTE",
+    MeterName.INSPECT: "SVCX_LIMIT_INSPECT_PER_MINUTE",
+    MeterName.INSPECT_SAMPLE_PAGES: "SVCX_LIMIT_INSPECT_SAMPLE_PAGES_PER_DAY",
+    MeterName.TOC: "SVCX_LIMIT_TOC_PER_MINUTE",
+    MeterName.NO_VALUE_CONVERSIONS: "SVCX_LIMIT_NO_VALUE_CONVERSIONS_PER_HOUR",
+    MeterName.UNBILLED_WORK: "SVCX_LIMIT_UNBILLED_WORK_SECONDS_PER_HOUR",
+    MeterName.NEW_ACCOUNT: "SVCX_LIMIT_NEW_ACCOUNT_PAGES_PER_DAY",
+    STORAGE_BYTES: "SVCX_STORAGE_QUOTA_BYTES",
 }
-LIMIT_NAMES = frozenset(_DEFAULT_SETTINGS)
+# Plain strings: the names are compared with and shown beside what operators type.
+LIMIT_NAMES: frozenset[str] = frozenset(str(name) for name in _DEFAULT_SETTINGS)
 
 
-def limit_for(organization: Organization, name: str) -> int:
+def limit_for(organization: Organization, name: MeterName | str) -> int:
     """The organization's override of `name`, else the default from settings."""
     override = (organization.limits or {}).get(name)
     if isinstance(override, int) and not isinstance(override, bool):

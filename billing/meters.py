@@ -21,8 +21,8 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from accounts.models import Organization
-from billing.limits import limit_for
-from svcx.errors import ServiceError
+from billing.limits import MeterName, limit_for
+from svcx.errors import ErrorCode, ServiceError
 from svcx.redis import redis_client
 
 logger = logging.getLogger("svcx.meters")
@@ -51,28 +51,36 @@ class OrgScope:
 
 @dataclass(frozen=True)
 class Meter:
-    name: str
-    code: str
-    limit_name: str
-    window: int  # seconds
-    header: str | None  # the <meter> of the x-ratelimit-* headers, when reported
+    """A meter: its name (also the name of its limit), the code a refusal answers, its window
+    and whether the x-ratelimit-* headers report it."""
+
+    name: MeterName
+    code: ErrorCode
+    window: int  # seconds; 0 for the concurrency meter, which holds leases, not a window
+    reported: bool
+
+    @property
+    def header(self) -> str | None:
+        """The <meter> of the x-ratelimit-* headers, when reported."""
+        return self.name.value if self.reported else None
 
 
-METERS: dict[str, Meter] = {
+# The windowed meters; the concurrency meter is apart (leases in a sorted set).
+METERS: dict[MeterName, Meter] = {
     m.name: m
     for m in (
-        Meter("requests", "rate_limit_requests", "requests", 60, "requests"),
-        Meter("pages", "rate_limit_pages", "pages", 60, "pages"),
-        Meter("uploads", "rate_limit_uploads", "uploads", 60, "uploads"),
-        Meter("inspect", "rate_limit_inspect", "inspect", 60, "inspect"),
-        Meter("inspect_sample_pages", "rate_limit_inspect", "inspect_sample_pages", 86400, None),
-        Meter("toc", "rate_limit_toc", "toc", 60, "toc"),
-        Meter("no_value_conversions", "rate_limit_no_value_conversions", "no_value_conversions", 3600, None),
-        Meter("unbilled_work", "rate_limit_unbilled_work", "unbilled_work", 3600, None),
-        Meter("new_account", "rate_limit_new_account", "new_account", 86400, None),
+        Meter(MeterName.REQUESTS, ErrorCode.RATE_LIMIT_REQUESTS, 60, reported=True),
+        Meter(MeterName.PAGES, ErrorCode.RATE_LIMIT_PAGES, 60, reported=True),
+        Meter(MeterName.UPLOADS, ErrorCode.RATE_LIMIT_UPLOADS, 60, reported=True),
+        Meter(MeterName.INSPECT, ErrorCode.RATE_LIMIT_INSPECT, 60, reported=True),
+        Meter(MeterName.INSPECT_SAMPLE_PAGES, ErrorCode.RATE_LIMIT_INSPECT, 86400, reported=False),
+        Meter(MeterName.TOC, ErrorCode.RATE_LIMIT_TOC, 60, reported=True),
+        Meter(MeterName.NO_VALUE_CONVERSIONS, ErrorCode.RATE_LIMIT_NO_VALUE_CONVERSIONS, 3600, reported=False),
+        Meter(MeterName.UNBILLED_WORK, ErrorCode.RATE_LIMIT_UNBILLED_WORK, 3600, reported=False),
+        Meter(MeterName.NEW_ACCOUNT, ErrorCode.RATE_LIMIT_NEW_ACCOUNT, 86400, reported=False),
     )
 }
-CONCURRENCY = Meter("concurrency", "rate_limit_concurrency", "concurrency", 0, "concurrency")
+CONCURRENCY = Meter(MeterName.CONCURRENCY, ErrorCode.RATE_LIMIT_CONCURRENCY, 0, reported=True)
 NEW_ACCOUNT_AGE = timedelta(days=7)
 
 
@@ -142,22 +150,20 @@ def _window(meter: Meter) -> tuple[int, float]:
     return index, (index + 1) * meter.window - now
 
 
-def applies(caller: Scope, name: str) -> bool:
-    if name == "new_account":
+def applies(caller: Scope, name: MeterName) -> bool:
+    if name == MeterName.NEW_ACCOUNT:
         return timezone.now() - caller.organization.created_at < NEW_ACCOUNT_AGE
     return True
 
 
-def meter_peek(caller: Scope, name: str) -> MeterState:
+def meter_peek(caller: Scope, name: MeterName) -> MeterState:
     meter = METERS[name]
     index, reset = _window(meter)
     used = _read(_key(caller, meter, index))
-    return MeterState(
-        meter=meter, limit=limit_for(caller.organization, meter.limit_name), used=used, reset_seconds=reset
-    )
+    return MeterState(meter=meter, limit=limit_for(caller.organization, meter.name), used=used, reset_seconds=reset)
 
 
-def record_peek(raw: Any, caller: Scope, name: str) -> None:
+def record_peek(raw: Any, caller: Scope, name: MeterName) -> None:
     """Remember a meter's state for the response headers, if Redis can tell it now: after the
     work is done, a Redis fault must not turn the answer into an error."""
     try:
@@ -168,7 +174,7 @@ def record_peek(raw: Any, caller: Scope, name: str) -> None:
     record(raw, state)
 
 
-def meter_require(caller: Scope, name: str, amount: int = 1) -> MeterState:
+def meter_require(caller: Scope, name: MeterName, amount: int = 1) -> MeterState:
     """Refuse (429) when `amount` more would exceed the meter; consumes nothing."""
     state = meter_peek(caller, name)
     if applies(caller, name) and state.used + amount > state.limit:
@@ -176,11 +182,11 @@ def meter_require(caller: Scope, name: str, amount: int = 1) -> MeterState:
     return state
 
 
-def meter_consume(caller: Scope, name: str, amount: int = 1, *, enforce: bool = True) -> MeterState:
+def meter_consume(caller: Scope, name: MeterName, amount: int = 1, *, enforce: bool = True) -> MeterState:
     """Count `amount` against the meter; with `enforce`, a count over the limit is taken back
     and refused with 429."""
     meter = METERS[name]
-    limit = limit_for(caller.organization, meter.limit_name)
+    limit = limit_for(caller.organization, meter.name)
     index, reset = _window(meter)
     if not applies(caller, name):
         return MeterState(meter=meter, limit=limit, used=0, reset_seconds=reset)
@@ -238,7 +244,7 @@ def _concurrency_key(caller: Scope) -> str:
 
 def concurrency_acquire(caller: Scope, request_id: str) -> MeterState:
     """Take an in-flight slot for the request (429 `rate_limit_concurrency` when none is free)."""
-    limit = limit_for(caller.organization, "concurrency")
+    limit = limit_for(caller.organization, MeterName.CONCURRENCY)
     client = redis_client()
     now = time.time()
     if client is None:  # embedded default: a single machine, counted approximately in the cache
@@ -274,7 +280,7 @@ def concurrency_release(caller: Scope, request_id: str) -> None:
 
 def record(raw: Any, state: MeterState) -> None:
     """Remember a meter's state for the response headers."""
-    states: dict[str, MeterState] = getattr(raw, "svcx_meters", None) or {}
+    states: dict[MeterName, MeterState] = getattr(raw, "svcx_meters", None) or {}
     states[state.meter.name] = state
     raw.svcx_meters = states
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
 from billing.models import CreditBalance, LedgerEntry, TestAllowance, UsageDaily, UsageRecord, UsageWatermark
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 from svcx.ids import is_id
 
 
@@ -59,7 +59,7 @@ def _after_cursor(queryset: QuerySet, cursor: str | None, prefix: str) -> QueryS
     anchor = queryset.filter(pk=cursor).values("created_at", "pk").first() if is_id(cursor, prefix) else None
     if anchor is None:
         raise ServiceError(
-            "invalid_parameter_type",
+            ErrorCode.INVALID_PARAMETER_TYPE,
             f"`starting_after` must be the id of a row of this list ({prefix}_...); "
             f"{caller_text(cursor)!r} is not. Use the `id` of the last row of the previous page.",
             param="starting_after",
@@ -97,7 +97,7 @@ def usage_records_list(
     if api_key_id:
         if not is_id(api_key_id, "key"):
             raise ServiceError(
-                "invalid_parameter_type",
+                ErrorCode.INVALID_PARAMETER_TYPE,
                 f"`api_key_id` must be a key id (key_...); {caller_text(api_key_id)!r} is not.",
                 param="api_key_id",
             )

@@ -10,7 +10,8 @@ from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.utils import timezone
 
-from accounts.models import Membership
+from accounts.keyformat import Environment
+from accounts.models import ENVIRONMENT_CHOICES, Membership
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.services import OVERLAPS
 from billing.models import LedgerEntry
@@ -110,7 +111,7 @@ class KeyCreateForm(_KeySettingsForm):
     nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
     name = forms.CharField(max_length=200, required=False)
     project = forms.CharField(max_length=200, required=False)
-    environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], initial="live")
+    environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, initial=Environment.LIVE.value)
     preset = forms.ChoiceField(choices=PRESET_CHOICES, initial="full", widget=forms.RadioSelect)
     field_order = ["name", "project", "environment", "preset", "scopes", "ip_allowlist", "expires_on", "nonce"]
 
@@ -166,7 +167,7 @@ class RotateForm(forms.Form):
 
 
 class StatementForm(forms.Form):
-    environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], required=False)
+    environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, required=False)
     kind = forms.ChoiceField(choices=[("", "every kind"), *LedgerEntry.Kind.choices], required=False)
     api_key_id = forms.CharField(required=False, max_length=40, label="Key id")
     start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
@@ -176,7 +177,7 @@ class StatementForm(forms.Form):
 class UsageRecordsForm(forms.Form):
     """The filters of GET /v1/usage/records: environment (the key's, there), start, end, key."""
 
-    environment = forms.ChoiceField(choices=[("live", "live"), ("test", "test")], required=False)
+    environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, required=False)
     start = forms.DateTimeField(required=False, label="Start (UTC)")
     end = forms.DateTimeField(required=False, label="End (UTC, exclusive)")
     api_key_id = forms.CharField(required=False, max_length=40, label="Key id")

@@ -10,6 +10,7 @@ from django.db.models import Count, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from accounts.keyformat import Environment
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry, UsageRecord
 from console.models import Invitation
@@ -61,7 +62,7 @@ def stored_file_list(*, organization: Organization) -> QuerySet[StoredFile]:
 
 @dataclass(frozen=True)
 class StatementFilter:
-    environment: str = "live"
+    environment: str = Environment.LIVE
     kind: str = ""
     api_key_id: str = ""
     start: date | None = None

@@ -21,7 +21,7 @@ from console.models import ConsoleSession, Invitation
 from console.permissions import grants_role, manages_organization
 from conversion.files import file_delete
 from conversion.models import StoredFile
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def stored_file_remove(*, organization: Organization, file_id: str, actor: Any) 
     and audit it. Raises ServiceError `file_not_found` for a file that is not the organization's."""
     record = StoredFile.objects.filter(organization=organization, pk=file_id).first()
     if record is None:
-        raise ServiceError("file_not_found", f"No file {file_id!r} exists for this organization.")
+        raise ServiceError(ErrorCode.FILE_NOT_FOUND, f"No file {file_id!r} exists for this organization.")
     with transaction.atomic():
         deleted = file_delete(organization=organization, environment=record.environment, file_id=record.id)
         audit_record(actor=actor, action="file.delete", organization=organization, target=record.id)

@@ -30,6 +30,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.guards import per_address
+from accounts.keyformat import Environment
 from accounts.models import Membership
 from accounts.reports import REPORT_DAYS, key_activity_csv
 from accounts.scopes import ScopeError
@@ -196,8 +197,8 @@ def spending(request: HttpRequest, membership: Membership) -> HttpResponse:
         request,
         membership,
         "spending.html",
-        live=credits_get(organization=organization, environment="live"),
-        test=credits_get(organization=organization, environment="test"),
+        live=credits_get(organization=organization, environment=Environment.LIVE),
+        test=credits_get(organization=organization, environment=Environment.TEST),
         allowance=allowance_get(organization=organization),
         chart=charts.stacked_bars(days=days, series=series, unit=metric),
         metric=metric,
@@ -211,7 +212,7 @@ def spending(request: HttpRequest, membership: Membership) -> HttpResponse:
 def _statement_filter(form: forms.StatementForm) -> selectors.StatementFilter:
     data = form.cleaned_data if form.is_valid() else {}
     return selectors.StatementFilter(
-        environment=data.get("environment") or "live",
+        environment=data.get("environment") or Environment.LIVE,
         kind=data.get("kind") or "",
         api_key_id=(data.get("api_key_id") or "").strip(),
         start=data.get("start"),
@@ -275,7 +276,7 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
         try:
             rows, has_more = usage_records_list(
                 organization=membership.organization,
-                environment=data["environment"] or "live",
+                environment=data["environment"] or Environment.LIVE,
                 limit=50,
                 starting_after=data["starting_after"] or None,
                 start=data["start"],

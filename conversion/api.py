@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import Caller, caller_of
 from accounts.scopes import CONVERT
+from billing.limits import MeterName
 from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
@@ -25,7 +26,7 @@ from conversion.requests import debug_check, idempotent_body, in_flight, resolve
 from conversion.serializers import ElementSerializer
 from conversion.store import Source
 from svcx.api import ApiView
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 from svcx.formats import refuse_unknown_query
 from svcx.metrics import result_cache_count
 
@@ -71,23 +72,23 @@ ConversionSerializer = inline_serializer(
     },
 )
 
-CONVERT_ERRORS = (
+CONVERT_ERRORS: tuple[ErrorCode, ...] = (
     *INTAKE_ERRORS,
-    *sorted(ENGINE_ERROR_CODES),
-    "metadata_too_large",
-    "unsupported_accept",
-    "too_many_pages",
-    "unsupported_option_value",
-    "ocr_not_available",
-    "debug_not_permitted",
-    "insufficient_credits",
-    "account_delinquent",
-    "conversion_timeout",
-    "bad_request",
-    "rate_limit_pages",
-    "rate_limit_no_value_conversions",
-    "rate_limit_unbilled_work",
-    "rate_limit_new_account",
+    *sorted(ErrorCode(code) for code in ENGINE_ERROR_CODES),
+    ErrorCode.METADATA_TOO_LARGE,
+    ErrorCode.UNSUPPORTED_ACCEPT,
+    ErrorCode.TOO_MANY_PAGES,
+    ErrorCode.UNSUPPORTED_OPTION_VALUE,
+    ErrorCode.OCR_NOT_AVAILABLE,
+    ErrorCode.DEBUG_NOT_PERMITTED,
+    ErrorCode.INSUFFICIENT_CREDITS,
+    ErrorCode.ACCOUNT_DELINQUENT,
+    ErrorCode.CONVERSION_TIMEOUT,
+    ErrorCode.BAD_REQUEST,
+    ErrorCode.RATE_LIMIT_PAGES,
+    ErrorCode.RATE_LIMIT_NO_VALUE_CONVERSIONS,
+    ErrorCode.RATE_LIMIT_UNBILLED_WORK,
+    ErrorCode.RATE_LIMIT_NEW_ACCOUNT,
 )
 
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
@@ -303,7 +304,9 @@ class ConvertApi(ApiView):
                 cached=True,
                 parsed=parsed,
             )
-        work_require(caller, "pages", "new_account", "no_value_conversions", "unbilled_work")
+        work_require(
+            caller, MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK
+        )
         try:
             job = job_execute(
                 raw=raw,
@@ -315,7 +318,7 @@ class ConvertApi(ApiView):
                 debug=parsed.debug,
             )
         finally:
-            record_peek(raw, caller, "pages")
+            record_peek(raw, caller, MeterName.PAGES)
         # The capture, just before the 200 leaves; an error after it is refunded.
         job, payload = job_deliver(raw=raw, job=job)
         return _render(
@@ -393,14 +396,14 @@ class EnginesApi(ApiView):
 class EngineDetailApi(ApiView):
     """One engine by identifier; an unknown identifier is 404 `engine_not_found`."""
 
-    error_codes = ("engine_not_found",)
+    error_codes = (ErrorCode.ENGINE_NOT_FOUND,)
 
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
         refuse_unknown_query(request.query_params, set())
         if engine_id != engine.ENGINE_ID:
             raise ServiceError(
-                "engine_not_found",
+                ErrorCode.ENGINE_NOT_FOUND,
                 f"No engine {caller_text(engine_id)!r}; GET /v1/engines lists them.",
                 param="engine_id",
             )

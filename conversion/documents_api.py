@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from accounts.authentication import Caller, caller_of
 from accounts.scopes import FILES_READ, FILES_WRITE, INSPECT
-from billing.limits import limit_for
+from billing.limits import STORAGE_BYTES, MeterName, limit_for
 from billing.meters import meter_consume, meter_require, record
 from conversion import engine
 from conversion.api import (
@@ -31,18 +31,18 @@ from conversion.options import validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
 from conversion.store import Source
 from svcx.api import ApiView
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.formats import iso, refuse_unknown_query
 
-DOCUMENT_ERRORS = (
-    "pdf_invalid",
-    "pdf_corrupt",
-    "pdf_read_error",
-    "pdf_parse_failed",
-    "pdf_password_incorrect",
-    "pdf_unsupported_security",
-    "pdf_too_complex",
-    "pdf_no_pages",
+DOCUMENT_ERRORS: tuple[ErrorCode, ...] = (
+    ErrorCode.PDF_INVALID,
+    ErrorCode.PDF_CORRUPT,
+    ErrorCode.PDF_READ_ERROR,
+    ErrorCode.PDF_PARSE_FAILED,
+    ErrorCode.PDF_PASSWORD_INCORRECT,
+    ErrorCode.PDF_UNSUPPORTED_SECURITY,
+    ErrorCode.PDF_TOO_COMPLEX,
+    ErrorCode.PDF_NO_PAGES,
 )
 
 # One serializer for the record wherever it is answered: field instances cannot be shared
@@ -81,7 +81,7 @@ class FileCreateApi(ApiView):
     7 days. The upload must complete within 20 seconds of its first byte."""
 
     required_scope = FILES_WRITE
-    error_codes = (*INTAKE_ERRORS, "storage_quota_exceeded", "pdf_invalid")
+    error_codes = (*INTAKE_ERRORS, ErrorCode.STORAGE_QUOTA_EXCEEDED, ErrorCode.PDF_INVALID)
 
     @extend_schema(
         summary="Upload a file",
@@ -107,14 +107,14 @@ class FileCreateApi(ApiView):
     def _store(self, caller: Caller, raw: HttpRequest, parsed: ParsedBody) -> Response:
         if parsed.upload is None:
             raise ServiceError(
-                "missing_source", "Upload the PDF bytes: a multipart `file` part or an application/pdf body."
+                ErrorCode.MISSING_SOURCE, "Upload the PDF bytes: a multipart `file` part or an application/pdf body."
             )
         upload = parsed.upload
-        quota = limit_for(caller.organization, "storage_bytes")
+        quota = limit_for(caller.organization, STORAGE_BYTES)
         used = storage_used(organization=caller.organization, environment=caller.environment)
         if used + upload.size > quota:  # checked again, under a lock, when storing
             raise ServiceError(
-                "storage_quota_exceeded",
+                ErrorCode.STORAGE_QUOTA_EXCEEDED,
                 f"Storing {upload.size} bytes would exceed the {quota}-byte storage quota ({used} used). "
                 "Delete files you no longer need.",
                 details={"quota_bytes": quota, "used_bytes": used, "needed_bytes": upload.size},
@@ -141,7 +141,12 @@ class FileDetailApi(ApiView):
     """Read (scope files:read) or delete (scope files:write) a stored file. A file of another
     organization or environment is 404 `file_not_found`; one past retention is 410 `file_expired`."""
 
-    error_codes = ("file_not_found", "file_expired", "idempotency_conflict", "idempotency_in_progress")
+    error_codes = (
+        ErrorCode.FILE_NOT_FOUND,
+        ErrorCode.FILE_EXPIRED,
+        ErrorCode.IDEMPOTENCY_CONFLICT,
+        ErrorCode.IDEMPOTENCY_IN_PROGRESS,
+    )
 
     method_scopes = {"GET": FILES_READ, "HEAD": FILES_READ, "DELETE": FILES_WRITE}
 
@@ -206,11 +211,11 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         if isinstance(body, HttpResponse):
             raise _Replay(body)
         if kind == ConversionJob.Kind.INSPECT:
-            record(raw, meter_consume(caller, "inspect"))
+            record(raw, meter_consume(caller, MeterName.INSPECT))
             if int(settings.SVCX_INSPECT_SAMPLE_PAGES):
-                meter_require(caller, "inspect_sample_pages")
+                meter_require(caller, MeterName.INSPECT_SAMPLE_PAGES)
         else:
-            record(raw, meter_consume(caller, "toc"))
+            record(raw, meter_consume(caller, MeterName.TOC))
         # The same members as /v1/convert (decisions.md 1): options are checked as for a
         # conversion (on inspect, `pages` chooses the sampled pages), metadata is echoed.
         parsed = parse_body(raw, body)
@@ -232,7 +237,7 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         if kind == ConversionJob.Kind.INSPECT:
             sampled = len((job.result or {}).get("pages", []))
             if sampled:
-                meter_consume(caller, "inspect_sample_pages", sampled, enforce=False)
+                meter_consume(caller, MeterName.INSPECT_SAMPLE_PAGES, sampled, enforce=False)
         return job, parsed
 
 
@@ -307,7 +312,7 @@ class InspectApi(ApiView):
     conversion and `pages` chooses the sampled pages; `metadata` is echoed."""
 
     required_scope = INSPECT
-    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, "rate_limit_inspect")
+    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, ErrorCode.RATE_LIMIT_INSPECT)
 
     @extend_schema(
         summary="Inspect a PDF",
@@ -349,7 +354,7 @@ class TocApi(ApiView):
     from destinations and named destinations; empty when the document has none. Bills nothing."""
 
     required_scope = INSPECT
-    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, "pdf_encrypted", "rate_limit_toc")
+    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, ErrorCode.PDF_ENCRYPTED, ErrorCode.RATE_LIMIT_TOC)
 
     @extend_schema(
         summary="Read the table of contents",

@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from accounts.authentication import Caller
 from accounts.models import Organization
-from billing.limits import limit_for
+from billing.limits import STORAGE_BYTES, limit_for
 from conversion.models import StoredFile
 from conversion.store import Store, store
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 from svcx.ids import is_id
 
 
@@ -51,7 +51,7 @@ def file_create(
     name = _blob_name(caller, sha256)
     with transaction.atomic():
         Organization.objects.select_for_update().get(pk=caller.org_id)
-        quota = limit_for(caller.organization, "storage_bytes")
+        quota = limit_for(caller.organization, STORAGE_BYTES)
         used = storage_used(organization=caller.organization, environment=caller.environment)
         already_stored = StoredFile.objects.filter(
             _live(caller.organization, caller.environment), sha256=sha256
@@ -59,7 +59,7 @@ def file_create(
         needed = 0 if already_stored else size
         if used + needed > quota:
             raise ServiceError(
-                "storage_quota_exceeded",
+                ErrorCode.STORAGE_QUOTA_EXCEEDED,
                 f"Storing this file needs {needed} bytes but only {max(quota - used, 0)} of the {quota}-byte quota "
                 "are free. "
                 "Delete files you no longer need; files also expire after their retention window.",
@@ -95,13 +95,13 @@ def _file_of(*, organization_id: str, environment: str, file_id: str) -> StoredF
     )
     if record is None or record.deleted_at is not None:
         raise ServiceError(
-            "file_not_found",
+            ErrorCode.FILE_NOT_FOUND,
             f"No file {caller_text(file_id)!r} exists for this organization and environment.",
             param="file_id",
         )
     if record.purged_at is not None or record.expires_at <= timezone.now():
         raise ServiceError(
-            "file_expired",
+            ErrorCode.FILE_EXPIRED,
             f"The file {record.id} passed its retention window on {record.expires_at:%Y-%m-%d %H:%M} UTC; "
             "upload it again.",
             param="file_id",

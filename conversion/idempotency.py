@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from accounts.authentication import Caller
 from conversion.models import IdempotencyRecord
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.handlers import request_id_of
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
@@ -38,7 +38,7 @@ def idempotency_key_of(request: HttpRequest) -> str | None:
         return None
     if not 1 <= len(key) <= 255 or not all(" " <= ch <= "~" for ch in key):
         raise ServiceError(
-            "invalid_parameter_type",
+            ErrorCode.INVALID_PARAMETER_TYPE,
             "Idempotency-Key must be 1 to 255 printable ASCII characters.",
             param="Idempotency-Key",
         )
@@ -78,7 +78,7 @@ _CLAIM_ATTEMPTS = 3
 
 def _in_progress(original_request_id: str) -> ServiceError:
     return ServiceError(
-        "idempotency_in_progress",
+        ErrorCode.IDEMPOTENCY_IN_PROGRESS,
         "The first request with this Idempotency-Key is still running; retry after Retry-After.",
         retry_after_ms=1000,
         headers={"Retry-After": "1"},
@@ -128,7 +128,7 @@ def _claim_or_answer(*, scope: dict[str, str], fingerprint_: str, request: HttpR
             return None
         if record.fingerprint != fingerprint_:
             raise ServiceError(
-                "idempotency_conflict",
+                ErrorCode.IDEMPOTENCY_CONFLICT,
                 "This Idempotency-Key was used for a different request (method, path, query, body or Accept differ). "
                 "Use a new key for a new request.",
                 param="Idempotency-Key",
@@ -137,7 +137,7 @@ def _claim_or_answer(*, scope: dict[str, str], fingerprint_: str, request: HttpR
         if record.completed:
             if record.body is None or (record.completed_at and record.completed_at < now - RESPONSE_LIFETIME):
                 raise ServiceError(
-                    "result_expired",
+                    ErrorCode.RESULT_EXPIRED,
                     "The response stored for this Idempotency-Key is older than 24 hours and no longer kept. "
                     "Send the request again with a new key.",
                     details={"original_request_id": record.request_id},
@@ -154,7 +154,7 @@ def _claim_or_answer(*, scope: dict[str, str], fingerprint_: str, request: HttpR
 
 def _storable(response: HttpResponse) -> bool:
     code = getattr(response, "svcx_error_code", None)
-    return not (response.status_code == 429 or response.status_code >= 500 or code == "idempotency_in_progress")
+    return not (response.status_code == 429 or response.status_code >= 500 or code == ErrorCode.IDEMPOTENCY_IN_PROGRESS)
 
 
 def idempotency_release(claim: Claim) -> None:

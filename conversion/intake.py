@@ -31,7 +31,7 @@ from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from gunicorn.http.errors import ParseException as HttpParseError
 
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 
 CHUNK = 64 * 1024
 MULTIPART = "multipart/form-data"
@@ -49,26 +49,26 @@ JSON_BODY_LIMIT = 256 * 1024
 # The errors every endpoint that takes a document in the request can answer (for the
 # OpenAPI description): the request shape, the body limits, idempotency, a stored source,
 # the fleet, and the meters every upload passes.
-INTAKE_ERRORS = (
-    "malformed_json",
-    "multipart_malformed",
-    "missing_source",
-    "multiple_sources",
-    "unsupported_source_type",
-    "unknown_parameter",
-    "invalid_parameter_type",
-    "query_options_not_allowed",
-    "unsupported_content_type",
-    "file_too_large",
-    "request_timeout",
-    "idempotency_conflict",
-    "idempotency_in_progress",
-    "result_expired",
-    "file_not_found",
-    "file_expired",
-    "overloaded",
-    "rate_limit_concurrency",
-    "rate_limit_uploads",
+INTAKE_ERRORS: tuple[ErrorCode, ...] = (
+    ErrorCode.MALFORMED_JSON,
+    ErrorCode.MULTIPART_MALFORMED,
+    ErrorCode.MISSING_SOURCE,
+    ErrorCode.MULTIPLE_SOURCES,
+    ErrorCode.UNSUPPORTED_SOURCE_TYPE,
+    ErrorCode.UNKNOWN_PARAMETER,
+    ErrorCode.INVALID_PARAMETER_TYPE,
+    ErrorCode.QUERY_OPTIONS_NOT_ALLOWED,
+    ErrorCode.UNSUPPORTED_CONTENT_TYPE,
+    ErrorCode.FILE_TOO_LARGE,
+    ErrorCode.REQUEST_TIMEOUT,
+    ErrorCode.IDEMPOTENCY_CONFLICT,
+    ErrorCode.IDEMPOTENCY_IN_PROGRESS,
+    ErrorCode.RESULT_EXPIRED,
+    ErrorCode.FILE_NOT_FOUND,
+    ErrorCode.FILE_EXPIRED,
+    ErrorCode.OVERLOADED,
+    ErrorCode.RATE_LIMIT_CONCURRENCY,
+    ErrorCode.RATE_LIMIT_UPLOADS,
 )
 
 
@@ -96,7 +96,7 @@ def _deadline_of(request: HttpRequest) -> float:
 def _timeout() -> ServiceError:
     seconds = int(settings.SVCX_UPLOAD_DEADLINE_SECONDS)
     return ServiceError(
-        "request_timeout",
+        ErrorCode.REQUEST_TIMEOUT,
         f"The request body did not arrive within {seconds} seconds. On a slow link, upload once with "
         "POST /v1/files and convert by file_id.",
         details={"deadline_seconds": seconds},
@@ -118,7 +118,7 @@ def too_large(limit: int, what: str = "upload") -> ServiceError:
         else ""
     )
     return ServiceError(
-        "file_too_large",
+        ErrorCode.FILE_TOO_LARGE,
         f"The {what} is larger than {size_text(limit)}.{hint}",
         details={"limit_bytes": limit},
     )
@@ -200,13 +200,14 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
                     if isinstance(exc, HttpParseError):
                         # The server's reader refused the framing (a bad chunk size, say).
                         raise ServiceError(
-                            "bad_request", "The request body's transfer encoding is malformed (bad chunk framing)."
+                            ErrorCode.BAD_REQUEST,
+                            "The request body's transfer encoding is malformed (bad chunk framing).",
                         ) from exc
                     # Django wraps the socket's timeout in UnreadablePostError (an OSError).
                     if isinstance(exc, TimeoutError) or isinstance(exc.__cause__, TimeoutError):
                         raise _timeout() from exc
                     raise ServiceError(
-                        "bad_request", "The request body could not be read; the connection broke."
+                        ErrorCode.BAD_REQUEST, "The request body could not be read; the connection broke."
                     ) from exc
                 if not chunk:
                     break
@@ -267,7 +268,7 @@ def _refuse_query(request: HttpRequest) -> None:
     if request.GET:
         name = caller_text(next(iter(request.GET)))
         raise ServiceError(
-            "query_options_not_allowed",
+            ErrorCode.QUERY_OPTIONS_NOT_ALLOWED,
             f"Query parameter {name!r} is not allowed with a multipart or JSON body; put options in the body's "
             "`options` object.",
             param=name,
@@ -278,7 +279,7 @@ def _sources(present: list[str]) -> None:
     """Exactly one source: several is multiple_sources; url or base64 alone is refused."""
     if len(present) > 1:
         raise ServiceError(
-            "multiple_sources",
+            ErrorCode.MULTIPLE_SOURCES,
             f"The request has {len(present)} sources ({', '.join(present)}); send exactly one.",
             param=present[1],
         )
@@ -286,7 +287,7 @@ def _sources(present: list[str]) -> None:
         name = present[0]
         why = "base64 sources are refused permanently" if name == "base64" else "url sources are not available in v1"
         raise ServiceError(
-            "unsupported_source_type",
+            ErrorCode.UNSUPPORTED_SOURCE_TYPE,
             f"{why}. Upload the PDF bytes (multipart `file` part or an application/pdf body), or upload once with "
             "POST /v1/files and send `file_id`.",
             param=name,
@@ -297,7 +298,7 @@ def _json_value(raw: str, param: str) -> Any:
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise ServiceError("malformed_json", f"The `{param}` part is not valid JSON.", param=param) from exc
+        raise ServiceError(ErrorCode.MALFORMED_JSON, f"The `{param}` part is not valid JSON.", param=param) from exc
     _check_unicode(value, param)
     return value
 
@@ -327,7 +328,7 @@ def _check_unicode(value: Any, path: str) -> None:
         except UnicodeEncodeError as exc:
             param = caller_text(where) or None
             raise ServiceError(
-                "malformed_json",
+                ErrorCode.MALFORMED_JSON,
                 f"The string at `{param or 'the body'}` contains an unpaired surrogate escape; send valid Unicode.",
                 param=param,
             ) from exc
@@ -335,13 +336,13 @@ def _check_unicode(value: Any, path: str) -> None:
 
 def _object(value: Any, param: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ServiceError("invalid_parameter_type", f"`{param}` must be a JSON object.", param=param)
+        raise ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, f"`{param}` must be a JSON object.", param=param)
     return value
 
 
 def _string(value: Any, param: str) -> str:
     if not isinstance(value, str):
-        raise ServiceError("invalid_parameter_type", f"`{param}` must be a string.", param=param)
+        raise ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, f"`{param}` must be a string.", param=param)
     return value
 
 
@@ -352,7 +353,7 @@ def _boolean(value: Any, param: str, *, text: bool) -> bool:
     if text and isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     expected = "true or false" if text else "a JSON boolean (true or false, not a string)"
-    raise ServiceError("invalid_parameter_type", f"`{param}` must be {expected}.", param=param)
+    raise ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, f"`{param}` must be {expected}.", param=param)
 
 
 def _metadata(value: Any, param: str) -> dict[str, Any]:
@@ -360,7 +361,7 @@ def _metadata(value: Any, param: str) -> dict[str, Any]:
     for text, where in _strings(metadata, param):
         if "\x00" in text:
             raise ServiceError(
-                "invalid_parameter_type",
+                ErrorCode.INVALID_PARAMETER_TYPE,
                 f"`{caller_text(where)}` contains a NUL character, which metadata cannot hold.",
                 param=caller_text(where),
             )
@@ -368,7 +369,7 @@ def _metadata(value: Any, param: str) -> dict[str, Any]:
     limit = int(settings.SVCX_METADATA_LIMIT_BYTES)
     if size > limit:
         raise ServiceError(
-            "metadata_too_large",
+            ErrorCode.METADATA_TOO_LARGE,
             f"`metadata` is {size} bytes of JSON; the limit is {limit}. Send a smaller object, such as an id.",
             param=param,
             details={"limit_bytes": limit, "size_bytes": size},
@@ -382,16 +383,18 @@ def _parse_json(body: SpooledBody, allowed: tuple[str, ...]) -> ParsedBody:
     try:
         data = json.loads(body.path.read_bytes())
     except (ValueError, RecursionError) as exc:
-        raise ServiceError("malformed_json", "The request body is not valid JSON.") from exc
+        raise ServiceError(ErrorCode.MALFORMED_JSON, "The request body is not valid JSON.") from exc
     _check_unicode(data, "")
     if not isinstance(data, dict):
-        raise ServiceError("invalid_parameter_type", "The JSON body must be an object.")
+        raise ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, "The JSON body must be an object.")
     _sources([name for name in _SOURCE_MEMBERS if name in data])
     for name in data:
         if name not in allowed and name not in _SOURCE_MEMBERS:
-            raise ServiceError("unknown_parameter", f"Unknown member {caller_text(name)!r}.", param=caller_text(name))
+            raise ServiceError(
+                ErrorCode.UNKNOWN_PARAMETER, f"Unknown member {caller_text(name)!r}.", param=caller_text(name)
+            )
     if "file_id" not in data:
-        raise ServiceError("missing_source", "No PDF: send `file_id` of a stored file, or upload the bytes.")
+        raise ServiceError(ErrorCode.MISSING_SOURCE, "No PDF: send `file_id` of a stored file, or upload the bytes.")
     parsed = ParsedBody(encoding=JSON, file_id=_string(data["file_id"], "file_id"))
     _fill(parsed, data, lambda value, name: value)
     return parsed
@@ -439,7 +442,8 @@ def _closing_delimiter_present(request: HttpRequest, body: SpooledBody) -> bool:
 def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str, ...]) -> ParsedBody:
     if not _closing_delimiter_present(request, body):
         raise ServiceError(
-            "multipart_malformed", "The multipart/form-data body does not end with its closing boundary (cut short?)."
+            ErrorCode.MULTIPART_MALFORMED,
+            "The multipart/form-data body does not end with its closing boundary (cut short?).",
         )
     meta = {**request.META, "CONTENT_LENGTH": str(body.size)}
     # Parts go straight to disk, never into memory.
@@ -448,14 +452,14 @@ def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str
         with body.path.open("rb") as stream:
             fields, files = MultiPartParser(meta, stream, handlers, request.encoding).parse()
     except (MultiPartParserError, TooManyFieldsSent, TooManyFilesSent, UnicodeDecodeError, ValueError) as exc:
-        raise ServiceError("multipart_malformed", "The multipart/form-data body does not parse.") from exc
+        raise ServiceError(ErrorCode.MULTIPART_MALFORMED, "The multipart/form-data body does not parse.") from exc
     except RequestDataTooBig as exc:
-        raise ServiceError("multipart_malformed", "A text part of the multipart body is too large.") from exc
+        raise ServiceError(ErrorCode.MULTIPART_MALFORMED, "A text part of the multipart body is too large.") from exc
     received = sum(len(values) for _, values in fields.lists()) + sum(len(values) for _, values in files.lists())
     if received < _part_count(request, body):
         # Django's parser skips a part without a usable name; nothing the client sent is ignored.
         raise ServiceError(
-            "multipart_malformed",
+            ErrorCode.MULTIPART_MALFORMED,
             "A part of the multipart body could not be read: each part needs "
             '`Content-Disposition: form-data; name="..."` (a UTF-8 name), and a file part a filename.',
         )
@@ -463,19 +467,23 @@ def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str
     uploaded = files.getlist("file")
     for name in list(fields) + list(files):
         if name not in allowed and name not in _SOURCE_MEMBERS and name != "file":
-            raise ServiceError("unknown_parameter", f"Unknown part {caller_text(name)!r}.", param=caller_text(name))
+            raise ServiceError(
+                ErrorCode.UNKNOWN_PARAMETER, f"Unknown part {caller_text(name)!r}.", param=caller_text(name)
+            )
     for name in list(fields) + list(files):
         if len(fields.getlist(name)) + len(files.getlist(name)) > 1:
             param = caller_text(name)
             if name == "file":
                 raise ServiceError(
-                    "multiple_sources", "The request has more than one `file` part; send exactly one.", param="file"
+                    ErrorCode.MULTIPLE_SOURCES,
+                    "The request has more than one `file` part; send exactly one.",
+                    param="file",
                 )
-            raise ServiceError("invalid_parameter_type", f"Part {param!r} appears more than once.", param=param)
+            raise ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, f"Part {param!r} appears more than once.", param=param)
     present = (["file"] if uploaded or "file" in fields else []) + [n for n in _SOURCE_MEMBERS if n in fields]
     _sources(present)
     if not present:
-        raise ServiceError("missing_source", "No PDF: add a part named `file` with the PDF bytes.")
+        raise ServiceError(ErrorCode.MISSING_SOURCE, "No PDF: add a part named `file` with the PDF bytes.")
     if uploaded:
         part = uploaded[0]
         temp_path = Path(part.temporary_file_path())
@@ -489,7 +497,7 @@ def _parse_multipart(request: HttpRequest, body: SpooledBody, allowed: tuple[str
         part.close()
     elif "file" in fields:
         raise ServiceError(
-            "invalid_parameter_type",
+            ErrorCode.INVALID_PARAMETER_TYPE,
             "The `file` part must be a file (with a filename), not a text field.",
             param="file",
         )
@@ -520,18 +528,20 @@ def _parse_pdf(request: HttpRequest, body: SpooledBody, allowed_query: tuple[str
     for name in request.GET:
         if name not in allowed_query:
             raise ServiceError(
-                "unknown_parameter",
+                ErrorCode.UNKNOWN_PARAMETER,
                 f"Unknown query parameter {caller_text(name)!r}; accepted: {', '.join(allowed_query) or 'none'}.",
                 param=caller_text(name),
             )
         if len(request.GET.getlist(name)) > 1:
             raise ServiceError(
-                "invalid_parameter_type",
+                ErrorCode.INVALID_PARAMETER_TYPE,
                 f"Query parameter {caller_text(name)!r} appears more than once.",
                 param=caller_text(name),
             )
     if body.size == 0:
-        raise ServiceError("missing_source", "The application/pdf body is empty: send the PDF bytes as the body.")
+        raise ServiceError(
+            ErrorCode.MISSING_SOURCE, "The application/pdf body is empty: send the PDF bytes as the body."
+        )
     parsed = ParsedBody(
         encoding=PDF, upload=Upload(path=body.path, size=body.size, sha256=body.sha256), options_prefix=""
     )
@@ -584,7 +594,7 @@ def unsupported_content_type(kind: str, encodings: tuple[str, ...] = ENCODINGS) 
     described = [_ENCODING_TEXT[e] for e in encodings]
     listed = ", ".join(described[:-1]) + f" or {described[-1]}" if len(described) > 1 else described[0]
     return ServiceError(
-        "unsupported_content_type",
+        ErrorCode.UNSUPPORTED_CONTENT_TYPE,
         f"Content-Type {shown!r} is not accepted here. Send {listed}.",
         details={"accepted": list(encodings)},
     )
@@ -599,10 +609,10 @@ def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODI
             and not request.META.get("CONTENT_LENGTH", "0").strip("0")
             and "HTTP_TRANSFER_ENCODING" not in request.META
         ):
-            raise ServiceError("missing_source", "The request has no body: send a PDF.")
+            raise ServiceError(ErrorCode.MISSING_SOURCE, "The request has no body: send a PDF.")
         raise unsupported_content_type(kind, encodings)
     if kind == MULTIPART and "boundary=" not in (request.META.get("CONTENT_TYPE") or ""):
-        raise ServiceError("multipart_malformed", "The multipart/form-data Content-Type has no boundary.")
+        raise ServiceError(ErrorCode.MULTIPART_MALFORMED, "The multipart/form-data Content-Type has no boundary.")
     return kind
 
 

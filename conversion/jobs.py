@@ -22,7 +22,9 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.authentication import Caller
+from accounts.keyformat import Environment
 from billing.ledger import credits_capture, credits_release
+from billing.limits import MeterName
 from billing.meters import meter_consume, meter_require
 from billing.models import CreditHold
 from conversion.engine import ENGINE_VERSION
@@ -30,7 +32,7 @@ from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
 from conversion.sealing import password_discard, password_seal
 from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.handlers import request_id_of
 from svcx.redis import redis_client
 from workers.heartbeat import live_workers
@@ -81,7 +83,7 @@ def fleet_check(queue: str) -> None:
     retry_ms = int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000)
     if not live_workers(queue):
         raise ServiceError(
-            "overloaded",
+            ErrorCode.OVERLOADED,
             "No conversion worker is available right now; retry after Retry-After.",
             retry_after_ms=retry_ms,
             details={"reason": "no_live_workers"},
@@ -89,7 +91,7 @@ def fleet_check(queue: str) -> None:
     depth = queue_depth(queue)
     if depth >= int(settings.SVCX_QUEUE_MAX_DEPTH):
         raise ServiceError(
-            "overloaded",
+            ErrorCode.OVERLOADED,
             "The conversion fleet is saturated; retry after Retry-After.",
             retry_after_ms=retry_ms,
             details={"reason": "queue_full", "queue_depth": depth},
@@ -182,7 +184,7 @@ def job_inputs_discard(*, job: ConversionJob) -> None:
 
 def broker_unavailable() -> ServiceError:
     """503 `service_unavailable`: Redis (broker, job notifications, meters) cannot be reached."""
-    return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"redis": "down"}})
+    return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
 
 
 # Polling the job row: on the embedded default, and while Redis fails (every request polls then,
@@ -266,12 +268,12 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
             return job
         if is_client_gone():
             _abandon(request_id)
-            raise ServiceError("bad_request", "The client closed the connection.")
+            raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
         waited = time.monotonic() - started
         if job.status == ConversionJob.Status.QUEUED and waited > queue_limit:
             if _abandon(request_id):
                 raise ServiceError(
-                    "overloaded",
+                    ErrorCode.OVERLOADED,
                     "The conversion did not start in time: the fleet is saturated. Retry after Retry-After.",
                     retry_after_ms=int(float(settings.SVCX_OVERLOAD_RETRY_AFTER) * 1000),
                     details={"reason": "queue_wait"},
@@ -283,7 +285,7 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
                 credits_release(request_id=request_id)
                 logger.error("conversion worker lost", extra={"request_id": request_id})
                 raise ServiceError(
-                    "internal_error",
+                    ErrorCode.INTERNAL_ERROR,
                     "The worker running the conversion was lost. Nothing was billed; retry the request.",
                     details={"pages_completed": job.pages_completed},
                 )
@@ -294,7 +296,7 @@ def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> Conversi
         ):
             credits_release(request_id=request_id)
             raise ServiceError(
-                "conversion_timeout",
+                ErrorCode.CONVERSION_TIMEOUT,
                 "The conversion exceeded its wall-clock limit.",
                 details={
                     "pages_completed": job.pages_completed,
@@ -352,7 +354,7 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     if job.error:
         error = job.error
         raise ServiceError(
-            error["code"],
+            ErrorCode(error["code"]),
             error.get("message"),
             param=error.get("param"),
             details=error.get("details") or {},
@@ -362,7 +364,7 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     return job
 
 
-NO_TEXT_CODES = ("document_has_no_text_layer", "page_has_no_text_layer")
+NO_TEXT_CODES = (ErrorCode.DOCUMENT_HAS_NO_TEXT_LAYER, ErrorCode.PAGE_HAS_NO_TEXT_LAYER)
 
 
 def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob, dict[str, Any]]:
@@ -378,7 +380,7 @@ def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob,
     try:
         result = CachedResult.objects.get(key=job.cache_key)
         if client_gone(raw.META):
-            raise ServiceError("bad_request", "The client closed the connection.")
+            raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
         _deliver(raw, job)
     except Exception:
         with contextlib.suppress(Exception):  # else the hold's lease lapses and the sweeper returns it
@@ -393,7 +395,9 @@ def _deliver(raw: HttpRequest, job: ConversionJob) -> None:
             pk=job.pk, status=ConversionJob.Status.SUCCEEDED, delivered_at=None
         ).update(delivered_at=timezone.now())
         if not delivered:
-            raise ServiceError("internal_error", "The conversion's result was already delivered to another request.")
+            raise ServiceError(
+                ErrorCode.INTERNAL_ERROR, "The conversion's result was already delivered to another request."
+            )
         credits = credits_capture(request_id=job.request_id, pages=job.pages_completed)
         captured = CreditHold.objects.filter(request_id=job.request_id, status=CreditHold.Status.CAPTURED).exists()
         job.pages_billed = job.pages_completed if captured else 0
@@ -411,18 +415,18 @@ def _account_work(caller: Caller, job: ConversionJob) -> None:
     of requests that billed zero, and conversions that produced no text."""
     # A conversion that succeeded bills on delivery (job_deliver), which follows.
     will_bill = job.status == ConversionJob.Status.SUCCEEDED and job.kind == ConversionJob.Kind.CONVERT
-    will_bill = will_bill and job.environment != "test" and job.pages_completed > 0
+    will_bill = will_bill and job.environment != Environment.TEST and job.pages_completed > 0
     if job.started_at and job.finished_at and not job.credits_billed and not will_bill:
         seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
         if seconds:
-            meter_consume(caller, "unbilled_work", seconds, enforce=False)
+            meter_consume(caller, MeterName.UNBILLED_WORK, seconds, enforce=False)
     if job.kind == ConversionJob.Kind.CONVERT:
         code = (job.error or {}).get("code")
         if code in NO_TEXT_CODES or (job.result is not None and not job.result.get("text_chars")):
-            meter_consume(caller, "no_value_conversions", 1, enforce=False)
+            meter_consume(caller, MeterName.NO_VALUE_CONVERSIONS, 1, enforce=False)
 
 
-def work_require(caller: Caller, *meters: str) -> None:
+def work_require(caller: Caller, *meters: MeterName) -> None:
     """Refuse (429) before dispatch when a meter of work is already used up."""
     for name in meters:
         meter_require(caller, name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 
 JSON = "application/json"
 MARKDOWN = "text/markdown"
@@ -60,7 +60,7 @@ def negotiate(header: str | None) -> str:
             best = candidate
     if best is None:
         raise ServiceError(
-            "unsupported_accept",
+            ErrorCode.UNSUPPORTED_ACCEPT,
             f"Accept {caller_text(header)!r} names no type this endpoint produces; "
             "use application/json or text/markdown.",
             details={"available": [JSON, MARKDOWN]},

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conversion.engine import EngineError, PageRanges, parse_page_ranges
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
@@ -53,8 +53,8 @@ def json_type_name(value: Any) -> str:
 
 
 def engine_error(exc: EngineError, *, param: str | None = None) -> ServiceError:
-    """The catalogue error for an engine error (same code)."""
-    return ServiceError(exc.code, exc.message, param=param or exc.param, details=dict(exc.details))
+    """The catalogue error for an engine error (same code: every engine code is a catalogue code)."""
+    return ServiceError(ErrorCode(exc.code), exc.message, param=param or exc.param, details=dict(exc.details))
 
 
 def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
@@ -66,7 +66,7 @@ def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
     for name in raw:
         if name not in OPTION_NAMES:
             raise ServiceError(
-                "unknown_parameter",
+                ErrorCode.UNKNOWN_PARAMETER,
                 f"Unknown option {caller_text(prefix + name)!r}; options are {', '.join(OPTION_NAMES)}.",
                 param=caller_text(prefix + name),
             )
@@ -75,7 +75,7 @@ def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
         if not isinstance(value, str):
             kind = json_type_name(value)
             raise ServiceError(
-                "invalid_parameter_type",
+                ErrorCode.INVALID_PARAMETER_TYPE,
                 f"`{prefix}{name}` must be a string, not {kind}"
                 + (' (write page ranges as one string such as "1-3,7")' if name == "pages" else "")
                 + ".",
@@ -84,7 +84,7 @@ def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
         values[name] = value
     if values.get("ocr", "off") != "off":
         raise ServiceError(
-            "ocr_not_available",
+            ErrorCode.OCR_NOT_AVAILABLE,
             f'OCR is not available in v1 (`{prefix}ocr` was {caller_text(values["ocr"])!r}); use "off".',
             param=prefix + "ocr",
         )
@@ -109,7 +109,7 @@ def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
 def _choice(values: dict[str, str], name: str, accepted: tuple[str, ...], prefix: str) -> None:
     if name in values and values[name] not in accepted:
         raise ServiceError(
-            "unsupported_option_value",
+            ErrorCode.UNSUPPORTED_OPTION_VALUE,
             f"`{prefix}{name}` {caller_text(values[name])!r} is not available in v1; accepted: {', '.join(accepted)}.",
             param=prefix + name,
             details={"accepted": list(accepted)},

@@ -9,12 +9,13 @@ from contextlib import contextmanager
 from django.http import HttpRequest, HttpResponse
 
 from accounts.authentication import Caller
+from billing.limits import MeterName
 from billing.meters import concurrency_acquire, concurrency_release, meter_consume, meter_require, record
 from conversion.files import file_get
 from conversion.idempotency import idempotency_begin
 from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
 from conversion.store import Source
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
 
@@ -32,10 +33,10 @@ def idempotent_body(
     if encodings is not None:
         check_content_type(raw, encodings)
     # Refuse over-limit callers before reading the body; count only once it is not a replay.
-    meter_require(caller, "requests")
+    meter_require(caller, MeterName.REQUESTS)
     declared = raw.META.get("CONTENT_LENGTH", "")
     if declared.isdigit() and int(declared) > 0:
-        meter_require(caller, "uploads", int(declared))
+        meter_require(caller, MeterName.UPLOADS, int(declared))
     body = spool_body(raw, limit=limit, what="upload" if encodings is not None else "request body")
     try:
         claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)
@@ -46,7 +47,7 @@ def idempotent_body(
             raw.svcx_idempotency_claim = claim  # type: ignore[attr-defined]  # stored by finalize_response
         request_gate(raw, caller)
         if body.size:
-            record(raw, meter_consume(caller, "uploads", body.size))
+            record(raw, meter_consume(caller, MeterName.UPLOADS, body.size))
         yield body
     finally:
         body.close()
@@ -56,7 +57,7 @@ def debug_check(caller: Caller, parsed: ParsedBody) -> None:
     """403 `debug_not_permitted` for `debug: true` while the organization's policy is disabled."""
     if parsed.debug and caller.organization.debug_policy == "disabled":
         raise ServiceError(
-            "debug_not_permitted",
+            ErrorCode.DEBUG_NOT_PERMITTED,
             "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
             param="debug",
         )

@@ -15,7 +15,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from accounts.keyformat import Environment
 from billing.ledger import credits_hold, credits_release, hold_renew
+from billing.limits import MeterName
 from billing.meters import OrgScope, meter_consume
 from conversion import engine
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
@@ -23,7 +25,7 @@ from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
 from conversion.sealing import password_open
 from conversion.store import Store, job_input
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 logger = logging.getLogger("svcx.worker")
 CANCEL_CHECK_SECONDS = 1.0
@@ -181,7 +183,7 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
     except Exception:
         logger.exception("conversion crashed", extra={"request_id": request_id})
         credits_release(request_id=request_id)
-        _fail(job, ServiceError("internal_error"))
+        _fail(job, ServiceError(ErrorCode.INTERNAL_ERROR))
     finally:
         heartbeat.stop()
         job_inputs_discard(job=job)
@@ -195,7 +197,7 @@ def job_time_limit_hit(*, request_id: str) -> None:
     _fail(
         job,
         ServiceError(
-            "conversion_timeout",
+            ErrorCode.CONVERSION_TIMEOUT,
             "The conversion exceeded its wall-clock limit.",
             details={
                 "pages_completed": job.pages_completed,
@@ -215,9 +217,9 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc
     if len(pages) > job.max_pages:
-        who = "a test key" if job.environment == "test" else "/v1/convert"
+        who = "a test key" if job.environment == Environment.TEST else "/v1/convert"
         raise ServiceError(
-            "too_many_pages",
+            ErrorCode.TOO_MANY_PAGES,
             f"The selection has {len(pages)} pages; {who} converts at most {job.max_pages} per request. "
             "Select fewer with options.pages.",
             param="options.pages",
@@ -225,8 +227,8 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
         )
     # The page meters count selected pages, known only now; they refuse before the hold.
     scope = OrgScope(organization=job.organization, environment=job.environment)
-    meter_consume(scope, "pages", len(pages))
-    meter_consume(scope, "new_account", len(pages))
+    meter_consume(scope, MeterName.PAGES, len(pages))
+    meter_consume(scope, MeterName.NEW_ACCOUNT, len(pages))
     credits_hold(
         organization=job.organization,
         environment=job.environment,
@@ -256,10 +258,10 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc
     if clock.cancelled:
-        raise ServiceError("internal_error", "The request was abandoned before the conversion finished.")
+        raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the conversion finished.")
     if result.stopped:
         raise ServiceError(
-            "conversion_timeout",
+            ErrorCode.CONVERSION_TIMEOUT,
             f"The conversion exceeded its wall-clock limit of {int(settings.SVCX_CONVERSION_TIME_LIMIT)} seconds after "
             f"{len(result.pages)} of {len(pages)} pages. Convert fewer pages per request with options.pages.",
             details={
@@ -309,7 +311,7 @@ def _document_info(source: Path, password: str | None) -> engine.DocumentInfo:
     """The engine's facts of the document; a valid PDF without pages is refused everywhere alike."""
     info = engine.inspect(source, password=password)
     if info.page_count == 0:
-        raise ServiceError("pdf_no_pages", "The PDF is valid but its page tree has no pages.")
+        raise ServiceError(ErrorCode.PDF_NO_PAGES, "The PDF is valid but its page tree has no pages.")
     return info
 
 
@@ -341,7 +343,7 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
             for s in engine.text_sample(source, pages=pages, password=password, should_stop=clock)
         ]
         if clock.cancelled:
-            raise ServiceError("internal_error", "The request was abandoned before the inspection finished.")
+            raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the inspection finished.")
         if len(samples) < sample_pages:
             warnings.append(f"Text sampling stopped at the time limit after {len(samples)} of {sample_pages} pages.")
     return {
@@ -367,7 +369,9 @@ def _run_document(job: ConversionJob, source: Path, password: str | None, clock:
         elif job.kind == ConversionJob.Kind.TOC:
             info = _document_info(source, password)
             if info.page_count is None:
-                raise ServiceError("pdf_encrypted", "The PDF is encrypted: send its password to read the outline.")
+                raise ServiceError(
+                    ErrorCode.PDF_ENCRYPTED, "The PDF is encrypted: send its password to read the outline."
+                )
             result = {"page_count": info.page_count, "entries": _outline(info)}
         else:
             info = _document_info(source, password)

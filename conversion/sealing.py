@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.core.cache import cache
 
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 
 def _key() -> bytes:
@@ -49,11 +49,11 @@ def password_open(*, request_id: str) -> str:
     (a Redis that kept nothing), or does not open under this key."""
     sealed = cache.get(_cache_key(request_id))
     if not isinstance(sealed, bytes) or len(sealed) < 13:
-        raise ServiceError("internal_error", "The PDF password of this job expired before a worker ran it.")
+        raise ServiceError(ErrorCode.INTERNAL_ERROR, "The PDF password of this job expired before a worker ran it.")
     try:
         return AESGCM(_key()).decrypt(sealed[:12], sealed[12:], request_id.encode()).decode()
     except (InvalidTag, UnicodeDecodeError) as exc:
-        raise ServiceError("internal_error", "The PDF password of this job could not be opened.") from exc
+        raise ServiceError(ErrorCode.INTERNAL_ERROR, "The PDF password of this job could not be opened.") from exc
 
 
 def password_discard(*, request_id: str) -> None:

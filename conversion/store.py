@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import Storage, storages
 
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 
 
 class Store(StrEnum):
@@ -91,9 +91,11 @@ def job_input(alias: Store, key: str) -> Iterator[Path]:
         except FileNotFoundError as exc:
             if alias == Store.FILES:
                 raise ServiceError(
-                    "file_not_found", "The stored file was deleted before the conversion started.", param="file_id"
+                    ErrorCode.FILE_NOT_FOUND,
+                    "The stored file was deleted before the conversion started.",
+                    param="file_id",
                 ) from exc
-            raise ServiceError("internal_error", "The uploaded PDF was no longer in the store.") from exc
+            raise ServiceError(ErrorCode.INTERNAL_ERROR, "The uploaded PDF was no longer in the store.") from exc
         yield path
 
 

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from accounts.authentication import ApiKeyAuthentication, CallerPolicy, caller_of
 from billing.meters import rate_limit_headers
 from conversion.idempotency import idempotency_finish, idempotency_release
-from svcx.errors import ServiceError
+from svcx.errors import ErrorCode, ServiceError
 from svcx.gate import request_gate
 from svcx.handlers import request_id_of
 
@@ -37,7 +37,7 @@ class ApiView(APIView):
     spends_credits: ClassVar[bool] = False
     # Error codes this endpoint can return beyond the ones every authenticated endpoint shares;
     # read by the OpenAPI generator.
-    error_codes: ClassVar[tuple[str, ...]] = ()
+    error_codes: ClassVar[tuple[ErrorCode, ...]] = ()
     # Whether the endpoint takes an API key (health and the OpenAPI document do not).
     authenticated: ClassVar[bool] = True
 
@@ -51,7 +51,7 @@ class ApiView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         if request.method not in self.allowed_methods:
             raise ServiceError(
-                "method_not_allowed",
+                ErrorCode.METHOD_NOT_ALLOWED,
                 f"{request.method} is not allowed on {request.path}; use {', '.join(self.allowed_methods)}.",
                 headers={"Allow": ", ".join(self.allowed_methods)},
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
@@ -53,9 +54,84 @@ STATUSES_OF_TYPE: dict[str, frozenset[int]] = {
 }
 
 
+class ErrorCode(StrEnum):
+    """Every code the service answers with: the catalogue's keys and the `code` of the envelope."""
+
+    MALFORMED_JSON = "malformed_json"
+    MULTIPART_MALFORMED = "multipart_malformed"
+    MISSING_SOURCE = "missing_source"
+    MULTIPLE_SOURCES = "multiple_sources"
+    UNSUPPORTED_SOURCE_TYPE = "unsupported_source_type"
+    UNKNOWN_PARAMETER = "unknown_parameter"
+    INVALID_PARAMETER_TYPE = "invalid_parameter_type"
+    QUERY_OPTIONS_NOT_ALLOWED = "query_options_not_allowed"
+    METADATA_TOO_LARGE = "metadata_too_large"
+    BAD_REQUEST = "bad_request"
+    MISSING_API_KEY = "missing_api_key"
+    INVALID_API_KEY = "invalid_api_key"
+    REVOKED_API_KEY = "revoked_api_key"
+    EXPIRED_API_KEY = "expired_api_key"
+    INSUFFICIENT_CREDITS = "insufficient_credits"
+    ACCOUNT_DELINQUENT = "account_delinquent"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
+    IP_NOT_ALLOWED = "ip_not_allowed"
+    ACCOUNT_SUSPENDED = "account_suspended"
+    PDF_EXTRACTION_NOT_PERMITTED = "pdf_extraction_not_permitted"
+    DEBUG_NOT_PERMITTED = "debug_not_permitted"
+    FILE_NOT_FOUND = "file_not_found"
+    ENGINE_NOT_FOUND = "engine_not_found"
+    UNKNOWN_ENDPOINT = "unknown_endpoint"
+    FILE_EXPIRED = "file_expired"
+    RESULT_EXPIRED = "result_expired"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    UNSUPPORTED_ACCEPT = "unsupported_accept"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
+    UNSUPPORTED_CONTENT_TYPE = "unsupported_content_type"
+    FILE_TOO_LARGE = "file_too_large"
+    TOO_MANY_PAGES = "too_many_pages"
+    STORAGE_QUOTA_EXCEEDED = "storage_quota_exceeded"
+    PDF_TOO_COMPLEX = "pdf_too_complex"
+    PAGE_RANGE_INVALID = "page_range_invalid"
+    PAGE_RANGE_ZERO = "page_range_zero"
+    PAGE_RANGE_REVERSED = "page_range_reversed"
+    PAGE_RANGE_OUT_OF_BOUNDS = "page_range_out_of_bounds"
+    PAGE_RANGE_TOO_COMPLEX = "page_range_too_complex"
+    UNSUPPORTED_OPTION_VALUE = "unsupported_option_value"
+    OPTION_CONFLICT = "option_conflict"
+    OCR_NOT_AVAILABLE = "ocr_not_available"
+    FEATURE_NOT_ENABLED = "feature_not_enabled"
+    PDF_INVALID = "pdf_invalid"
+    PDF_CORRUPT = "pdf_corrupt"
+    PDF_READ_ERROR = "pdf_read_error"
+    PDF_PARSE_FAILED = "pdf_parse_failed"
+    PDF_ENCRYPTED = "pdf_encrypted"
+    PDF_PASSWORD_INCORRECT = "pdf_password_incorrect"  # noqa: S105  # an error code, not a password
+    PDF_UNSUPPORTED_SECURITY = "pdf_unsupported_security"
+    PDF_NO_PAGES = "pdf_no_pages"
+    PDF_IS_XFA = "pdf_is_xfa"
+    DOCUMENT_HAS_NO_TEXT_LAYER = "document_has_no_text_layer"
+    PAGE_HAS_NO_TEXT_LAYER = "page_has_no_text_layer"
+    DOCUMENT_TOO_COMPLEX = "document_too_complex"
+    RATE_LIMIT_REQUESTS = "rate_limit_requests"
+    RATE_LIMIT_PAGES = "rate_limit_pages"
+    RATE_LIMIT_CONCURRENCY = "rate_limit_concurrency"
+    RATE_LIMIT_UPLOADS = "rate_limit_uploads"
+    RATE_LIMIT_INSPECT = "rate_limit_inspect"
+    RATE_LIMIT_TOC = "rate_limit_toc"
+    RATE_LIMIT_NO_VALUE_CONVERSIONS = "rate_limit_no_value_conversions"
+    RATE_LIMIT_UNBILLED_WORK = "rate_limit_unbilled_work"
+    RATE_LIMIT_NEW_ACCOUNT = "rate_limit_new_account"
+    REQUEST_TIMEOUT = "request_timeout"
+    CONVERSION_TIMEOUT = "conversion_timeout"
+    INTERNAL_ERROR = "internal_error"
+    OVERLOADED = "overloaded"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+
+
 @dataclass(frozen=True)
 class ErrorSpec:
-    code: str
+    code: ErrorCode
     status: int
     type: str
     retryable: bool
@@ -63,7 +139,7 @@ class ErrorSpec:
     help: str
 
 
-def _spec(code: str, status: int, type_: str, message: str, help_: str, *, retryable: bool = False) -> ErrorSpec:
+def _spec(code: ErrorCode, status: int, type_: str, message: str, help_: str, *, retryable: bool = False) -> ErrorSpec:
     return ErrorSpec(code=code, status=status, type=type_, retryable=retryable, message=message, help=help_)
 
 
@@ -79,14 +155,14 @@ _RATE_HELP = (
 _SPECS: tuple[ErrorSpec, ...] = (
     # Request shape
     _spec(
-        "malformed_json",
+        ErrorCode.MALFORMED_JSON,
         400,
         INVALID_REQUEST,
         "The request body is not valid JSON.",
         "The body was sent as application/json but does not parse. Send one JSON object, encoded as UTF-8.",
     ),
     _spec(
-        "multipart_malformed",
+        ErrorCode.MULTIPART_MALFORMED,
         400,
         INVALID_REQUEST,
         "The multipart/form-data body does not parse.",
@@ -94,7 +170,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "HTTP libraries build this for you when given a file.",
     ),
     _spec(
-        "missing_source",
+        ErrorCode.MISSING_SOURCE,
         400,
         INVALID_REQUEST,
         "No PDF was supplied.",
@@ -102,7 +178,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "or name a stored file with `file_id` in a JSON body.",
     ),
     _spec(
-        "multiple_sources",
+        ErrorCode.MULTIPLE_SOURCES,
         400,
         INVALID_REQUEST,
         "More than one source was supplied.",
@@ -110,7 +186,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "Remove all but one.",
     ),
     _spec(
-        "unsupported_source_type",
+        ErrorCode.UNSUPPORTED_SOURCE_TYPE,
         400,
         INVALID_REQUEST,
         "This source type is not supported.",
@@ -118,7 +194,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "(multipart `file` or application/pdf), or upload once with POST /v1/files and pass `file_id`.",
     ),
     _spec(
-        "unknown_parameter",
+        ErrorCode.UNKNOWN_PARAMETER,
         400,
         INVALID_REQUEST,
         "The request has a parameter the API does not know.",
@@ -126,7 +202,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "description at /v1/openapi.json lists every accepted field.",
     ),
     _spec(
-        "invalid_parameter_type",
+        ErrorCode.INVALID_PARAMETER_TYPE,
         400,
         INVALID_REQUEST,
         "A parameter has the wrong type.",
@@ -134,7 +210,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         'such as "1-3,7", never an array).',
     ),
     _spec(
-        "query_options_not_allowed",
+        ErrorCode.QUERY_OPTIONS_NOT_ALLOWED,
         400,
         INVALID_REQUEST,
         "Query parameters are not allowed with this body encoding.",
@@ -142,14 +218,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "put the options in the `options` object of the body instead.",
     ),
     _spec(
-        "metadata_too_large",
+        ErrorCode.METADATA_TOO_LARGE,
         413,
         INVALID_REQUEST,
         "The client metadata is larger than allowed.",
         "`metadata` is limited to 4 KiB of JSON. Send a smaller object, for example an identifier of your own record.",
     ),
     _spec(
-        "bad_request",
+        ErrorCode.BAD_REQUEST,
         400,
         INVALID_REQUEST,
         "The request could not be understood.",
@@ -157,7 +233,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Authentication
     _spec(
-        "missing_api_key",
+        ErrorCode.MISSING_API_KEY,
         401,
         AUTHENTICATION,
         "No API key was supplied.",
@@ -165,7 +241,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "header is not read, and such a request is refused the same way.",
     ),
     _spec(
-        "invalid_api_key",
+        ErrorCode.INVALID_API_KEY,
         401,
         AUTHENTICATION,
         "The API key is not valid.",
@@ -173,14 +249,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "only once, when created. Console session tokens (svcx_cs_...) are not API keys.",
     ),
     _spec(
-        "revoked_api_key",
+        ErrorCode.REVOKED_API_KEY,
         401,
         AUTHENTICATION,
         "The API key has been revoked.",
         "Revocation is permanent. Use another key of the organization or have an administrator create a new one.",
     ),
     _spec(
-        "expired_api_key",
+        ErrorCode.EXPIRED_API_KEY,
         401,
         AUTHENTICATION,
         "The API key has expired.",
@@ -189,7 +265,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Payment
     _spec(
-        "insufficient_credits",
+        ErrorCode.INSUFFICIENT_CREDITS,
         402,
         PAYMENT_REQUIRED,
         "The organization does not have enough credits for this request.",
@@ -197,7 +273,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "`options.pages`. Nothing was billed. With a test key this means the monthly test allowance is used up.",
     ),
     _spec(
-        "account_delinquent",
+        ErrorCode.ACCOUNT_DELINQUENT,
         402,
         PAYMENT_REQUIRED,
         "Spending is frozen because of an open dispute or chargeback.",
@@ -206,7 +282,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Permission
     _spec(
-        "insufficient_scope",
+        ErrorCode.INSUFFICIENT_SCOPE,
         403,
         PERMISSION,
         "The API key lacks the scope this endpoint requires.",
@@ -214,7 +290,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "the one needed. Use a key that has it, or have an administrator create one.",
     ),
     _spec(
-        "ip_not_allowed",
+        ErrorCode.IP_NOT_ALLOWED,
         403,
         PERMISSION,
         "The request comes from an address outside the key's IP allowlist.",
@@ -222,14 +298,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "effect within 10 seconds).",
     ),
     _spec(
-        "account_suspended",
+        ErrorCode.ACCOUNT_SUSPENDED,
         403,
         PERMISSION,
         "The organization is suspended.",
         "Every request of a suspended organization is refused. Contact support.",
     ),
     _spec(
-        "pdf_extraction_not_permitted",
+        ErrorCode.PDF_EXTRACTION_NOT_PERMITTED,
         403,
         PERMISSION,
         "The document's permissions forbid text extraction.",
@@ -237,7 +313,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "restriction. Nothing was billed.",
     ),
     _spec(
-        "debug_not_permitted",
+        ErrorCode.DEBUG_NOT_PERMITTED,
         403,
         PERMISSION,
         "Debug output is disabled for this organization.",
@@ -246,7 +322,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Not found
     _spec(
-        "file_not_found",
+        ErrorCode.FILE_NOT_FOUND,
         404,
         NOT_FOUND,
         "No such file.",
@@ -254,28 +330,28 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "keys see different files). Check the `file_id`.",
     ),
     _spec(
-        "engine_not_found",
+        ErrorCode.ENGINE_NOT_FOUND,
         404,
         NOT_FOUND,
         "No such engine.",
         "GET /v1/engines lists the engine identifiers that exist.",
     ),
     _spec(
-        "unknown_endpoint",
+        ErrorCode.UNKNOWN_ENDPOINT,
         404,
         NOT_FOUND,
         "No such endpoint.",
         "Every route lives under /v1; the OpenAPI description at /v1/openapi.json lists them all.",
     ),
     _spec(
-        "file_expired",
+        ErrorCode.FILE_EXPIRED,
         410,
         NOT_FOUND,
         "The stored file has passed its retention window.",
         "Stored files are kept for 7 days. Upload the file again with POST /v1/files.",
     ),
     _spec(
-        "result_expired",
+        ErrorCode.RESULT_EXPIRED,
         410,
         NOT_FOUND,
         "The cached result has passed its 24-hour window.",
@@ -283,7 +359,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Method, negotiation, conflict
     _spec(
-        "method_not_allowed",
+        ErrorCode.METHOD_NOT_ALLOWED,
         405,
         INVALID_REQUEST,
         "This endpoint does not accept that HTTP method.",
@@ -291,14 +367,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "every authenticated endpoint: call the API from a server, not a browser.",
     ),
     _spec(
-        "unsupported_accept",
+        ErrorCode.UNSUPPORTED_ACCEPT,
         406,
         INVALID_REQUEST,
         "The Accept header names no type this endpoint can produce.",
         "Send `Accept: application/json` or `Accept: text/markdown` (or leave it out for JSON).",
     ),
     _spec(
-        "idempotency_conflict",
+        ErrorCode.IDEMPOTENCY_CONFLICT,
         409,
         INVALID_REQUEST,
         "This idempotency key was used for a different request.",
@@ -306,7 +382,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "request.",
     ),
     _spec(
-        "idempotency_in_progress",
+        ErrorCode.IDEMPOTENCY_IN_PROGRESS,
         409,
         INVALID_REQUEST,
         "A request with this idempotency key is still running.",
@@ -315,7 +391,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         retryable=True,
     ),
     _spec(
-        "unsupported_content_type",
+        ErrorCode.UNSUPPORTED_CONTENT_TYPE,
         415,
         INVALID_REQUEST,
         "The Content-Type is not one this endpoint accepts.",
@@ -323,7 +399,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Size and quota
     _spec(
-        "file_too_large",
+        ErrorCode.FILE_TOO_LARGE,
         413,
         INVALID_REQUEST,
         "The upload is larger than allowed.",
@@ -331,7 +407,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "POST /v1/files and convert it by `file_id`, or split the document.",
     ),
     _spec(
-        "too_many_pages",
+        ErrorCode.TOO_MANY_PAGES,
         400,
         INVALID_REQUEST,
         "The page selection exceeds the per-request ceiling.",
@@ -339,7 +415,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "document. Use `options.pages` to convert the document in parts.",
     ),
     _spec(
-        "storage_quota_exceeded",
+        ErrorCode.STORAGE_QUOTA_EXCEEDED,
         413,
         INVALID_REQUEST,
         "The organization's file storage is full.",
@@ -347,7 +423,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "DELETE /v1/files/{id}; files also expire after 7 days.",
     ),
     _spec(
-        "pdf_too_complex",
+        ErrorCode.PDF_TOO_COMPLEX,
         422,
         INVALID_REQUEST,
         "The document's structure exceeds what the service parses.",
@@ -356,7 +432,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Parameter values
     _spec(
-        "page_range_invalid",
+        ErrorCode.PAGE_RANGE_INVALID,
         400,
         INVALID_REQUEST,
         "The page-range expression does not parse.",
@@ -364,35 +440,35 @@ _SPECS: tuple[ErrorSpec, ...] = (
         '1-based, for example "1-3,7,10-".',
     ),
     _spec(
-        "page_range_zero",
+        ErrorCode.PAGE_RANGE_ZERO,
         400,
         INVALID_REQUEST,
         "Page 0 does not exist: pages are numbered from 1.",
         "Number pages from 1.",
     ),
     _spec(
-        "page_range_reversed",
+        ErrorCode.PAGE_RANGE_REVERSED,
         400,
         INVALID_REQUEST,
         "A page range runs backwards.",
         "Write ranges low to high: `3-7`, not `7-3`.",
     ),
     _spec(
-        "page_range_out_of_bounds",
+        ErrorCode.PAGE_RANGE_OUT_OF_BOUNDS,
         422,
         INVALID_REQUEST,
         "The page selection lies entirely past the end of the document.",
         "`details.page_count` gives the document's page count. Select pages within it. Nothing was billed.",
     ),
     _spec(
-        "page_range_too_complex",
+        ErrorCode.PAGE_RANGE_TOO_COMPLEX,
         400,
         INVALID_REQUEST,
         "The page-range expression is too long.",
         "An expression may be at most 2,048 characters and 1,000 ranges. Merge adjacent pages into ranges.",
     ),
     _spec(
-        "unsupported_option_value",
+        ErrorCode.UNSUPPORTED_OPTION_VALUE,
         400,
         INVALID_REQUEST,
         "The option value is not available in v1.",
@@ -400,21 +476,21 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "fallback `empty`, `error`.",
     ),
     _spec(
-        "option_conflict",
+        ErrorCode.OPTION_CONFLICT,
         400,
         INVALID_REQUEST,
         "Two options cannot both be honoured.",
         "The message names both options. Drop one of them.",
     ),
     _spec(
-        "ocr_not_available",
+        ErrorCode.OCR_NOT_AVAILABLE,
         400,
         INVALID_REQUEST,
         "OCR is not available in v1.",
         "Set `options.ocr` to `off` or leave it out. Pages without a text layer follow `options.fallback`.",
     ),
     _spec(
-        "feature_not_enabled",
+        ErrorCode.FEATURE_NOT_ENABLED,
         400,
         INVALID_REQUEST,
         "This feature is not enabled for the organization.",
@@ -422,7 +498,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Document
     _spec(
-        "pdf_invalid",
+        ErrorCode.PDF_INVALID,
         422,
         DOCUMENT,
         "The file is not a PDF.",
@@ -430,28 +506,28 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "or an error message saved under a .pdf name.",
     ),
     _spec(
-        "pdf_corrupt",
+        ErrorCode.PDF_CORRUPT,
         422,
         DOCUMENT,
         "The PDF is damaged beyond recovery.",
         "The file's structure is broken and could not be repaired. Re-export it from its source application.",
     ),
     _spec(
-        "pdf_read_error",
+        ErrorCode.PDF_READ_ERROR,
         422,
         DOCUMENT,
         "The PDF could not be read to completion.",
         "The file appears cut short. Upload it again and check its size against the original.",
     ),
     _spec(
-        "pdf_parse_failed",
+        ErrorCode.PDF_PARSE_FAILED,
         422,
         DOCUMENT,
         "Parsing failed on a structure of the PDF.",
         "The document uses a construct the parser could not read. Re-saving it with another PDF tool often helps.",
     ),
     _spec(
-        "pdf_encrypted",
+        ErrorCode.PDF_ENCRYPTED,
         422,
         DOCUMENT,
         "The PDF is encrypted and needs a password.",
@@ -459,14 +535,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "with an application/pdf body).",
     ),
     _spec(
-        "pdf_password_incorrect",
+        ErrorCode.PDF_PASSWORD_INCORRECT,
         422,
         DOCUMENT,
         "The password does not open the PDF.",
         "Check the password; it is case-sensitive.",
     ),
     _spec(
-        "pdf_unsupported_security",
+        ErrorCode.PDF_UNSUPPORTED_SECURITY,
         422,
         DOCUMENT,
         "The PDF uses an unsupported security handler.",
@@ -474,14 +550,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "protection in the application that set it.",
     ),
     _spec(
-        "pdf_no_pages",
+        ErrorCode.PDF_NO_PAGES,
         422,
         DOCUMENT,
         "The PDF has no pages.",
         "The document's page tree is empty; there is nothing to convert.",
     ),
     _spec(
-        "pdf_is_xfa",
+        ErrorCode.PDF_IS_XFA,
         422,
         DOCUMENT,
         "The PDF is a dynamic XFA form.",
@@ -489,7 +565,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "form to a PDF and convert that.",
     ),
     _spec(
-        "document_has_no_text_layer",
+        ErrorCode.DOCUMENT_HAS_NO_TEXT_LAYER,
         422,
         DOCUMENT,
         "No selected page has extractable text.",
@@ -497,7 +573,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "Nothing was billed.",
     ),
     _spec(
-        "page_has_no_text_layer",
+        ErrorCode.PAGE_HAS_NO_TEXT_LAYER,
         422,
         DOCUMENT,
         "A selected page has no extractable text.",
@@ -505,17 +581,17 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "use `fallback: empty`.",
     ),
     _spec(
-        "document_too_complex",
+        ErrorCode.DOCUMENT_TOO_COMPLEX,
         422,
         DOCUMENT,
         "The document exhausted the conversion work budget.",
         "A page holds more drawing objects than the service processes. Convert other pages with `options.pages`.",
     ),
     # Rate limits
-    _spec("rate_limit_requests", 429, RATE_LIMIT, "Too many requests per minute.", _RATE_HELP, retryable=True),
-    _spec("rate_limit_pages", 429, RATE_LIMIT, "Too many pages per minute.", _RATE_HELP, retryable=True),
+    _spec(ErrorCode.RATE_LIMIT_REQUESTS, 429, RATE_LIMIT, "Too many requests per minute.", _RATE_HELP, retryable=True),
+    _spec(ErrorCode.RATE_LIMIT_PAGES, 429, RATE_LIMIT, "Too many pages per minute.", _RATE_HELP, retryable=True),
     _spec(
-        "rate_limit_concurrency",
+        ErrorCode.RATE_LIMIT_CONCURRENCY,
         429,
         RATE_LIMIT,
         "Too many requests in flight for this organization.",
@@ -524,9 +600,11 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "busy.",
         retryable=True,
     ),
-    _spec("rate_limit_uploads", 429, RATE_LIMIT, "Too many upload bytes per minute.", _RATE_HELP, retryable=True),
     _spec(
-        "rate_limit_inspect",
+        ErrorCode.RATE_LIMIT_UPLOADS, 429, RATE_LIMIT, "Too many upload bytes per minute.", _RATE_HELP, retryable=True
+    ),
+    _spec(
+        ErrorCode.RATE_LIMIT_INSPECT,
         429,
         RATE_LIMIT,
         "Too many inspect requests, or the daily inspect sample budget is used.",
@@ -534,10 +612,15 @@ _SPECS: tuple[ErrorSpec, ...] = (
         retryable=True,
     ),
     _spec(
-        "rate_limit_toc", 429, RATE_LIMIT, "Too many table-of-contents requests per minute.", _RATE_HELP, retryable=True
+        ErrorCode.RATE_LIMIT_TOC,
+        429,
+        RATE_LIMIT,
+        "Too many table-of-contents requests per minute.",
+        _RATE_HELP,
+        retryable=True,
     ),
     _spec(
-        "rate_limit_no_value_conversions",
+        ErrorCode.RATE_LIMIT_NO_VALUE_CONVERSIONS,
         429,
         RATE_LIMIT,
         "Too many conversions this hour produced no text.",
@@ -545,10 +628,15 @@ _SPECS: tuple[ErrorSpec, ...] = (
         retryable=True,
     ),
     _spec(
-        "rate_limit_unbilled_work", 429, RATE_LIMIT, "Too much unbilled compute this hour.", _RATE_HELP, retryable=True
+        ErrorCode.RATE_LIMIT_UNBILLED_WORK,
+        429,
+        RATE_LIMIT,
+        "Too much unbilled compute this hour.",
+        _RATE_HELP,
+        retryable=True,
     ),
     _spec(
-        "rate_limit_new_account",
+        ErrorCode.RATE_LIMIT_NEW_ACCOUNT,
         429,
         RATE_LIMIT,
         "New organizations have a daily page cap for their first 7 days.",
@@ -557,7 +645,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Timeout
     _spec(
-        "request_timeout",
+        ErrorCode.REQUEST_TIMEOUT,
         408,
         TIMEOUT,
         "The upload did not complete within 20 seconds.",
@@ -565,7 +653,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "POST /v1/files and convert by `file_id`.",
     ),
     _spec(
-        "conversion_timeout",
+        ErrorCode.CONVERSION_TIMEOUT,
         504,
         TIMEOUT,
         "The conversion exceeded its wall-clock limit.",
@@ -574,7 +662,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
     # Server
     _spec(
-        "internal_error",
+        ErrorCode.INTERNAL_ERROR,
         500,
         API,
         "An internal error occurred.",
@@ -582,7 +670,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         retryable=True,
     ),
     _spec(
-        "overloaded",
+        ErrorCode.OVERLOADED,
         503,
         OVERLOADED,
         "The service is at capacity.",
@@ -591,7 +679,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         retryable=True,
     ),
     _spec(
-        "service_unavailable",
+        ErrorCode.SERVICE_UNAVAILABLE,
         503,
         OVERLOADED,
         "A component the service depends on is down.",
@@ -600,7 +688,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
     ),
 )
 
-CATALOGUE: dict[str, ErrorSpec] = {spec.code: spec for spec in _SPECS}
+CATALOGUE: dict[ErrorCode, ErrorSpec] = {spec.code: spec for spec in _SPECS}
 
 
 class ServiceError(Exception):
@@ -608,7 +696,7 @@ class ServiceError(Exception):
 
     def __init__(
         self,
-        code: str,
+        code: ErrorCode,
         message: str | None = None,
         *,
         param: str | None = None,
@@ -619,13 +707,21 @@ class ServiceError(Exception):
         if code not in CATALOGUE:
             raise KeyError(f"error code {code!r} is not in the catalogue")
         self.spec = CATALOGUE[code]
-        self.code = code
+        self.code = self.spec.code
         self.message = message or self.spec.message
         self.param = param
         self.details = details or {}
         self.retry_after_ms = retry_after_ms
         self.headers = headers or {}
         super().__init__(f"{code}: {self.message}")
+
+
+def error_code(value: str) -> ErrorCode | None:
+    """The catalogue code spelled `value`, or None when there is no such code."""
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return None
 
 
 CALLER_TEXT_LIMIT = 128

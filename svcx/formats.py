@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 from django.http import QueryDict
 from django.utils.dateparse import parse_date, parse_datetime
 
-from svcx.errors import ServiceError, caller_text
+from svcx.errors import ErrorCode, ServiceError, caller_text
 
 
 def iso(value: datetime | None) -> str | None:
@@ -25,7 +25,7 @@ def refuse_unknown_query(query: QueryDict, allowed: set[str]) -> None:
     for name in query:
         if name not in allowed:
             raise ServiceError(
-                "unknown_parameter",
+                ErrorCode.UNKNOWN_PARAMETER,
                 f"Unknown query parameter {caller_text(name)!r}; accepted: {', '.join(sorted(allowed)) or 'none'}.",
                 param=caller_text(name),
             )
@@ -41,7 +41,7 @@ def query_int(query: QueryDict, name: str, *, default: int, minimum: int, maximu
         value = minimum - 1
     if not minimum <= value <= maximum:
         raise ServiceError(
-            "invalid_parameter_type",
+            ErrorCode.INVALID_PARAMETER_TYPE,
             f"{name} must be an integer from {minimum} to {maximum}, got {caller_text(raw)!r}.",
             param=name,
         )
@@ -63,7 +63,7 @@ def query_timestamp(query: QueryDict, name: str) -> datetime | None:
         parsed = None
     if parsed is None:
         raise ServiceError(
-            "invalid_parameter_type",
+            ErrorCode.INVALID_PARAMETER_TYPE,
             f"{name} must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z, got {caller_text(raw)!r}.",
             param=name,
         )

@@ -6,10 +6,11 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from accounts.authentication import Caller
+from billing.limits import MeterName
 from billing.meters import meter_consume, record
 from svcx.simulation import simulate
 
 
 def request_gate(raw: HttpRequest, caller: Caller) -> None:
-    record(raw, meter_consume(caller, "requests"))
+    record(raw, meter_consume(caller, MeterName.REQUESTS))
     simulate(raw, caller)

@@ -14,9 +14,10 @@ import socket
 from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
+from svcx.errors import ErrorCode
 from svcx.ids import new_request_id
 
-_CODES = {500: "internal_error"}
+_CODES = {500: ErrorCode.INTERNAL_ERROR}
 
 
 def _doc_url(code: str) -> str:
@@ -29,7 +30,7 @@ def _doc_url(code: str) -> str:
 
 
 def write_json_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
-    code = _CODES.get(status_int, "bad_request")
+    code = _CODES.get(status_int, ErrorCode.BAD_REQUEST)
     request_id = new_request_id()
     body = json.dumps(
         {

@@ -29,7 +29,7 @@ from django.template.loader import render_to_string
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
-from svcx.errors import ServiceError, doc_url
+from svcx.errors import ErrorCode, ServiceError, doc_url
 from svcx.ids import new_request_id
 
 logger = logging.getLogger("svcx.errors")
@@ -114,32 +114,32 @@ def person_error_page(exc: BaseException, request: HttpRequest) -> HttpResponse:
 
 def _drf_error(exc: drf.APIException, request: Any) -> ServiceError:
     if isinstance(exc, drf.MethodNotAllowed):
-        return ServiceError("method_not_allowed")
+        return ServiceError(ErrorCode.METHOD_NOT_ALLOWED)
     if isinstance(exc, drf.NotAcceptable):
-        return ServiceError("unsupported_accept")
+        return ServiceError(ErrorCode.UNSUPPORTED_ACCEPT)
     if isinstance(exc, drf.UnsupportedMediaType):
-        return ServiceError("unsupported_content_type")
+        return ServiceError(ErrorCode.UNSUPPORTED_CONTENT_TYPE)
     if isinstance(exc, drf.ParseError):
         content_type = getattr(request, "content_type", "") or ""
-        code = "multipart_malformed" if content_type.startswith("multipart/") else "malformed_json"
+        code = ErrorCode.MULTIPART_MALFORMED if content_type.startswith("multipart/") else ErrorCode.MALFORMED_JSON
         return ServiceError(code)
     if isinstance(exc, drf.NotAuthenticated):
-        return ServiceError("missing_api_key")
+        return ServiceError(ErrorCode.MISSING_API_KEY)
     if isinstance(exc, drf.AuthenticationFailed):
-        return ServiceError("invalid_api_key")
+        return ServiceError(ErrorCode.INVALID_API_KEY)
     if isinstance(exc, drf.PermissionDenied):
-        return ServiceError("insufficient_scope")
+        return ServiceError(ErrorCode.INSUFFICIENT_SCOPE)
     if isinstance(exc, drf.NotFound):
-        return ServiceError("unknown_endpoint")
+        return ServiceError(ErrorCode.UNKNOWN_ENDPOINT)
     if isinstance(exc, drf.Throttled):
         wait = int((getattr(exc, "wait", None) or 1) * 1000)
-        return ServiceError("rate_limit_requests", retry_after_ms=wait)
+        return ServiceError(ErrorCode.RATE_LIMIT_REQUESTS, retry_after_ms=wait)
     if isinstance(exc, drf.ValidationError):
         param = None
         if isinstance(exc.detail, dict) and exc.detail:
             param = str(next(iter(exc.detail)))
-        return ServiceError("invalid_parameter_type", param=param)
-    return ServiceError("bad_request") if exc.status_code < 500 else ServiceError("internal_error")
+        return ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, param=param)
+    return ServiceError(ErrorCode.BAD_REQUEST) if exc.status_code < 500 else ServiceError(ErrorCode.INTERNAL_ERROR)
 
 
 def to_service_error(exc: BaseException, request: Any) -> ServiceError:
@@ -149,32 +149,36 @@ def to_service_error(exc: BaseException, request: Any) -> ServiceError:
     if isinstance(exc, drf.APIException):
         return _drf_error(exc, request)
     if isinstance(exc, Http404):
-        return ServiceError("unknown_endpoint")
+        return ServiceError(ErrorCode.UNKNOWN_ENDPOINT)
     if isinstance(exc, RequestDataTooBig):
-        return ServiceError("file_too_large")
+        return ServiceError(ErrorCode.FILE_TOO_LARGE)
     if isinstance(exc, (TooManyFieldsSent, TooManyFilesSent)):
-        return ServiceError("multipart_malformed")
+        return ServiceError(ErrorCode.MULTIPART_MALFORMED)
     if isinstance(exc, (SuspiciousOperation, BadRequest)):
-        return ServiceError("bad_request")
+        return ServiceError(ErrorCode.BAD_REQUEST)
     if isinstance(exc, PermissionDenied):
-        return ServiceError("insufficient_scope")
+        return ServiceError(ErrorCode.INSUFFICIENT_SCOPE)
     if isinstance(exc, (DataError, ValueError)) and "NUL (0x00)" in str(exc):
         # psycopg refuses text with NUL characters before it reaches the server: a request value
         # that input validation should have refused, not a server fault.
         logger.warning("NUL character reached the database layer", extra={"request_id": request_id_of(request)})
-        return ServiceError("bad_request", "A value in the request contains a NUL character, which is not accepted.")
+        return ServiceError(
+            ErrorCode.BAD_REQUEST, "A value in the request contains a NUL character, which is not accepted."
+        )
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.error("database unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
-        return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"database": "down"}})
+        return ServiceError(
+            ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": "down"}}
+        )
     if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
         # Redis (cache, meters, broker, job notifications) is down or restarting: retryable.
         logger.error("redis unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
-        return ServiceError("service_unavailable", retry_after_ms=5000, details={"checks": {"redis": "down"}})
+        return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
     if isinstance(exc, DatabaseError):
         logger.error("database error", exc_info=exc, extra={"request_id": request_id_of(request)})
-        return ServiceError("internal_error")
+        return ServiceError(ErrorCode.INTERNAL_ERROR)
     logger.error("unhandled exception", exc_info=exc, extra={"request_id": request_id_of(request)})
-    return ServiceError("internal_error")
+    return ServiceError(ErrorCode.INTERNAL_ERROR)
 
 
 def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -191,16 +195,18 @@ def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
 
 # Django's handlers, for what fails outside a DRF view.
 def handler400(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
-    return error_response(to_service_error(exception, request) if exception else ServiceError("bad_request"), request)
+    return error_response(
+        to_service_error(exception, request) if exception else ServiceError(ErrorCode.BAD_REQUEST), request
+    )
 
 
 def handler403(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
-    return error_response(ServiceError("insufficient_scope"), request)
+    return error_response(ServiceError(ErrorCode.INSUFFICIENT_SCOPE), request)
 
 
 def handler404(request: HttpRequest, exception: BaseException | None = None) -> HttpResponse:
-    return error_response(ServiceError("unknown_endpoint"), request)
+    return error_response(ServiceError(ErrorCode.UNKNOWN_ENDPOINT), request)
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
-    return error_response(ServiceError("internal_error"), request)
+    return error_response(ServiceError(ErrorCode.INTERNAL_ERROR), request)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
-from svcx.errors import ServiceError, control_stripped
+from svcx.errors import ErrorCode, ServiceError, control_stripped
 from svcx.handlers import error_response, for_a_person, person_error_page, to_service_error
 from svcx.ids import new_request_id
 from svcx.metrics import answer_count
@@ -170,18 +170,18 @@ class ErrorEnvelopeMiddleware:
 
 
 _STATUS_CODES = {
-    400: "bad_request",
-    401: "missing_api_key",
-    403: "insufficient_scope",
-    404: "unknown_endpoint",
-    405: "method_not_allowed",
-    406: "unsupported_accept",
-    413: "file_too_large",
-    415: "unsupported_content_type",
-    503: "service_unavailable",
+    400: ErrorCode.BAD_REQUEST,
+    401: ErrorCode.MISSING_API_KEY,
+    403: ErrorCode.INSUFFICIENT_SCOPE,
+    404: ErrorCode.UNKNOWN_ENDPOINT,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    406: ErrorCode.UNSUPPORTED_ACCEPT,
+    413: ErrorCode.FILE_TOO_LARGE,
+    415: ErrorCode.UNSUPPORTED_CONTENT_TYPE,
+    503: ErrorCode.SERVICE_UNAVAILABLE,
 }
 
 
 def _error_for_status(status: int) -> ServiceError:
-    code = _STATUS_CODES.get(status, "bad_request" if status < 500 else "internal_error")
+    code = _STATUS_CODES.get(status, ErrorCode.BAD_REQUEST if status < 500 else ErrorCode.INTERNAL_ERROR)
     return ServiceError(code)

@@ -8,22 +8,22 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 
-from svcx.errors import CATALOGUE, ERROR_TYPES
+from svcx.errors import CATALOGUE, ERROR_TYPES, ErrorCode
 
 # Codes any authenticated endpoint can answer, before its own.
 AUTHENTICATED_CODES = (
-    "missing_api_key",
-    "invalid_api_key",
-    "revoked_api_key",
-    "expired_api_key",
-    "insufficient_scope",
-    "ip_not_allowed",
-    "account_suspended",
-    "rate_limit_requests",
-    "unsupported_option_value",  # an unknown X-Svcx-Simulate code on a test key
+    ErrorCode.MISSING_API_KEY,
+    ErrorCode.INVALID_API_KEY,
+    ErrorCode.REVOKED_API_KEY,
+    ErrorCode.EXPIRED_API_KEY,
+    ErrorCode.INSUFFICIENT_SCOPE,
+    ErrorCode.IP_NOT_ALLOWED,
+    ErrorCode.ACCOUNT_SUSPENDED,
+    ErrorCode.RATE_LIMIT_REQUESTS,
+    ErrorCode.UNSUPPORTED_OPTION_VALUE,  # an unknown X-Svcx-Simulate code on a test key
 )
 # Codes any endpoint can answer.
-COMMON_CODES = ("method_not_allowed", "internal_error", "service_unavailable")
+COMMON_CODES = (ErrorCode.METHOD_NOT_ALLOWED, ErrorCode.INTERNAL_ERROR, ErrorCode.SERVICE_UNAVAILABLE)
 
 REQUEST_ID_HEADER = {
     "X-Request-Id": {
@@ -51,7 +51,7 @@ ENVELOPE_SCHEMA: dict[str, Any] = {
             ],
             "properties": {
                 "type": {"type": "string", "enum": list(ERROR_TYPES)},
-                "code": {"type": "string", "enum": sorted(CATALOGUE)},
+                "code": {"type": "string", "enum": sorted(code.value for code in CATALOGUE)},
                 "message": {"type": "string"},
                 "param": {"type": "string", "nullable": True},
                 "retryable": {"type": "boolean"},
@@ -87,11 +87,12 @@ SIMULATE_PARAMETER = {
 }
 
 
-def error_codes_of(view: Any) -> list[str]:
-    codes = list(COMMON_CODES) + list(getattr(view, "error_codes", ()))
+def error_codes_of(view: Any) -> list[ErrorCode]:
+    """The codes an operation of `view` can answer: its declared `error_codes` and the shared ones."""
+    codes: set[ErrorCode] = {*COMMON_CODES, *getattr(view, "error_codes", ())}
     if getattr(view, "authenticated", True):
-        codes += AUTHENTICATED_CODES
-    return sorted(set(codes))
+        codes.update(AUTHENTICATED_CODES)
+    return sorted(codes)
 
 
 class SvcxAutoSchema(AutoSchema):
@@ -106,7 +107,8 @@ class SvcxAutoSchema(AutoSchema):
                 response["headers"].update(RATE_LIMIT_HEADERS)
         by_status: dict[int, list[str]] = defaultdict(list)
         for code in error_codes_of(self.view):
-            by_status[CATALOGUE[code].status].append(code)
+            # Plain strings in the document: the YAML renderer knows no enumerations.
+            by_status[CATALOGUE[code].status].append(code.value)
         for status, codes in sorted(by_status.items()):
             headers = dict(REQUEST_ID_HEADER)
             if authenticated:
@@ -118,7 +120,7 @@ class SvcxAutoSchema(AutoSchema):
                 }
             if status == 405:
                 headers["Allow"] = {"schema": {"type": "string"}, "description": "The methods the endpoint accepts."}
-            if any(CATALOGUE[c].retryable and status in (429, 503, 409) for c in codes):
+            if any(CATALOGUE[ErrorCode(c)].retryable and status in (429, 503, 409) for c in codes):
                 headers["Retry-After"] = {
                     "schema": {"type": "integer"},
                     "description": "Seconds to wait before retrying.",

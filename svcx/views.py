@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from svcx.api import ApiView
-from svcx.errors import CATALOGUE, ServiceError, caller_text
+from svcx.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
 from svcx.guides import guide_get, guide_list
 from svcx.handlers import error_response, for_a_person, person_error_page
 from svcx.health import health_checks
@@ -33,7 +33,7 @@ class HealthApi(ApiView):
     authenticated = False
     authentication_classes: list[Any] = []
     permission_classes: list[Any] = []
-    error_codes = ("service_unavailable",)
+    error_codes = (ErrorCode.SERVICE_UNAVAILABLE,)
 
     @extend_schema(
         summary="Health check",
@@ -53,7 +53,7 @@ class HealthApi(ApiView):
         down = [name for name, state in checks.items() if not state["ok"]]
         if down:
             raise ServiceError(
-                "service_unavailable",
+                ErrorCode.SERVICE_UNAVAILABLE,
                 f"Down: {', '.join(down)}. Retry after the Retry-After interval.",
                 details={"checks": checks},
                 retry_after_ms=5000,
@@ -107,7 +107,7 @@ def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRes
             resolved = None
         if resolved is not None and resolved.func is not unknown_endpoint:
             message = f"No endpoint {caller_text(path)} exists; remove the trailing slash."
-    return error_response(ServiceError("unknown_endpoint", message), request)
+    return error_response(ServiceError(ErrorCode.UNKNOWN_ENDPOINT, message), request)
 
 
 def docs_index(request: HttpRequest) -> HttpResponse:
@@ -119,17 +119,17 @@ def docs_guide(request: HttpRequest, slug: str) -> HttpResponse:
     guide = guide_get(slug)
     if guide is None:
         return error_response(
-            ServiceError("unknown_endpoint", f"No guide {caller_text(slug)!r}; /docs/ lists them."), request
+            ServiceError(ErrorCode.UNKNOWN_ENDPOINT, f"No guide {caller_text(slug)!r}; /docs/ lists them."), request
         )
     return render(request, "svcx/docs_guide.html", {"guide": guide, "guides": guide_list()})
 
 
 def docs_error(request: HttpRequest, code: str) -> HttpResponse:
-    spec = CATALOGUE.get(code)
+    spec = CATALOGUE.get(known) if (known := error_code(code)) else None
     if spec is None:
         return error_response(
             ServiceError(
-                "unknown_endpoint", f"No documentation page for error code {caller_text(code)!r}; see /docs/."
+                ErrorCode.UNKNOWN_ENDPOINT, f"No documentation page for error code {caller_text(code)!r}; see /docs/."
             ),
             request,
         )

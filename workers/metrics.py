@@ -15,6 +15,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from accounts.keyformat import Environment
 from billing.models import CreditHold
 from conversion.jobs import conversion_queues, queue_depth
 from conversion.models import ConversionJob
@@ -26,7 +27,7 @@ logger = logging.getLogger("svcx.metrics")
 
 def _queue_of(environment: str) -> str:
     live, test = conversion_queues()
-    return test if environment == "test" else live
+    return test if environment == Environment.TEST else live
 
 
 def job_observe(*, request_id: str) -> None:
@@ -109,7 +110,7 @@ class FleetCollector(Collector):
             .annotate(holds=Count("pk"), credits=Sum("credits"))
             .order_by()
         )
-        held = {env: (0, 0) for env in ("live", "test")}
+        held: dict[str, tuple[int, int]] = {env.value: (0, 0) for env in Environment}
         for hold in holds:
             held[hold["environment"]] = (hold["holds"], int(hold["credits"] or 0))
         yield _per_queue("svcx_jobs_queued", "Conversion jobs recorded as queued, per queue.", queued)

@@ -101,3 +101,10 @@ def test_console_token_is_recognised() -> None:
 def test_parse_never_raises_anything_but_key_format_error(value: str) -> None:
     with contextlib.suppress(KeyFormatError):
         keyformat.parse(value)
+
+
+def test_parsed_environment_is_the_enumeration() -> None:
+    parsed = keyformat.parse(keyformat.generate(keyformat.Environment.TEST))
+
+    assert parsed.environment is keyformat.Environment.TEST
+    assert parsed.hint.startswith("svcx_sk_test_...")

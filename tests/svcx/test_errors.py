@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
-from svcx.errors import CATALOGUE, STATUSES_OF_TYPE, ServiceError, caller_text
+from conversion.engine.errors import ENGINE_ERROR_CODES
+from svcx.errors import CATALOGUE, STATUSES_OF_TYPE, ErrorCode, ServiceError, caller_text, error_code
 from tests.conftest import SPEC_DIR
 
 
@@ -83,3 +85,21 @@ def test_unknown_code_cannot_be_raised() -> None:
 def test_caller_text_strips_control_characters_and_caps_at_128() -> None:
     assert caller_text("a\x00b\nc\x1bd\x7f") == "abcd"
     assert caller_text("x" * 500) == "x" * 128
+
+
+def test_error_code_enumerates_exactly_the_catalogue() -> None:
+    assert set(CATALOGUE) == set(ErrorCode)
+    assert all(spec.code is code for code, spec in CATALOGUE.items())
+
+
+def test_error_code_is_its_wire_string() -> None:
+    error = ServiceError(ErrorCode.PDF_INVALID)
+
+    assert error.code == "pdf_invalid"
+    assert json.dumps({"code": error.code}) == '{"code": "pdf_invalid"}'
+    assert f"{error.code}" == "pdf_invalid"
+
+
+def test_every_engine_code_is_a_catalogue_code() -> None:
+    assert {error_code(code) for code in ENGINE_ERROR_CODES} <= set(ErrorCode)
+    assert error_code("no_such_code") is None

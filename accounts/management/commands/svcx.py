@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from accounts import services
+from accounts.keyformat import Environment
 from accounts.models import ApiKey, Membership, Organization
 from accounts.scopes import ScopeError
 from accounts.serializers import api_key_dict, membership_dict, organization_dict
@@ -85,7 +86,7 @@ class Command(BaseCommand):
         key = groups.add_parser("key").add_subparsers(dest="action", required=True)
         key_create = key.add_parser("create")
         key_create.add_argument("--org", required=True)
-        key_create.add_argument("--env", choices=["live", "test"], default="live")
+        key_create.add_argument("--env", choices=[e.value for e in Environment], default=Environment.LIVE.value)
         key_create.add_argument("--name", default="")
         key_create.add_argument("--project", default="")
         key_create.add_argument("--preset", choices=["full", "restricted", "read_only"])
@@ -233,8 +234,8 @@ class Command(BaseCommand):
             credits_grant(organization=organization, credits=1000, actor_label="operator", reason="demo credits")
         for old in services.active_keys(organization).filter(name="demo"):
             services.api_key_revoke(api_key=old, reason="replaced by a new `make run`")
-        live = services.api_key_create(organization=organization, environment="live", name="demo")
-        test = services.api_key_create(organization=organization, environment="test", name="demo")
+        live = services.api_key_create(organization=organization, environment=Environment.LIVE, name="demo")
+        test = services.api_key_create(organization=organization, environment=Environment.TEST, name="demo")
         password = services.demo_person_ensure(organization=organization, email=DEMO_EMAIL)
         return {
             "org": organization.id,
