@@ -177,7 +177,7 @@ def _page(page: dict[str, Any]) -> dict[str, Any]:
     # Results stored before elements existed carry none.
     out["width"] = page.get("width", 0.0)
     out["height"] = page.get("height", 0.0)
-    out["elements"] = ElementSerializer(page.get("elements", []), many=True).data
+    out["elements"] = page.get("elements", [])  # written by ElementSerializer in the worker
     return out
 
 

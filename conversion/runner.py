@@ -24,6 +24,7 @@ from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
 from conversion.sealing import password_open
+from conversion.serializers import ElementSerializer
 from conversion.store import Store, job_input
 from svcx.errors import ErrorCode, ServiceError
 
@@ -136,7 +137,9 @@ def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256:
                 "warnings": p.warnings,
                 "width": round(p.width, 2),
                 "height": round(p.height, 2),
-                "elements": [e.as_dict() for e in p.elements],
+                # Written once here by the serializer that describes them; answers (and cache
+                # hits) send them as stored.
+                "elements": ElementSerializer([e.as_dict() for e in p.elements], many=True).data,
             }
             for p in result.pages
         ],
