@@ -17,6 +17,7 @@ from jsonschema import Draft7Validator
 
 _document: dict[str, Any] | None = None
 _routes: list[tuple[re.Pattern[str], str]] = []
+_validators: dict[tuple[str, str, str], Draft7Validator] = {}
 
 
 def _closed(schema: Any) -> Any:
@@ -40,6 +41,7 @@ def load(document: dict[str, Any]) -> None:
     global _document, _routes
     _document = _closed(deepcopy(document))
     _routes = []
+    _validators.clear()
     for template in document["paths"]:
         regex = "^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template)) + "$"
         _routes.append((re.compile(regex), template))
@@ -68,8 +70,11 @@ def problems(method: str, path: str, status: int, body: Any) -> Iterator[str]:
     if schema is None:
         yield f"{method} {path}: {status} describes no JSON body"
         return
-    # "#/components/..." references resolve against the schema's own root.
-    validator = Draft7Validator({**schema, "components": _document["components"]})
+    key = (template, method.lower(), str(status))
+    validator = _validators.get(key)
+    if validator is None:
+        # "#/components/..." references resolve against the schema's own root.
+        validator = _validators[key] = Draft7Validator({**schema, "components": _document["components"]})
     for error in validator.iter_errors(body):
         where = "/".join(str(p) for p in error.absolute_path)
         yield f"{method} {path} {status} at /{where}: {error.message}"

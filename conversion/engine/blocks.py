@@ -173,7 +173,7 @@ def _norm(text: str) -> str:
 
 def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
     body = stats.body_size
-    for block in blocks:
+    for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > 3:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
@@ -196,7 +196,9 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             continue
         if (
             len(block.lines) <= 2
-            and not _titles_table(blocks, block)
+            # A line at the body size right above a table is its title (a spreadsheet's title
+            # row, a report's table name), not a section heading.
+            and not (i + 1 < len(blocks) and blocks[i + 1].kind == "table")
             and all(ln.style & BOLD for ln in block.lines)
             and not all(ln.style & MONO for ln in block.lines)
             and len(text) <= 100
@@ -204,13 +206,6 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             and size >= body - 0.5
         ):
             block.kind, block.level = "h", stats.bold_heading_level
-
-
-def _titles_table(blocks: list[Block], block: Block) -> bool:
-    """A line at the body size set right above a table is the table's title (a spreadsheet's
-    title row, a report's table name), not a section heading."""
-    i = blocks.index(block)
-    return i + 1 < len(blocks) and blocks[i + 1].kind == "table"
 
 
 def keep_introducing_headings(blocks: list[Block], body: float) -> None:

@@ -146,6 +146,8 @@ def join_elements(elements: Sequence[Element]) -> str:
 # reader (a bullet among them has become a list marker already).
 _UNMAPPED_GLYPHS = re.compile(r"(?:\(cid:\d+\))+")
 _PRIVATE_USE = re.compile(r"[\ue000-\uf8ff]+")
+# Either kind of glyph garbage, one glyph at a time.
+GLYPH_GARBAGE = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff]")
 _SPACES = re.compile(r"(?<=\S) {2,}")
 _BARE_MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,9}[.)]|#{1,6})?\s*$")
 

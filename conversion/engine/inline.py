@@ -202,8 +202,7 @@ def render_table(table: Table, mode: str) -> str:
     rows = table.rows
     if mode == "html":
         covered = table.covered()
-        # The header is the first row, with the rows its merged cells reach down into.
-        head = max((rs for (r, _), (rs, _) in table.spans.items() if r == 0), default=1)
+        head = table.header_rows()
 
         def tr(r: int, tag: str) -> str:
             out = []
@@ -306,5 +305,4 @@ def table_element(table: Table, mode: str) -> Element:
             cells.append(Cell(" ".join(text.split()), r, c, rs, cs, table.boxes.get((r, c), box)))
         rows.append(cells)
     text = "\n".join(" | ".join(cell.text for cell in cells) for cells in rows)
-    header = max((rs for (r, _), (rs, _) in table.spans.items() if r == 0), default=1)
-    return Element(ElementType.TABLE, box, text, render_table(table, mode), rows=rows, header_rows=header)
+    return Element(ElementType.TABLE, box, text, render_table(table, mode), rows=rows, header_rows=table.header_rows())

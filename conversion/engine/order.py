@@ -6,6 +6,7 @@ import math
 import re
 from collections import Counter
 
+from .elements import GLYPH_GARBAGE
 from .figures import Figure
 from .layout import BOLD, Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
@@ -17,9 +18,6 @@ Item = Line | Table | Figure
 _FOOTNOTE_MARK = re.compile(
     r"\s*(?:\d{1,3}(?![\d.,:/-]\S)|[*\u2020\u2021\u00a7\u00b6]|[\u00b9\u00b2\u00b3\u2070-\u2079]+)"
 )
-
-
-_UNMAPPED = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff]")
 
 
 def find_gutter(items: list[Item], page_width: float) -> float | None:
@@ -136,7 +134,7 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
             out.append(it)
             continue
         marker = prev.text.strip()
-        if not _UNMAPPED.sub("", it.text).strip():
+        if not GLYPH_GARBAGE.sub("", it.text).strip():
             # Nothing readable follows (glyphs without Unicode): no item to number.
             out.append(it)
             continue

@@ -26,6 +26,10 @@ class Table:
     # The box (x0, top, x1, bottom) of each cell, at its top-left position.
     boxes: dict[tuple[int, int], tuple[float, float, float, float]] = field(default_factory=dict)
 
+    def header_rows(self) -> int:
+        """Rows of the header: the first row, with the rows its merged cells reach down into."""
+        return max((rs for (r, _), (rs, _) in self.spans.items() if r == 0), default=1)
+
     def covered(self) -> dict[tuple[int, int], tuple[int, int]]:
         """Every position a merged cell covers (its own included), mapped to its anchor."""
         out: dict[tuple[int, int], tuple[int, int]] = {}

@@ -44,7 +44,7 @@ def _check_elements(found: Counter[str]) -> Any:
     """A wrapper of the engine's page renderer that counts, per page, what breaks the
     element layer's promises: the Markdown is its shown elements joined; every line of text
     (visible or hidden) lies inside an element's box; boxes lie within the page."""
-    from conversion.engine.elements import join_elements
+    from conversion.engine.elements import GLYPH_GARBAGE, join_elements
 
     # The module, not the package's function of the same name.
     engine_convert = importlib.import_module("conversion.engine.convert")
@@ -57,7 +57,7 @@ def _check_elements(found: Counter[str]) -> Any:
             found["markdown_not_joined_elements"] += 1
         boxes = [e.bbox for e in rendered.elements]
         for ln in [*page.lines, *page.hidden]:
-            if not _GARBAGE.sub("", ln.text).strip():
+            if not GLYPH_GARBAGE.sub("", ln.text).strip():
                 continue  # unmapped glyphs only: left out with a warning
             found["lines"] += 1
             x0, top, x1, bottom = _glyph_box(ln, page)
@@ -74,9 +74,6 @@ def _check_elements(found: Counter[str]) -> Any:
     checked.original = render  # type: ignore[attr-defined]  # unwrapped on the next attempt
     setattr(engine_convert, "render_page", checked)  # noqa: B010  (the child process's own copy)
     return checked
-
-
-_GARBAGE = re.compile(r"\(cid:\d+\)|[\ue000-\uf8ff]")
 
 
 def _glyph_box(line: Any, page: Any) -> tuple[float, float, float, float]:
