@@ -28,7 +28,7 @@ from accounts.serializers import key_status
 from billing.ledger import credits_adjust, credits_grant
 from billing.limits import LIMIT_NAMES
 from billing.selectors import allowance_get, credits_get
-from svcx.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin
 
 
 class ActionForm(forms.Form):

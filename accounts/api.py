@@ -12,8 +12,8 @@ from accounts.keyformat import Environment
 from accounts.scopes import ACCOUNT_READ
 from billing.limits import limits_of
 from billing.selectors import allowance_get, credits_get
-from svcx.api import ApiView
-from svcx.formats import iso, iso_date, refuse_unknown_query
+from core.api import ApiView
+from core.formats import iso, iso_date, refuse_unknown_query
 
 AccountSerializer = inline_serializer(
     "Account",

@@ -26,7 +26,8 @@ from accounts.keyformat import Environment
 from accounts.models import ApiKey, Organization
 from accounts.scopes import effective_scopes
 from accounts.secrets import key_hash
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError, caller_text
 
 WWW_AUTHENTICATE = 'Bearer realm="svcx", error="invalid_token"'
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -137,7 +138,7 @@ class ApiKeyAuthentication(BaseAuthentication):
                 Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - LAST_USED_RESOLUTION)
             ).update(last_used_at=now)
         caller = Caller(api_key=api_key, organization=api_key.organization, scopes=effective_scopes(api_key.scopes))
-        request._request.svcx_auth = caller  # type: ignore[attr-defined]  # read by the access log
+        context_of(request).caller = caller  # read by the access log
         return (caller, caller)
 
     def authenticate_header(self, request: Request) -> str:

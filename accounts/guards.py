@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django_ratelimit.decorators import ratelimit
 
 from accounts.authentication import client_ip
-from svcx.errors import ErrorCode, ServiceError
+from core.errors import ErrorCode, ServiceError
 
 WINDOW_SECONDS = 60
 

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.keyformat import Environment
-from svcx.ids import new_key_id, new_org_id
+from core.ids import new_key_id, new_org_id
 
 ENVIRONMENT_CHOICES = [(e.value, e.value) for e in Environment]
 

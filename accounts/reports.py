@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey
 from billing.models import RequestLog
-from svcx.formats import iso
+from core.formats import iso
 
 REPORT_DAYS = 90
 COLUMNS = ["created_at", "request_id", "method", "endpoint", "status", "error_code", "pages", "credits", "client_ip"]

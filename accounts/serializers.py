@@ -7,7 +7,7 @@ from typing import Any
 from django.utils import timezone
 
 from accounts.models import ApiKey, Membership, Organization
-from svcx.formats import iso
+from core.formats import iso
 
 
 def key_status(api_key: ApiKey) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from billing.models import CreditBalance, CreditHold, LedgerEntry, UsageRecord
-from svcx.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin
 
 
 @admin.register(LedgerEntry)

@@ -15,9 +15,9 @@ from accounts.scopes import ACCOUNT_READ
 from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry, UsageRecord
 from billing.selectors import ledger_list, usage_as_of, usage_daily_list, usage_records_list
-from svcx.api import ApiView
-from svcx.errors import ErrorCode
-from svcx.formats import iso, query_int, query_timestamp, refuse_unknown_query
+from core.api import ApiView
+from core.errors import ErrorCode
+from core.formats import iso, query_int, query_timestamp, refuse_unknown_query
 
 PAGINATION_PARAMETERS = [
     OpenApiParameter(

@@ -20,7 +20,7 @@ from django.utils import timezone
 from accounts.keyformat import Environment
 from accounts.models import Organization
 from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
-from svcx.errors import ErrorCode, ServiceError
+from core.errors import ErrorCode, ServiceError
 
 CREDITS_PER_PAGE = 1
 TEST_ALLOWANCE_PAGES = 5000

@@ -22,8 +22,9 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from billing.limits import MeterName, limit_for
-from svcx.errors import ErrorCode, ServiceError
-from svcx.redis import redis_client
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError
+from core.redis import redis_client
 
 logger = logging.getLogger("svcx.meters")
 
@@ -280,13 +281,11 @@ def concurrency_release(caller: Scope, request_id: str) -> None:
 
 def record(raw: Any, state: MeterState) -> None:
     """Remember a meter's state for the response headers."""
-    states: dict[MeterName, MeterState] = getattr(raw, "svcx_meters", None) or {}
-    states[state.meter.name] = state
-    raw.svcx_meters = states
+    context_of(raw).meters[state.meter.name] = state
 
 
 def rate_limit_headers(raw: Any) -> dict[str, str]:
     headers: dict[str, str] = {}
-    for state in (getattr(raw, "svcx_meters", None) or {}).values():
+    for state in context_of(raw).meters.values():
         headers.update(state.headers())
     return headers

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from accounts.models import ENVIRONMENT_CHOICES, Organization
-from svcx.ids import new_ledger_id, new_usage_id
+from core.ids import new_ledger_id, new_usage_id
 
 
 class CreditBalance(models.Model):

@@ -11,8 +11,8 @@ from django.utils import timezone
 from accounts.models import Organization
 from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
 from billing.models import CreditBalance, LedgerEntry, TestAllowance, UsageDaily, UsageRecord, UsageWatermark
-from svcx.errors import ErrorCode, ServiceError, caller_text
-from svcx.ids import is_id
+from core.errors import ErrorCode, ServiceError, caller_text
+from core.ids import is_id
 
 
 @dataclass(frozen=True)

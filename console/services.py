@@ -21,7 +21,7 @@ from console.models import ConsoleSession, Invitation
 from console.permissions import grants_role, manages_organization
 from conversion.files import file_delete
 from conversion.models import StoredFile
-from svcx.errors import ErrorCode, ServiceError
+from core.errors import ErrorCode, ServiceError
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from billing.ledger import ledger_entry_changes
 from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
 from console import charts, forms, selectors, services
 from console.permissions import manages_key, manages_organization
-from svcx.errors import ServiceError
+from core.errors import ServiceError
 
 View = Callable[..., HttpResponse]
 

@@ -25,10 +25,12 @@ from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_opt
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
 from conversion.serializers import ElementSerializer
 from conversion.store import Source
-from svcx.api import ApiView
-from svcx.errors import ErrorCode, ServiceError, caller_text
-from svcx.formats import refuse_unknown_query
-from svcx.metrics import result_cache_count
+from core.api import ApiView
+from core.context import Usage, context_of
+from core.errors import ErrorCode, ServiceError, caller_text
+from core.formats import refuse_unknown_query
+from core.handlers import request_id_of
+from core.metrics import result_cache_count
 
 ENGINE_DESCRIPTION = (
     "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
@@ -290,11 +292,11 @@ class ConvertApi(ApiView):
         self, caller: Caller, raw: HttpRequest, parsed: ParsedBody, fmt: str, options: Options, source: Source
     ) -> Any:
         key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=parsed.password)
-        request_id = raw.request_id  # type: ignore[attr-defined]
+        request_id = request_id_of(raw)
         cached = cached_result_get(key=key)
         result_cache_count(hit=cached is not None)
         if cached is not None:
-            raw.svcx_usage = {"pages": 0, "credits": 0}  # type: ignore[attr-defined]
+            context_of(raw).usage = Usage()
             return _render(
                 payload=cached.payload,
                 fmt=fmt,

@@ -30,9 +30,9 @@ from conversion.models import ConversionJob, StoredFile
 from conversion.options import validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
 from conversion.store import Source
-from svcx.api import ApiView
-from svcx.errors import ErrorCode, ServiceError
-from svcx.formats import iso, refuse_unknown_query
+from core.api import ApiView
+from core.errors import ErrorCode, ServiceError
+from core.formats import iso, refuse_unknown_query
 
 DOCUMENT_ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode.PDF_INVALID,

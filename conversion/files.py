@@ -17,8 +17,8 @@ from accounts.models import Organization
 from billing.limits import STORAGE_BYTES, limit_for
 from conversion.models import StoredFile
 from conversion.store import Store, store
-from svcx.errors import ErrorCode, ServiceError, caller_text
-from svcx.ids import is_id
+from core.errors import ErrorCode, ServiceError, caller_text
+from core.ids import is_id
 
 
 def _storage() -> Storage:

@@ -17,11 +17,14 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 from accounts.authentication import Caller
 from conversion.models import IdempotencyRecord
-from svcx.errors import ErrorCode, ServiceError
-from svcx.handlers import request_id_of
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError
+from core.handlers import request_id_of
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 RESPONSE_LIFETIME = timedelta(hours=24)
@@ -189,3 +192,24 @@ def idempotency_purge() -> int:
     ).update(body=None)
     deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=now - KEY_LIFETIME).delete()
     return deleted
+
+
+class IdempotencyStep:
+    """The API base view's idempotency step (settings.SVCX_API_STEPS): a first attempt's claim,
+    left on the request context by `conversion.requests.idempotent_body`, is settled with the
+    rendered answer; an answer that fails to render (a 500) releases it for a retry."""
+
+    def admit(self, request: Request) -> None:
+        pass  # requests with a body claim their key in idempotent_body, once it is read
+
+    def finish(self, request: Request, response: HttpResponse) -> None:
+        claim = context_of(request).idempotency_claim
+        if claim is None:
+            return
+        try:
+            if isinstance(response, Response):
+                response.render()
+        except Exception:
+            idempotency_release(claim)  # the answer is a 500: retryable, never stored
+            raise
+        idempotency_finish(claim, response)

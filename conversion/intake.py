@@ -31,7 +31,8 @@ from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from gunicorn.http.errors import ParseException as HttpParseError
 
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError, caller_text
 
 CHUNK = 64 * 1024
 MULTIPART = "multipart/form-data"
@@ -89,7 +90,7 @@ class SpooledBody:
 
 
 def _deadline_of(request: HttpRequest) -> float:
-    started = getattr(request, "svcx_started_monotonic", None) or time.monotonic()
+    started = context_of(request).started_monotonic or time.monotonic()
     return float(started) + float(settings.SVCX_UPLOAD_DEADLINE_SECONDS)
 
 

@@ -32,9 +32,10 @@ from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
 from conversion.sealing import password_discard, password_seal
 from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
-from svcx.errors import ErrorCode, ServiceError
-from svcx.handlers import request_id_of
-from svcx.redis import redis_client
+from core.context import Usage, context_of
+from core.errors import ErrorCode, ServiceError
+from core.handlers import request_id_of
+from core.redis import redis_client
 from workers.heartbeat import live_workers
 
 # The Celery task that runs a job (conversion/tasks.py), queued by name.
@@ -403,11 +404,7 @@ def _deliver(raw: HttpRequest, job: ConversionJob) -> None:
         job.pages_billed = job.pages_completed if captured else 0
         job.credits_billed = credits
         ConversionJob.objects.filter(pk=job.pk).update(pages_billed=job.pages_billed, credits_billed=credits)
-    raw.svcx_usage = {  # type: ignore[attr-defined]  # read by the request log
-        "pages": job.pages_billed,
-        "credits": job.credits_billed,
-        "captured": captured,
-    }
+    context_of(raw).usage = Usage(pages=job.pages_billed, credits=job.credits_billed, captured=captured)
 
 
 def _account_work(caller: Caller, job: ConversionJob) -> None:

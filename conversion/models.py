@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from accounts.models import ENVIRONMENT_CHOICES, Organization
-from svcx.ids import new_file_id
+from core.ids import new_file_id
 
 
 class ConversionJob(models.Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.errors import ErrorCode, ServiceError, caller_text
 
 JSON = "application/json"
 MARKDOWN = "text/markdown"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conversion.engine import EngineError, PageRanges, parse_page_ranges
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.errors import ErrorCode, ServiceError, caller_text
 
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")

@@ -9,15 +9,16 @@ from contextlib import contextmanager
 from django.http import HttpRequest, HttpResponse
 
 from accounts.authentication import Caller
+from billing.gate import request_gate
 from billing.limits import MeterName
 from billing.meters import concurrency_acquire, concurrency_release, meter_consume, meter_require, record
 from conversion.files import file_get
 from conversion.idempotency import idempotency_begin
 from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
 from conversion.store import Source
-from svcx.errors import ErrorCode, ServiceError
-from svcx.gate import request_gate
-from svcx.handlers import request_id_of
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError
+from core.handlers import request_id_of
 
 
 @contextmanager
@@ -44,7 +45,7 @@ def idempotent_body(
             yield claim
             return
         if claim is not None:
-            raw.svcx_idempotency_claim = claim  # type: ignore[attr-defined]  # stored by finalize_response
+            context_of(raw).idempotency_claim = claim  # settled by ApiView.finalize_response
         request_gate(raw, caller)
         if body.size:
             record(raw, meter_consume(caller, MeterName.UPLOADS, body.size))

@@ -26,7 +26,7 @@ from conversion.options import engine_error
 from conversion.sealing import password_open
 from conversion.serializers import ElementSerializer
 from conversion.store import Store, job_input
-from svcx.errors import ErrorCode, ServiceError
+from core.errors import ErrorCode, ServiceError
 
 logger = logging.getLogger("svcx.worker")
 CANCEL_CHECK_SECONDS = 1.0

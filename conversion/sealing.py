@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.core.cache import cache
 
-from svcx.errors import ErrorCode, ServiceError
+from core.errors import ErrorCode, ServiceError
 
 
 def _key() -> bytes:

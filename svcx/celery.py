@@ -38,7 +38,7 @@ def _freeze_startup_heap(**_: Any) -> None:
 def _serve_metrics(**_: Any) -> None:
     """The worker's metrics (its pool processes' job timings, summed) on SVCX_METRICS_PORT, served
     by the worker's main process; started before the pool, so the count starts afresh."""
-    from svcx.metrics import exporter_prepare, exporter_start
+    from core.metrics import exporter_prepare, exporter_start
 
     exporter_prepare()
     exporter_start()
@@ -46,6 +46,6 @@ def _serve_metrics(**_: Any) -> None:
 
 @worker_process_shutdown.connect
 def _pool_process_gone(pid: int | None = None, **_: Any) -> None:
-    from svcx.metrics import process_dead
+    from core.metrics import process_dead
 
     process_dead(pid or os.getpid())

@@ -4,7 +4,7 @@ Threads, not processes: a conversion request mostly waits for a Celery worker, s
 process holds many waiting requests, one thread each, instead of one OS process per request.
 """
 
-from svcx.env import env_int, env_str
+from core.env import env_int, env_str
 
 bind = env_str("SVCX_BIND", "127.0.0.1:8000")
 worker_class = "svcx.gunicorn_worker.JsonErrorThreadWorker"
@@ -30,7 +30,7 @@ def post_worker_init(worker: object) -> None:
 
 def on_starting(server: object) -> None:
     """Metrics: check the configuration and start the web tier's count afresh."""
-    from svcx.metrics import exporter_prepare
+    from core.metrics import exporter_prepare
 
     exporter_prepare()
 
@@ -40,7 +40,7 @@ def when_ready(server: object) -> None:
     answers its workers counted, with the fleet's queue state read at scrape time."""
     import os
 
-    from svcx.metrics import exporter_start, metrics_port
+    from core.metrics import exporter_start, metrics_port
 
     if not metrics_port():
         return
@@ -54,6 +54,6 @@ def when_ready(server: object) -> None:
 
 
 def child_exit(server: object, worker: object) -> None:
-    from svcx.metrics import process_dead
+    from core.metrics import process_dead
 
     process_dead(worker.pid)  # type: ignore[attr-defined]  # a gunicorn Worker

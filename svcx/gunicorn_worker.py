@@ -14,15 +14,15 @@ import socket
 from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
-from svcx.errors import ErrorCode
-from svcx.ids import new_request_id
+from core.errors import ErrorCode
+from core.ids import new_request_id
 
 _CODES = {500: ErrorCode.INTERNAL_ERROR}
 
 
 def _doc_url(code: str) -> str:
     try:
-        from svcx.errors import doc_url
+        from core.errors import doc_url
 
         return doc_url(code)
     except Exception:  # settings not loaded: still answer

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from svcx.redis import redis_client
+from core.redis import redis_client
 from workers.heartbeat import live_workers
 
 logger = logging.getLogger("svcx.health")

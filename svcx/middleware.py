@@ -14,10 +14,11 @@ from django.utils import timezone
 
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
-from svcx.errors import ErrorCode, ServiceError, control_stripped
-from svcx.handlers import error_response, for_a_person, person_error_page, to_service_error
-from svcx.ids import new_request_id
-from svcx.metrics import answer_count
+from core.context import Usage, context_of
+from core.errors import ErrorCode, ServiceError, control_stripped
+from core.handlers import error_response, for_a_person, person_error_page, to_service_error
+from core.ids import new_request_id
+from core.metrics import answer_count
 
 access_log = logging.getLogger("svcx.access")
 logger = logging.getLogger("svcx.middleware")
@@ -44,9 +45,10 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.request_id = new_request_id()  # type: ignore[attr-defined]  # our per-request attribute
+        context = context_of(request)
+        context.request_id = new_request_id()
         # The upload deadline counts from here: the headers have arrived, the body starts.
-        request.svcx_started_monotonic = time.monotonic()  # type: ignore[attr-defined]
+        context.started_monotonic = time.monotonic()
         started_at = timezone.now()
         started = time.perf_counter()
         try:
@@ -54,8 +56,8 @@ class RequestIdMiddleware:
         except Exception as exc:  # a failure in middleware below us: still answer with the envelope
             response = error_response(to_service_error(exc, request), request)
         if not response.has_header("X-Request-Id"):  # a replayed response keeps its original id
-            response["X-Request-Id"] = request.request_id  # type: ignore[attr-defined]
-        auth = getattr(request, "svcx_auth", None)
+            response["X-Request-Id"] = context.request_id
+        auth = context.caller
         duration_ms = round((time.perf_counter() - started) * 1000, 2)
         if auth is not None:
             _record_request(request, response, auth, started_at, duration_ms)
@@ -63,7 +65,7 @@ class RequestIdMiddleware:
         access_log.info(
             "request",
             extra={
-                "request_id": request.request_id,  # type: ignore[attr-defined]
+                "request_id": context.request_id,
                 "method": request.method,
                 "path": loggable_path(request.path),
                 "status": response.status_code,
@@ -94,11 +96,12 @@ def _record_request(
 
     A request whose credits were captured but whose answer is an error after all (something
     failed after the capture) is refunded in the same transaction as this row."""
-    usage = getattr(request, "svcx_usage", None) or {}
-    refund = bool(usage.get("captured")) and response.status_code >= 400
+    context = context_of(request)
+    usage = context.usage or Usage()
+    refund = usage.captured and response.status_code >= 400
     try:
         request_log_record(
-            request_id=request.request_id,  # type: ignore[attr-defined]
+            request_id=context.request_id,
             organization_id=auth.org_id,
             environment=auth.environment,
             api_key_id=auth.key_id,
@@ -106,8 +109,8 @@ def _record_request(
             endpoint=control_stripped(request.path)[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
-            pages=0 if refund else int(usage.get("pages", 0)),
-            credits=0 if refund else int(usage.get("credits", 0)),
+            pages=0 if refund else usage.pages,
+            credits=0 if refund else usage.credits,
             client_ip=client_ip(request),
             duration_ms=duration_ms,
             created_at=started_at,
@@ -115,7 +118,7 @@ def _record_request(
         )
     except Exception:
         # The answer is already decided; a failed log write must not turn it into an error.
-        logger.exception("request log write failed", extra={"request_id": request.request_id})  # type: ignore[attr-defined]
+        logger.exception("request log write failed", extra={"request_id": context.request_id})
 
 
 class CorsMiddleware:

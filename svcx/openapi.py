@@ -8,7 +8,7 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 
-from svcx.errors import CATALOGUE, ERROR_TYPES, ErrorCode
+from core.errors import CATALOGUE, ERROR_TYPES, ErrorCode
 
 # Codes any authenticated endpoint can answer, before its own.
 AUTHENTICATED_CODES = (

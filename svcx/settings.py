@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from svcx.env import (
+from core.env import (
     env_bool,
     env_choice,
     env_duration,
@@ -21,7 +21,7 @@ from svcx.env import (
     env_str,
     parse_database_url,
 )
-from svcx.redis import reconnecting
+from core.redis import reconnecting
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("SVCX_VAR_DIR", str(BASE_DIR / "var")))
@@ -114,7 +114,7 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("SVCX_CACHE_PREFIX", "svcx"),
-            # Reconnects by itself after a Redis restart (svcx.redis.reconnecting).
+            # Reconnects by itself after a Redis restart (core.redis.reconnecting).
             "OPTIONS": reconnecting(2.0),
         }
     }
@@ -142,14 +142,20 @@ STATIC_ROOT = Path(env_str("SVCX_STATIC_ROOT", "") or VAR_DIR / "static")
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "svcx.negotiation.JsonOnlyNegotiation",
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
-    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JsonOnlyNegotiation",
+    # The API key and the caller's scopes, for every core.api.ApiView (health and the OpenAPI
+    # document opt out).
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.authentication.CallerPolicy"],
     "DEFAULT_THROTTLE_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "svcx.handlers.drf_exception_handler",
+    "EXCEPTION_HANDLER": "core.handlers.drf_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "svcx.openapi.SvcxAutoSchema",
 }
+
+# What every authenticated API request passes, in order (core.api.ApiStep): the meters and their
+# RateLimit headers, then storing the answer under its Idempotency-Key.
+SVCX_API_STEPS = ["billing.gate.MeterStep", "conversion.idempotency.IdempotencyStep"]
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "svcx API",

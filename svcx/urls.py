@@ -6,10 +6,10 @@ from django.urls import include, path, re_path
 from accounts.guards import per_address
 from svcx import views
 
-handler400 = "svcx.handlers.handler400"
-handler403 = "svcx.handlers.handler403"
-handler404 = "svcx.handlers.handler404"
-handler500 = "svcx.handlers.handler500"
+handler400 = "core.handlers.handler400"
+handler403 = "core.handlers.handler403"
+handler404 = "core.handlers.handler404"
+handler500 = "core.handlers.handler500"
 
 urlpatterns = [
     path("v1/health", views.HealthApi.as_view(), name="health"),

@@ -16,10 +16,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from svcx.api import ApiView
-from svcx.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
+from core.api import ApiView
+from core.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
+from core.handlers import error_response, for_a_person, person_error_page
 from svcx.guides import guide_get, guide_list
-from svcx.handlers import error_response, for_a_person, person_error_page
 from svcx.health import health_checks
 
 

@@ -20,7 +20,7 @@ import redis
 from celery import bootsteps
 from django.conf import settings
 
-from svcx.redis import redis_client
+from core.redis import redis_client
 
 logger = logging.getLogger("svcx.worker")
 _KEY = "svcx:workers"  # every worker, whatever it consumes

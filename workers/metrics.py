@@ -19,7 +19,7 @@ from accounts.keyformat import Environment
 from billing.models import CreditHold
 from conversion.jobs import conversion_queues, queue_depth
 from conversion.models import ConversionJob
-from svcx.metrics import conversion_observe
+from core.metrics import conversion_observe
 from workers.heartbeat import live_workers
 
 logger = logging.getLogger("svcx.metrics")

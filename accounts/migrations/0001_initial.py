@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import svcx.ids
+import core.ids
 
 
 class Migration(migrations.Migration):
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 (
                     "id",
                     models.CharField(
-                        default=svcx.ids.new_org_id, editable=False, max_length=40, primary_key=True, serialize=False
+                        default=core.ids.new_org_id, editable=False, max_length=40, primary_key=True, serialize=False
                     ),
                 ),
                 ("name", models.CharField(max_length=200)),
@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
                 (
                     "id",
                     models.CharField(
-                        default=svcx.ids.new_key_id, editable=False, max_length=40, primary_key=True, serialize=False
+                        default=core.ids.new_key_id, editable=False, max_length=40, primary_key=True, serialize=False
                     ),
                 ),
                 ("environment", models.CharField(choices=[("live", "live"), ("test", "test")], max_length=4)),

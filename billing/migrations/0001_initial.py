@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import svcx.ids
+import core.ids
 
 
 class Migration(migrations.Migration):
@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
                 (
                     "id",
                     models.CharField(
-                        default=svcx.ids.new_ledger_id, editable=False, max_length=40, primary_key=True, serialize=False
+                        default=core.ids.new_ledger_id, editable=False, max_length=40, primary_key=True, serialize=False
                     ),
                 ),
                 ("environment", models.CharField(choices=[("live", "live"), ("test", "test")], max_length=4)),
@@ -210,7 +210,7 @@ class Migration(migrations.Migration):
                 (
                     "id",
                     models.CharField(
-                        default=svcx.ids.new_usage_id, editable=False, max_length=40, primary_key=True, serialize=False
+                        default=core.ids.new_usage_id, editable=False, max_length=40, primary_key=True, serialize=False
                     ),
                 ),
                 ("environment", models.CharField(choices=[("live", "live"), ("test", "test")], max_length=4)),

@@ -15,7 +15,7 @@ from accounts.models import Organization
 from billing.ledger import capture_refund, captures_reconcile, credits_capture, credits_hold, credits_release
 from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
 from billing.selectors import credits_get
-from svcx.errors import ServiceError
+from core.errors import ServiceError
 from tests.factories import make_org
 
 pytestmark = [pytest.mark.django_db]

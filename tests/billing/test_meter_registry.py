@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from billing.limits import LIMIT_NAMES, STORAGE_BYTES, MeterName
 from billing.meters import CONCURRENCY, METERS
-from svcx.errors import CATALOGUE
+from core.errors import CATALOGUE
 
 
 def test_every_meter_is_described_once() -> None:

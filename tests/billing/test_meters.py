@@ -15,7 +15,7 @@ from accounts import services
 from accounts.models import Organization
 from billing.meters import concurrency_acquire
 from billing.models import CreditHold, LedgerEntry
-from svcx.redis import redis_client
+from core.redis import redis_client
 from tests.conftest import WorkerProcess, text_pdf
 from tests.conversion.engine.pdfs import make_pdf
 from tests.factories import bearer, make_key, make_org

@@ -16,10 +16,9 @@ from django.utils import timezone
 from billing.ledger import credits_hold
 from billing.models import CreditHold, LedgerEntry, RequestLog, TestAllowance
 from billing.selectors import credits_get
-from conversion import api
+from conversion import api, idempotency
 from conversion.models import ConversionJob
 from conversion.runner import _Clock, job_run
-from svcx import api as svcx_api
 from tests.conftest import WorkerProcess
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
@@ -105,7 +104,7 @@ def test_a_failure_storing_the_idempotent_answer_refunds(
     def broken(*args: Any) -> None:
         raise RuntimeError("could not store the answer")
 
-    monkeypatch.setattr(svcx_api, "idempotency_finish", broken)
+    monkeypatch.setattr(idempotency, "idempotency_finish", broken)
 
     response = post_pdf(client, account["live"].secret, three_pages, HTTP_IDEMPOTENCY_KEY="late-1")
 

@@ -15,7 +15,8 @@ from django.test import RequestFactory
 from accounts.authentication import Caller
 from conversion.idempotency import Claim, idempotency_begin
 from conversion.models import IdempotencyRecord
-from svcx.errors import ServiceError
+from core.context import context_of
+from core.errors import ServiceError
 from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db]
@@ -23,7 +24,7 @@ pytestmark = [pytest.mark.django_db]
 
 def _request(request_id: str) -> Any:
     request = RequestFactory().post("/v1/convert", data=b"x", content_type="application/pdf", HTTP_IDEMPOTENCY_KEY="k1")
-    request.request_id = request_id  # type: ignore[attr-defined]  # set by the middleware in service
+    context_of(request).request_id = request_id  # set by the middleware in service
     return request
 
 

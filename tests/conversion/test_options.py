@@ -45,7 +45,7 @@ def test_options_that_can_differ_in_output_have_different_keys(a: dict[str, str]
     [(None, "null"), (3, "a number"), (True, "a boolean"), (["1"], "an array"), ({"a": 1}, "an object")],
 )
 def test_a_wrongly_typed_option_is_named_in_json_terms(value: object, named: str) -> None:
-    from svcx.errors import ServiceError
+    from core.errors import ServiceError
 
     with pytest.raises(ServiceError) as info:
         validate_options({"tables": value}, prefix="options.")

@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from conversion.sealing import _cache_key, password_discard, password_open, password_seal
-from svcx.errors import ServiceError
+from core.errors import ServiceError
 from tests.conftest import WorkerProcess
 from tests.factories import bearer, make_key, make_org
 

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import caller_of
-from svcx.api import ApiView
+from core.api import ApiView
 from svcx.urls import urlpatterns as real_urlpatterns
 
 

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
-from svcx.errors import CATALOGUE
+from core.errors import CATALOGUE
 from svcx.guides import inline_markdown
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from conversion.engine.errors import ENGINE_ERROR_CODES
-from svcx.errors import CATALOGUE, STATUSES_OF_TYPE, ErrorCode, ServiceError, caller_text, error_code
+from core.errors import CATALOGUE, STATUSES_OF_TYPE, ErrorCode, ServiceError, caller_text, error_code
 from tests.conftest import SPEC_DIR
 
 

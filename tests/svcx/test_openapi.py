@@ -9,8 +9,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
-from svcx.api import ApiView
-from svcx.errors import CATALOGUE
+from core.api import ApiView
+from core.errors import CATALOGUE
 
 
 def _api_routes() -> list[tuple[str, type[ApiView]]]:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from svcx.env import ConfigError, env_bool, env_choice, env_duration, env_int, env_required, parse_database_url
+from core.env import ConfigError, env_bool, env_choice, env_duration, env_int, env_required, parse_database_url
 from tests.conftest import ROOT
 
 

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from billing.models import CreditHold, LedgerEntry
+from billing.simulation import SIMULATE_CODES
 from conversion.models import ConversionJob
-from svcx.errors import CATALOGUE
-from svcx.simulation import SIMULATE_CODES
+from core.errors import CATALOGUE
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from billing.ledger import CREDITS_PER_PAGE
 from billing.models import CreditHold
-from svcx.redis import redis_client
+from core.redis import redis_client
 from tests.conftest import REAL_PDFS, WorkerProcess, free_port, start_web, start_worker
 from tests.factories import make_key, make_org
 from workers.heartbeat import worker_heartbeat, worker_heartbeat_clear
@@ -253,7 +253,7 @@ def test_holds_and_running_jobs_are_outstanding_while_a_conversion_runs(stack: S
 
 
 def test_a_metrics_port_without_a_multiprocess_directory_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from svcx.metrics import exporter_prepare
+    from core.metrics import exporter_prepare
 
     monkeypatch.setenv("SVCX_METRICS_PORT", "9100")
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)

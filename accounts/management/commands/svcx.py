@@ -24,7 +24,7 @@ from accounts.serializers import api_key_dict, membership_dict, organization_dic
 from billing.api import ledger_row
 from billing.ledger import credits_grant
 from billing.limits import limits_of
-from svcx.formats import iso
+from core.formats import iso
 
 DEMO_EMAIL = "demo@svcx.local"
 

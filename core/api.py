@@ -1,20 +1,43 @@
 """The base of every /v1 view: method check before authentication, JSON only, request ids in
-bodies, and the error codes each endpoint declares for the OpenAPI description."""
+bodies, the error codes each endpoint declares for the OpenAPI description, and the steps every
+authenticated request passes.
+
+The core imports no app, so the apps plug their part in through settings, the way DRF takes
+its authentication classes: `REST_FRAMEWORK`'s default authentication and permission classes
+(the API key and the caller's scopes) and `SVCX_API_STEPS`, each a class with
+
+- `admit(request)`: after authentication, for a request without a body (GET, HEAD); requests
+  with a body are admitted by `conversion.requests.idempotent_body` once they are known not to
+  replay an Idempotency-Key, so a replay counts against no meter;
+- `finish(request, response)`: on every answer, in order (the RateLimit headers, then storing
+  the answer under the request's Idempotency-Key).
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from functools import cache
+from typing import Any, ClassVar, Protocol
 
+from django.conf import settings
+from django.http import HttpResponse
+from django.utils.module_loading import import_string
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import ApiKeyAuthentication, CallerPolicy, caller_of
-from billing.meters import rate_limit_headers
-from conversion.idempotency import idempotency_finish, idempotency_release
-from svcx.errors import ErrorCode, ServiceError
-from svcx.gate import request_gate
-from svcx.handlers import request_id_of
+from core.errors import ErrorCode, ServiceError
+from core.handlers import request_id_of
+
+
+class ApiStep(Protocol):
+    def admit(self, request: Request) -> None: ...
+
+    def finish(self, request: Request, response: HttpResponse) -> None: ...
+
+
+@cache
+def api_steps() -> tuple[ApiStep, ...]:
+    return tuple(import_string(path)() for path in settings.SVCX_API_STEPS)
 
 
 class ApiView(APIView):
@@ -27,10 +50,8 @@ class ApiView(APIView):
     - Every JSON object body gets the request's `request_id`.
     """
 
-    authentication_classes = [ApiKeyAuthentication]
-    permission_classes = [CallerPolicy]
     # The scope the endpoint requires (None: any valid key), and whether it spends credits
-    # (refused while the organization's spending is frozen).
+    # (refused while the organization's spending is frozen); read by the permission class.
     required_scope: ClassVar[str | None] = None
     # Per-method scopes, where one path serves methods of different scopes.
     method_scopes: ClassVar[dict[str, str]] = {}
@@ -57,9 +78,8 @@ class ApiView(APIView):
             )
         super().initial(request, *args, **kwargs)
         if self.authenticated and request.method in ("GET", "HEAD"):
-            # Requests with a body pass the gate after their idempotency check (a replay counts
-            # against no meter): see conversion.requests.idempotent_body.
-            request_gate(request._request, caller_of(request))
+            for step in api_steps():
+                step.admit(request)
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(response, Response) and isinstance(response.data, dict) and "error" not in response.data:
@@ -67,16 +87,6 @@ class ApiView(APIView):
         response = super().finalize_response(request, response, *args, **kwargs)
         if not response.has_header("X-Request-Id"):
             response["X-Request-Id"] = request_id_of(request)
-        for name, value in rate_limit_headers(request._request).items():
-            if not response.has_header(name):
-                response[name] = value
-        claim = getattr(request._request, "svcx_idempotency_claim", None)
-        if claim is not None:
-            try:
-                if isinstance(response, Response):
-                    response.render()
-            except Exception:
-                idempotency_release(claim)  # the answer is a 500: retryable, never stored
-                raise
-            idempotency_finish(claim, response)
+        for step in api_steps():
+            step.finish(request, response)
         return response

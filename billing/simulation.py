@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from accounts.authentication import Caller
 from billing.limits import MeterName
 from billing.meters import CONCURRENCY, METERS, MeterState
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.errors import ErrorCode, ServiceError, caller_text
 
 HEADER = "HTTP_X_SVCX_SIMULATE"
 

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, time
 from django.http import QueryDict
 from django.utils.dateparse import parse_date, parse_datetime
 
-from svcx.errors import ErrorCode, ServiceError, caller_text
+from core.errors import ErrorCode, ServiceError, caller_text
 
 
 def iso(value: datetime | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Content negotiation for endpoints that answer in JSON only (kept apart from svcx.api:
+"""Content negotiation for endpoints that answer in JSON only (kept apart from core.api:
 DRF imports it while its own views module is still loading)."""
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ outages and unexpected exceptions. Nothing else builds an error response.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 from typing import Any
@@ -27,22 +26,24 @@ from django.db import DatabaseError, DataError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from rest_framework import exceptions as drf
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from svcx.errors import ErrorCode, ServiceError, doc_url
-from svcx.ids import new_request_id
+from core.context import context_of
+from core.errors import ErrorCode, ServiceError, doc_url
+from core.ids import new_request_id
 
 logger = logging.getLogger("svcx.errors")
 
 
-def request_id_of(request: Any) -> str:
+def request_id_of(request: HttpRequest | Request | None) -> str:
     """The id the request middleware gave this request (a fresh one if it never ran)."""
-    rid = getattr(request, "request_id", None)
-    if rid is None:
-        rid = new_request_id()
-        with contextlib.suppress(AttributeError):
-            request.request_id = rid
-    return str(rid)
+    if request is None:
+        return new_request_id()
+    context = context_of(request)
+    if not context.request_id:
+        context.request_id = new_request_id()
+    return context.request_id
 
 
 def envelope(error: ServiceError, request_id: str) -> dict[str, Any]:

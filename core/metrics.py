@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.registry import Collector
 
-from svcx.env import env_int, env_str
+from core.env import env_int, env_str
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
