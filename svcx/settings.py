@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "svcx.middleware.RequestIdMiddleware",
     "svcx.middleware.CorsMiddleware",
+    "svcx.middleware.ApiCompressionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files (the admin's CSS and JavaScript) from STATIC_ROOT, in every topology: gunicorn
     # alone serves them, no separate file server is needed.

@@ -7,6 +7,7 @@ are read as closed (no property they do not list), since drf-spectacular leaves 
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from collections.abc import Iterator
@@ -84,7 +85,10 @@ def json_body(response: Any) -> Any | None:
     """The response's JSON body, or None when it is not JSON."""
     if not response.get("Content-Type", "").startswith("application/json"):
         return None
+    content = response.content
+    if response.get("Content-Encoding") == "gzip":
+        content = gzip.decompress(content)
     try:
-        return json.loads(response.content)
+        return json.loads(content)
     except ValueError:
         return None
