@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.gzip import GZipMiddleware
 from django.utils import timezone
 
@@ -155,10 +155,14 @@ class ApiCompressionMiddleware(GZipMiddleware):
 
     MIN_BYTES = 8 * 1024
 
-    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        if not request.path.startswith("/v1/") or response.streaming or len(response.content) < self.MIN_BYTES:
+    def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+        if (
+            not request.path.startswith("/v1/")
+            or not isinstance(response, HttpResponse)
+            or len(response.content) < self.MIN_BYTES
+        ):
             return response
-        return super().process_response(request, response)  # type: ignore[no-any-return]
+        return super().process_response(request, response)
 
 
 class ErrorEnvelopeMiddleware:
