@@ -10,14 +10,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import mmap
 import os
-import socket
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +29,7 @@ from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from gunicorn.http.errors import ParseException as HttpParseError
 
 from core.context import context_of
+from core.edge import body_deadline
 from core.errors import ErrorCode, ServiceError, caller_text
 
 CHUNK = 64 * 1024
@@ -133,40 +131,6 @@ def _body_stream(request: HttpRequest) -> Any:
     return request
 
 
-class _DeadlineWatchdog:
-    """At the deadline, end the body stream of a client that still trickles bytes.
-
-    A socket timeout only bounds each wait for the next bytes; a client sending a few bytes a
-    second keeps the server's reader looping for as long as it likes. Shutting the reading side
-    makes that reader see the end of the stream; the response can still be written. `finish`
-    guarantees that no shutdown happens after it returns, so a body read in time is never cut
-    (the connection may be kept alive for the next request)."""
-
-    def __init__(self, sock: socket.socket, deadline: float) -> None:
-        self._sock = sock
-        self._lock = threading.Lock()
-        self._done = False
-        self.fired = False
-        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _fire(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self.fired = True
-            with contextlib.suppress(OSError):
-                self._sock.shutdown(socket.SHUT_RD)
-
-    def finish(self) -> bool:
-        """Stop watching; True when the deadline had already cut the stream."""
-        with self._lock:
-            self._done = True
-        self._timer.cancel()
-        return self.fired
-
-
 def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> SpooledBody:
     """Copy the body to a temporary file. Raises `file_too_large` or `request_timeout`;
     nothing is left on disk when it raises."""
@@ -174,8 +138,6 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
     if declared and declared.isdigit() and int(declared) > limit:
         raise too_large(limit, what)
     deadline = _deadline_of(request)
-    sock = request.META.get("gunicorn.socket")
-    watchdog = _DeadlineWatchdog(sock, deadline) if isinstance(sock, socket.socket) else None
     stream = _body_stream(request)
     digest = hashlib.sha256()
     size = 0
@@ -184,19 +146,18 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
     handle, name = tempfile.mkstemp(prefix="body-", dir=directory)
     path = Path(name)
     try:
-        with os.fdopen(handle, "wb") as out:
+        with os.fdopen(handle, "wb") as out, body_deadline(request, deadline) as watch:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise _timeout()
-                if isinstance(sock, socket.socket):
-                    # A stalled client must not hold a thread past the deadline.
-                    sock.settimeout(remaining)
+                # A stalled client must not hold a thread past the deadline.
+                watch.limit_wait(remaining)
                 try:
                     chunk = stream.read(CHUNK)
                 except (HttpParseError, OSError) as exc:
                     # A stream cut at the deadline ends mid-chunk or mid-body: that is the timeout.
-                    if time.monotonic() >= deadline or (watchdog is not None and watchdog.fired):
+                    if time.monotonic() >= deadline or watch.cut:
                         raise _timeout() from exc
                     if isinstance(exc, HttpParseError):
                         # The server's reader refused the framing (a bad chunk size, say).
@@ -204,7 +165,7 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
                             ErrorCode.BAD_REQUEST,
                             "The request body's transfer encoding is malformed (bad chunk framing).",
                         ) from exc
-                    # Django wraps the socket's timeout in UnreadablePostError (an OSError).
+                    # Django wraps the wait's timeout in UnreadablePostError (an OSError).
                     if isinstance(exc, TimeoutError) or isinstance(exc.__cause__, TimeoutError):
                         raise _timeout() from exc
                     raise ServiceError(
@@ -217,17 +178,11 @@ def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> Spo
                     raise too_large(limit, what)
                 digest.update(chunk)
                 out.write(chunk)
-        cut = watchdog.finish() if watchdog is not None else False
-        if cut or time.monotonic() > deadline:
+        if watch.cut or time.monotonic() > deadline:
             raise _timeout()
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    finally:
-        if watchdog is not None:
-            watchdog.finish()
-        if isinstance(sock, socket.socket):
-            sock.settimeout(None)
     return SpooledBody(path=path, size=size, sha256=digest.hexdigest())
 
 

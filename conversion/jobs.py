@@ -7,7 +7,6 @@ import contextlib
 import hashlib
 import logging
 import math
-import socket
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -33,6 +32,7 @@ from conversion.options import Options
 from conversion.sealing import password_discard, password_seal
 from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
 from core.context import Usage, context_of
+from core.edge import client_gone
 from core.errors import ErrorCode, ServiceError
 from core.handlers import request_id_of
 from core.redis import redis_client
@@ -218,24 +218,6 @@ def job_notify_done(*, request_id: str) -> None:
         logger.warning("job notification failed", exc_info=True, extra={"request_id": request_id})
 
 
-def client_gone(request_meta: dict[str, Any]) -> bool:
-    """Whether the client closed its connection (a peek at the socket, when there is one)."""
-    sock = request_meta.get("gunicorn.socket")
-    if not isinstance(sock, socket.socket):
-        return False
-    try:
-        sock.settimeout(0)
-        data = sock.recv(1, socket.MSG_PEEK)
-        return data == b""
-    except (BlockingIOError, InterruptedError):
-        return False
-    except OSError:
-        return True
-    finally:
-        with contextlib.suppress(OSError):
-            sock.settimeout(None)
-
-
 def job_wait(*, request_id: str, is_client_gone: Callable[[], bool]) -> ConversionJob:
     """Block this thread until the job finishes, the client leaves or the wait limit passes.
 
@@ -333,7 +315,7 @@ def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> Conversio
     request_id = request_id_of(raw)
     submitted = job_submit(caller=caller, request_id=request_id, **submit)
     try:
-        job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw.META))
+        job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw))
     except ServiceError:
         raise
     except Exception:
@@ -380,7 +362,7 @@ def job_deliver(*, raw: HttpRequest, job: ConversionJob) -> tuple[ConversionJob,
     """
     try:
         result = CachedResult.objects.get(key=job.cache_key)
-        if client_gone(raw.META):
+        if client_gone(raw):
             raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
         _deliver(raw, job)
     except Exception:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 INVALID_REQUEST = "invalid_request_error"
 AUTHENTICATION = "authentication_error"
@@ -741,4 +742,10 @@ def caller_text(value: object) -> str:
 
 
 def doc_url(code: str) -> str:
-    return f"{settings.SVCX_DOCS_URL}/errors/{code}"
+    """The code's documentation page; its path alone where Django's settings are not loaded (the
+    web server refusing a request outside the application, core.edge), so the answer still goes out."""
+    try:
+        base = settings.SVCX_DOCS_URL
+    except ImproperlyConfigured:
+        base = "/docs"
+    return f"{base}/errors/{code}"

@@ -188,6 +188,18 @@ def test_requests_the_web_server_refuses_get_the_envelope_too(tmp_path: Any) -> 
         assert error["code"] == "bad_request"
 
 
+def test_the_web_servers_worker_answers_its_refusals_through_the_edge() -> None:
+    from gunicorn import util
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from core import edge
+    from svcx import gunicorn_conf, gunicorn_worker
+
+    assert gunicorn_conf.worker_class == "svcx.gunicorn_worker.JsonErrorThreadWorker"
+    assert issubclass(gunicorn_worker.JsonErrorThreadWorker, ThreadWorker)
+    assert util.write_error is edge.write_error
+
+
 @pytest.mark.django_db
 @pytest.mark.urls("tests.svcx.failing_urls")
 def test_a_nul_character_that_reaches_the_database_is_a_400_not_a_500(client: Client) -> None:
