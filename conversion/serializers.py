@@ -153,7 +153,6 @@ class FileDeletedSerializer(serializers.Serializer):
 # Inspect and toc answer the worker's stored result (conversion.runner) with the request's
 # echoes. The result is stored as jsonb, which returns an object's members shortest name first
 # (then by bytes): the members are declared in that order, the order clients have always read.
-# A field's instance cannot serve two serializers, so each declares its own echoes.
 
 
 def _metadata_echo() -> OptionalObjectField:
