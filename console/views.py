@@ -45,9 +45,9 @@ from accounts.services import (
     api_key_update,
     audit_record,
 )
-from billing.api import ledger_row
 from billing.ledger import ledger_entry_changes
 from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
+from billing.serializers import LedgerEntrySerializer
 from console import charts, forms, selectors, services
 from console.permissions import manages_key, manages_organization
 from core.errors import ServiceError
@@ -257,7 +257,7 @@ def statement_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
     writer = csv.DictWriter(out, STATEMENT_COLUMNS, extrasaction="ignore")
     writer.writeheader()
     for entry in selectors.ledger_statement(organization=membership.organization, filters=filters).iterator():
-        writer.writerow({**ledger_row(entry), "environment": entry.environment})
+        writer.writerow({**LedgerEntrySerializer(entry).data, "environment": entry.environment})
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"{membership.organization_id}-statement-{filters.environment}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +24,7 @@ from conversion.jobs import cached_result_get, job_deliver, job_execute, result_
 from conversion.negotiation import MARKDOWN, negotiate
 from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
-from conversion.serializers import ElementSerializer
+from conversion.serializers import ConversionSerializer, EngineListSerializer, EngineSerializer
 from conversion.store import Source
 from core.api import ApiView
 from core.context import Usage, context_of
@@ -31,47 +32,11 @@ from core.errors import ErrorCode, ServiceError, caller_text
 from core.formats import refuse_unknown_query
 from core.handlers import request_id_of
 from core.metrics import result_cache_count
+from core.serializers import ListPage
 
 ENGINE_DESCRIPTION = (
     "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
     "Markdown with headings, lists, tables, reading order across columns, and running headers and footers removed."
-)
-
-PagesSerializer = inline_serializer(
-    "ConversionPage",
-    many=True,
-    fields={
-        "page": serializers.IntegerField(),
-        "label": serializers.CharField(allow_null=True),
-        "markdown": serializers.CharField(),
-        "has_text_layer": serializers.BooleanField(),
-        "warnings": serializers.ListField(child=serializers.CharField()),
-        "width": serializers.FloatField(help_text="Points, after the page's rotation."),
-        "height": serializers.FloatField(help_text="Points, after the page's rotation."),
-        "elements": ElementSerializer(many=True, help_text="What the page holds, in reading order."),
-    },
-)
-ConversionSerializer = inline_serializer(
-    "Conversion",
-    {
-        "object": serializers.CharField(default="conversion"),
-        "request_id": serializers.CharField(),
-        "engine": inline_serializer("EngineRef", {"id": serializers.CharField(), "version": serializers.CharField()}),
-        "document": inline_serializer(
-            "ConvertedDocument", {"page_count": serializers.IntegerField(), "sha256": serializers.CharField()}
-        ),
-        "pages": PagesSerializer,
-        "markdown": serializers.CharField(
-            help_text="All delivered pages joined; a table that runs on across a page break is one table here."
-        ),
-        "result_truncated": serializers.BooleanField(),
-        "pages_billed": serializers.IntegerField(),
-        "credits_billed": serializers.IntegerField(),
-        "cached": serializers.BooleanField(),
-        "warnings": serializers.ListField(child=serializers.CharField()),
-        "metadata": serializers.DictField(required=False, help_text="Echo of the client metadata, when sent."),
-        "debug": serializers.DictField(required=False, help_text="Timings and engine details, with debug: true."),
-    },
 )
 
 CONVERT_ERRORS: tuple[ErrorCode, ...] = (
@@ -174,23 +139,6 @@ RAW_DESCRIPTION = (
 )
 
 
-def _page(page: dict[str, Any]) -> dict[str, Any]:
-    out = {k: page[k] for k in ("page", "label", "markdown", "has_text_layer", "warnings")}
-    # Results stored before elements existed carry none.
-    out["width"] = page.get("width", 0.0)
-    out["height"] = page.get("height", 0.0)
-    out["elements"] = page.get("elements", [])  # written by ElementSerializer in the worker
-    return out
-
-
-def _document_markdown(payload: dict[str, Any]) -> str:
-    # Results stored before the engine joined the document itself (an idempotent replay of
-    # one) carry only their pages.
-    if "markdown" in payload:
-        return str(payload["markdown"])
-    return "\n\n".join(p["markdown"] for p in payload["pages"] if p["markdown"])
-
-
 def _render(
     *,
     payload: dict[str, Any],
@@ -210,28 +158,21 @@ def _render(
         response["X-Svcx-Result-Truncated"] = "true" if payload["result_truncated"] else "false"
         response["X-Svcx-Cached"] = "true" if cached else "false"
         return response
-    body: dict[str, Any] = {
-        "object": "conversion",
+    debug = (
+        {"timings": payload.get("timings", {}), "document": payload["document"], "engine": payload["engine"]}
+        if parsed.debug
+        else None
+    )
+    answer = {
+        **payload,
         "request_id": request_id,
-        "engine": payload["engine"],
-        "document": {"page_count": payload["document"]["page_count"], "sha256": payload["document"]["sha256"]},
-        "pages": [_page(p) for p in pages],
-        "markdown": _document_markdown(payload),
-        "result_truncated": payload["result_truncated"],
         "pages_billed": pages_billed,
         "credits_billed": credits_billed,
         "cached": cached,
-        "warnings": payload["warnings"],
+        "metadata": parsed.metadata,
+        "debug": debug,
     }
-    if parsed.metadata is not None:
-        body["metadata"] = parsed.metadata
-    if parsed.debug:
-        body["debug"] = {
-            "timings": payload.get("timings", {}),
-            "document": payload["document"],
-            "engine": payload["engine"],
-        }
-    return Response(body)
+    return Response(ConversionSerializer(answer).data)
 
 
 ACCEPT_PARAMETER = OpenApiParameter(
@@ -349,28 +290,30 @@ class ConvertRawApi(ConvertApi):
         return super().post(request)
 
 
-def _engine_dict() -> dict[str, Any]:
-    return {
-        "id": engine.ENGINE_ID,
-        "object": "engine",
-        "version": engine.ENGINE_VERSION,
-        "default": True,
-        "description": ENGINE_DESCRIPTION,
-        "ocr": False,
-        "tables": list(TABLES),
-        "flavors": list(FLAVORS),
-    }
+@dataclass(frozen=True)
+class Engine:
+    """A conversion engine as GET /v1/engines lists it (EngineSerializer)."""
+
+    id: str
+    version: str
+    default: bool
+    description: str
+    ocr: bool
+    tables: tuple[str, ...]
+    flavors: tuple[str, ...]
 
 
-class EngineSerializer(serializers.Serializer):  # describes the answer only
-    id = serializers.CharField()
-    object = serializers.CharField(default="engine")
-    version = serializers.CharField()
-    default = serializers.BooleanField()
-    description = serializers.CharField()
-    ocr = serializers.BooleanField()
-    tables = serializers.ListField(child=serializers.CharField())
-    flavors = serializers.ListField(child=serializers.CharField())
+ENGINES = (
+    Engine(
+        id=engine.ENGINE_ID,
+        version=engine.ENGINE_VERSION,
+        default=True,
+        description=ENGINE_DESCRIPTION,
+        ocr=False,
+        tables=TABLES,
+        flavors=FLAVORS,
+    ),
+)
 
 
 class EnginesApi(ApiView):
@@ -379,20 +322,11 @@ class EnginesApi(ApiView):
     @extend_schema(
         operation_id="engines_list",
         summary="List engines",
-        responses={
-            200: inline_serializer(
-                "EngineList",
-                {
-                    "object": serializers.CharField(),
-                    "data": EngineSerializer(many=True),
-                    "has_more": serializers.BooleanField(),
-                },
-            )
-        },
+        responses={200: EngineListSerializer},
     )
     def get(self, request: Request) -> Response:
         refuse_unknown_query(request.query_params, set())
-        return Response({"object": "list", "data": [_engine_dict()], "has_more": False})
+        return Response(EngineListSerializer(ListPage(ENGINES, has_more=False)).data)
 
 
 class EngineDetailApi(ApiView):
@@ -403,10 +337,11 @@ class EngineDetailApi(ApiView):
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
         refuse_unknown_query(request.query_params, set())
-        if engine_id != engine.ENGINE_ID:
+        found = next((e for e in ENGINES if e.id == engine_id), None)
+        if found is None:
             raise ServiceError(
                 ErrorCode.ENGINE_NOT_FOUND,
                 f"No engine {caller_text(engine_id)!r}; GET /v1/engines lists them.",
                 param="engine_id",
             )
-        return Response(_engine_dict())
+        return Response(EngineSerializer(found).data)

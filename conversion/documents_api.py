@@ -26,13 +26,14 @@ from conversion.api import (
 from conversion.files import file_create, file_delete, file_get, storage_used
 from conversion.intake import INTAKE_ERRORS, MULTIPART, PDF, ParsedBody, parse_body, raw_pdf_only
 from conversion.jobs import job_execute
-from conversion.models import ConversionJob, StoredFile
+from conversion.models import ConversionJob
 from conversion.options import validate_options
 from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
+from conversion.serializers import FileDeletedSerializer, InspectionSerializer, StoredFileSerializer, TocSerializer
 from conversion.store import Source
 from core.api import ApiView
 from core.errors import ErrorCode, ServiceError
-from core.formats import iso, refuse_unknown_query
+from core.formats import refuse_unknown_query
 
 DOCUMENT_ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode.PDF_INVALID,
@@ -44,35 +45,6 @@ DOCUMENT_ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode.PDF_TOO_COMPLEX,
     ErrorCode.PDF_NO_PAGES,
 )
-
-# One serializer for the record wherever it is answered: field instances cannot be shared
-# between two serializers (the second would describe no body).
-FileSerializer = inline_serializer(
-    "StoredFile",  # not "File": generated clients have a File type for uploads
-    {
-        "id": serializers.CharField(),
-        "object": serializers.CharField(default="file"),
-        "filename": serializers.CharField(),
-        "bytes": serializers.IntegerField(),
-        "sha256": serializers.CharField(),
-        "page_count": serializers.IntegerField(allow_null=True),
-        "created_at": serializers.DateTimeField(),
-        "expires_at": serializers.DateTimeField(),
-    },
-)
-
-
-def file_dict(record: StoredFile) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "object": "file",
-        "filename": record.filename,
-        "bytes": record.bytes,
-        "sha256": record.sha256,
-        "page_count": record.page_count,
-        "created_at": iso(record.created_at),
-        "expires_at": iso(record.expires_at),
-    }
 
 
 class FileCreateApi(ApiView):
@@ -87,7 +59,7 @@ class FileCreateApi(ApiView):
         summary="Upload a file",
         parameters=[IDEMPOTENCY_PARAMETER],
         request={"multipart/form-data": inline_serializer("FileUpload", {"file": serializers.FileField()})},
-        responses={201: FileSerializer},
+        responses={201: StoredFileSerializer},
     )
     def post(self, request: Request) -> Any:
         caller = caller_of(request)
@@ -134,7 +106,7 @@ class FileCreateApi(ApiView):
             filename=parsed.options.get("filename") or upload.filename,
             page_count=(job.result or {}).get("page_count"),
         )
-        return Response(file_dict(record), status=201)
+        return Response(StoredFileSerializer(record).data, status=201)
 
 
 class FileDetailApi(ApiView):
@@ -150,24 +122,15 @@ class FileDetailApi(ApiView):
 
     method_scopes = {"GET": FILES_READ, "HEAD": FILES_READ, "DELETE": FILES_WRITE}
 
-    @extend_schema(summary="Read a file", responses={200: FileSerializer})
+    @extend_schema(summary="Read a file", responses={200: StoredFileSerializer})
     def get(self, request: Request, file_id: str) -> Response:
         refuse_unknown_query(request.query_params, set())
-        return Response(file_dict(file_get(caller=caller_of(request), file_id=file_id)))
+        return Response(StoredFileSerializer(file_get(caller=caller_of(request), file_id=file_id)).data)
 
     @extend_schema(
         summary="Delete a file",
         parameters=[IDEMPOTENCY_PARAMETER],
-        responses={
-            200: inline_serializer(
-                "FileDeleted",
-                {
-                    "id": serializers.CharField(),
-                    "object": serializers.CharField(),
-                    "deleted": serializers.BooleanField(),
-                },
-            )
-        },
+        responses={200: FileDeletedSerializer},
     )
     def delete(self, request: Request, file_id: str) -> Any:
         refuse_unknown_query(request.query_params, set())
@@ -178,7 +141,7 @@ class FileDetailApi(ApiView):
             if isinstance(body, HttpResponse):
                 return body
             record = file_delete(organization=caller.organization, environment=caller.environment, file_id=file_id)
-            return Response({"id": record.id, "object": "file", "deleted": True})
+            return Response(FileDeletedSerializer(record).data)
 
 
 DELETE_BODY_LIMIT = 64 * 1024
@@ -196,7 +159,7 @@ class FileCreateRawApi(FileCreateApi):
             OpenApiParameter("filename", {"type": "string", "maxLength": 255}, description="The file's name."),
         ],
         request=RAW_REQUEST_SCHEMA,
-        responses={201: FileSerializer},
+        responses={201: StoredFileSerializer},
     )
     def post(self, request: Request) -> Any:
         raw_pdf_only(request._request)
@@ -241,67 +204,18 @@ def _document_job(request: Request, kind: str) -> tuple[ConversionJob, ParsedBod
         return job, parsed
 
 
-def _document_body(obj: str, job: ConversionJob, parsed: ParsedBody) -> dict[str, Any]:
-    body: dict[str, Any] = {"object": obj, **(job.result or {})}
-    if parsed.metadata is not None:
-        body["metadata"] = parsed.metadata
+def _document_answer(job: ConversionJob, parsed: ParsedBody) -> dict[str, Any]:
+    """The worker's result with what the request echoes (None: left out of the body)."""
+    debug: dict[str, Any] | None = None
     if parsed.debug:
         seconds = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
-        body["debug"] = {
-            "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
-            "worker_seconds": seconds,
-        }
-    return body
+        debug = {"engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION}, "worker_seconds": seconds}
+    return {**(job.result or {}), "metadata": parsed.metadata, "debug": debug}
 
 
 class _Replay(Exception):
     def __init__(self, response: HttpResponse) -> None:
         self.response = response
-
-
-# What inspect and toc echo of the request, as convert does.
-DOCUMENT_ECHO_FIELDS: dict[str, Any] = {
-    "metadata": serializers.DictField(required=False, help_text="Echo of the client metadata, when sent."),
-    "debug": serializers.DictField(required=False, help_text="Engine and worker time, with debug: true."),
-}
-
-PAGE_SAMPLE_FIELDS: dict[str, Any] = {
-    "page": serializers.IntegerField(),
-    "has_text_layer": serializers.BooleanField(),
-    "chars": serializers.IntegerField(),
-    "sample": serializers.CharField(),
-    "hidden_text": serializers.DictField(
-        child=serializers.IntegerField(),
-        help_text=(
-            "Lines of text on the page that a reader cannot see, by reason (invisible, background_color, "
-            "off_page, tiny): left out of `sample` and of conversions. Empty when there are none."
-        ),
-    ),
-}
-
-
-INSPECTION_SERIALIZER = inline_serializer(
-    "Inspection",
-    {
-        "object": serializers.CharField(default="inspection"),
-        "page_count": serializers.IntegerField(allow_null=True),
-        "pdf_version": serializers.CharField(allow_null=True),
-        "encrypted": serializers.BooleanField(),
-        "password_required": serializers.BooleanField(),
-        "extraction_allowed": serializers.BooleanField(allow_null=True),
-        "xfa": serializers.BooleanField(),
-        "outline_items": serializers.IntegerField(),
-        "pages": inline_serializer("PageSample", PAGE_SAMPLE_FIELDS, many=True),
-        "page_labels": serializers.ListField(
-            child=serializers.CharField(allow_null=True),
-            allow_null=True,
-            help_text="The PDF's labels of the sampled pages (null where a page has none), or null without labels.",
-        ),
-        "repaired": serializers.BooleanField(help_text="Whether the file needed repair to be read."),
-        "warnings": serializers.ListField(child=serializers.CharField()),
-        **DOCUMENT_ECHO_FIELDS,
-    },
-)
 
 
 class InspectApi(ApiView):
@@ -318,35 +232,14 @@ class InspectApi(ApiView):
         summary="Inspect a PDF",
         parameters=[IDEMPOTENCY_PARAMETER],
         request=document_request_schema("Inspect"),
-        responses={
-            200: INSPECTION_SERIALIZER,
-        },
+        responses={200: InspectionSerializer},
     )
     def post(self, request: Request) -> Any:
         try:
             job, parsed = _document_job(request, ConversionJob.Kind.INSPECT)
         except _Replay as replay:
             return replay.response
-        return Response(_document_body("inspection", job, parsed))
-
-
-TOC_SERIALIZER = inline_serializer(
-    "Toc",
-    {
-        **DOCUMENT_ECHO_FIELDS,
-        "object": serializers.CharField(default="toc"),
-        "page_count": serializers.IntegerField(),
-        "entries": inline_serializer(
-            "TocEntry",
-            {
-                "level": serializers.IntegerField(),
-                "title": serializers.CharField(),
-                "page": serializers.IntegerField(allow_null=True),
-            },
-            many=True,
-        ),
-    },
-)
+        return Response(InspectionSerializer(_document_answer(job, parsed)).data)
 
 
 class TocApi(ApiView):
@@ -360,16 +253,14 @@ class TocApi(ApiView):
         summary="Read the table of contents",
         parameters=[IDEMPOTENCY_PARAMETER],
         request=document_request_schema("Toc"),
-        responses={
-            200: TOC_SERIALIZER,
-        },
+        responses={200: TocSerializer},
     )
     def post(self, request: Request) -> Any:
         try:
             job, parsed = _document_job(request, ConversionJob.Kind.TOC)
         except _Replay as replay:
             return replay.response
-        return Response(_document_body("toc", job, parsed))
+        return Response(TocSerializer(_document_answer(job, parsed)).data)
 
 
 class InspectRawApi(InspectApi):
@@ -380,7 +271,7 @@ class InspectRawApi(InspectApi):
         description=RAW_DESCRIPTION,
         parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
         request=RAW_REQUEST_SCHEMA,
-        responses={200: INSPECTION_SERIALIZER},
+        responses={200: InspectionSerializer},
     )
     def post(self, request: Request) -> Any:
         raw_pdf_only(request._request)
@@ -395,7 +286,7 @@ class TocRawApi(TocApi):
         description=RAW_DESCRIPTION,
         parameters=[IDEMPOTENCY_PARAMETER, *RAW_PDF_PARAMETERS],
         request=RAW_REQUEST_SCHEMA,
-        responses={200: TOC_SERIALIZER},
+        responses={200: TocSerializer},
     )
     def post(self, request: Request) -> Any:
         raw_pdf_only(request._request)

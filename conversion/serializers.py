@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import HIDDEN_BACKGROUND, HIDDEN_INVISIBLE, HIDDEN_OFF_PAGE, HIDDEN_TINY
+from core.serializers import ConstantField, ListEnvelopeSerializer, OptionalObjectField, TimestampField
 
 BBOX_TEXT = "[x0, y0, x1, y1] in PDF points from the top-left corner of the page as displayed."
 
@@ -55,3 +59,154 @@ class ElementSerializer(serializers.Serializer):  # writes dicts, reads nothing
             "the page, smaller than one point)."
         ),
     )
+
+
+class ConversionPageSerializer(serializers.Serializer):  # describes stored pages (StoredPagesField)
+    page = serializers.IntegerField()
+    label = serializers.CharField(allow_null=True)  # type: ignore[assignment]  # a member, not Field.label
+    markdown = serializers.CharField()
+    has_text_layer = serializers.BooleanField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    width = serializers.FloatField(help_text="Points, after the page's rotation.")
+    height = serializers.FloatField(help_text="Points, after the page's rotation.")
+    elements = ElementSerializer(many=True, help_text="What the page holds, in reading order.")
+
+
+# A stored page's members in the order the page serializer declares them: the result is stored
+# as jsonb, which keeps no order.
+PAGE_MEMBERS = tuple(ConversionPageSerializer._declared_fields)
+
+
+@extend_schema_field(ConversionPageSerializer(many=True))
+class StoredPagesField(serializers.Field):  # writes stored pages, reads nothing
+    """The pages as the worker stored them, elements written once there by ElementSerializer:
+    an answer (or a cache hit of 200 pages) sends them as they are, each page's members in
+    ConversionPageSerializer's order, and runs no serializer over its elements."""
+
+    def to_representation(self, pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{name: page[name] for name in PAGE_MEMBERS} for page in pages]
+
+
+class EngineRefSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    version = serializers.CharField()
+
+
+class ConvertedDocumentSerializer(serializers.Serializer):
+    page_count = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
+class ConversionSerializer(serializers.Serializer):
+    # Writes the stored payload (conversion.runner) with the answer's own members: request_id,
+    # pages_billed, credits_billed, cached, and metadata and debug (None: left out).
+    object = ConstantField("conversion")
+    request_id = serializers.CharField()
+    engine = EngineRefSerializer()
+    document = ConvertedDocumentSerializer()
+    pages = StoredPagesField()
+    markdown = serializers.CharField(
+        help_text="All delivered pages joined; a table that runs on across a page break is one table here."
+    )
+    result_truncated = serializers.BooleanField()
+    pages_billed = serializers.IntegerField()
+    credits_billed = serializers.IntegerField()
+    cached = serializers.BooleanField()
+    warnings = serializers.ListField(child=serializers.CharField())
+    metadata = OptionalObjectField(help_text="Echo of the client metadata, when sent.")
+    debug = OptionalObjectField(help_text="Timings and engine details, with debug: true.")
+
+
+class EngineSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    object = ConstantField("engine")
+    version = serializers.CharField()
+    default = serializers.BooleanField()
+    description = serializers.CharField()
+    ocr = serializers.BooleanField()
+    tables = serializers.ListField(child=serializers.CharField())
+    flavors = serializers.ListField(child=serializers.CharField())
+
+
+class EngineListSerializer(ListEnvelopeSerializer):
+    row = EngineSerializer
+
+
+class StoredFileSerializer(serializers.Serializer):
+    # "StoredFile", not "File": generated clients have a File type for uploads.
+    id = serializers.CharField()
+    object = ConstantField("file")
+    filename = serializers.CharField()
+    bytes = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    page_count = serializers.IntegerField(allow_null=True)
+    created_at = TimestampField()
+    expires_at = TimestampField()
+
+
+class FileDeletedSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    object = ConstantField("file")
+    deleted = ConstantField(True)
+
+
+# Inspect and toc answer the worker's stored result (conversion.runner) with the request's
+# echoes. The result is stored as jsonb, which returns an object's members shortest name first
+# (then by bytes): the members are declared in that order, the order clients have always read.
+
+
+def _metadata_echo() -> OptionalObjectField:
+    return OptionalObjectField(help_text="Echo of the client metadata, when sent.")
+
+
+def _debug_echo() -> OptionalObjectField:
+    return OptionalObjectField(help_text="Engine and worker time, with debug: true.")
+
+
+class PageSampleSerializer(serializers.Serializer):
+    page = serializers.IntegerField()
+    chars = serializers.IntegerField()
+    sample = serializers.CharField()
+    hidden_text = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text=(
+            "Lines of text on the page that a reader cannot see, by reason (invisible, background_color, "
+            "off_page, tiny): left out of `sample` and of conversions. Empty when there are none."
+        ),
+    )
+    has_text_layer = serializers.BooleanField()
+
+
+class InspectionSerializer(serializers.Serializer):
+    object = ConstantField("inspection")
+    xfa = serializers.BooleanField()
+    pages = PageSampleSerializer(many=True)
+    repaired = serializers.BooleanField(help_text="Whether the file needed repair to be read.")
+    warnings = serializers.ListField(child=serializers.CharField())
+    encrypted = serializers.BooleanField()
+    page_count = serializers.IntegerField(allow_null=True)
+    page_labels = serializers.ListField(
+        child=serializers.CharField(allow_null=True),
+        allow_null=True,
+        help_text="The PDF's labels of the sampled pages (null where a page has none), or null without labels.",
+    )
+    pdf_version = serializers.CharField(allow_null=True)
+    outline_items = serializers.IntegerField()
+    password_required = serializers.BooleanField()
+    extraction_allowed = serializers.BooleanField(allow_null=True)
+    metadata = _metadata_echo()
+    debug = _debug_echo()
+
+
+class TocEntrySerializer(serializers.Serializer):
+    page = serializers.IntegerField(allow_null=True)
+    level = serializers.IntegerField()
+    title = serializers.CharField()
+
+
+class TocSerializer(serializers.Serializer):
+    object = ConstantField("toc")
+    entries = TocEntrySerializer(many=True)
+    page_count = serializers.IntegerField()
+    metadata = _metadata_echo()
+    debug = _debug_echo()

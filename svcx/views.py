@@ -11,16 +11,16 @@ from django.shortcuts import redirect, render
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api import ApiView
 from core.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
-from core.handlers import error_response, for_a_person, person_error_page
+from core.handlers import error_response, for_a_person, person_error_page, request_id_of
 from svcx.guides import guide_get, guide_list
 from svcx.health import health_checks
+from svcx.serializers import HealthSerializer
 
 
 class HealthApi(ApiView):
@@ -37,16 +37,7 @@ class HealthApi(ApiView):
 
     @extend_schema(
         summary="Health check",
-        responses={
-            200: inline_serializer(
-                "Health",
-                {
-                    "status": serializers.CharField(),
-                    "checks": serializers.DictField(),
-                    "request_id": serializers.CharField(),
-                },
-            )
-        },
+        responses={200: HealthSerializer},
     )
     def get(self, request: Request) -> Response:
         checks = health_checks()
@@ -58,7 +49,7 @@ class HealthApi(ApiView):
                 details={"checks": checks},
                 retry_after_ms=5000,
             )
-        return Response({"status": "ok", "checks": checks})
+        return Response(HealthSerializer({"status": "ok", "checks": checks, "request_id": request_id_of(request)}).data)
 
 
 @cache

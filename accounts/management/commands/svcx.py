@@ -21,9 +21,9 @@ from accounts.keyformat import Environment
 from accounts.models import ApiKey, Membership, Organization
 from accounts.scopes import ScopeError
 from accounts.serializers import api_key_dict, membership_dict, organization_dict
-from billing.api import ledger_row
 from billing.ledger import credits_grant
 from billing.limits import limits_of
+from billing.serializers import LedgerEntrySerializer
 from core.formats import iso
 
 DEMO_EMAIL = "demo@svcx.local"
@@ -145,7 +145,7 @@ class Command(BaseCommand):
             services.audit_record(
                 actor=None, action="credits.grant", organization=row.organization, target=row.id, credits=o["credits"]
             )
-            return ledger_row(row)
+            return dict(LedgerEntrySerializer(row).data)
         if group == "key":
             return self._key(action, o)
         if group == "member":

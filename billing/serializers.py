@@ -1,0 +1,82 @@
+"""Output serializers of the billing endpoints: each writes its body and describes it in OpenAPI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from billing.ledger import ledger_entry_changes
+from billing.models import LedgerEntry
+from core.serializers import BlankAsNullField, ConstantField, ListEnvelopeSerializer, TimestampField
+
+
+class LedgerChangeField(serializers.IntegerField):
+    """What the row changed `balance` (`which=0`) or `available` (`which=1`) by."""
+
+    def __init__(self, which: int, **kwargs: Any) -> None:
+        self.which = which
+        super().__init__(source="*", **kwargs)
+
+    def to_representation(self, value: Any) -> int:  # the row itself (source="*")
+        return ledger_entry_changes(value)[self.which]
+
+
+class LedgerEntrySerializer(serializers.Serializer):  # writes a LedgerEntry
+    id = serializers.CharField()
+    object = ConstantField("ledger_entry")
+    created_at = TimestampField()
+    kind = serializers.ChoiceField(LedgerEntry.Kind.values)
+    credits = serializers.IntegerField(
+        help_text="Signed credits of the movement: holds and captures are negative, releases positive. "
+        "A conversion appears as a hold and a capture of the same credits: do not sum this column "
+        "to get what was spent; sum `balance_change` (or `available_change`)."
+    )
+    balance_change = LedgerChangeField(
+        0,
+        help_text="What the row changed `balance` by: grants, refunds, adjustments and captures; 0 "
+        "for holds and releases. The sum over a statement is the change of balance.",
+    )
+    available_change = LedgerChangeField(
+        1,
+        help_text="What the row changed `available` (= balance - held) by: a hold lowers it, a release "
+        "gives it back, a capture leaves it (the hold already lowered it).",
+    )
+    pages = serializers.IntegerField(help_text="Pages the movement is for (test keys: test allowance).")
+    balance_after = serializers.IntegerField(help_text="The balance after this row.")
+    request_id = BlankAsNullField()
+    api_key_id = BlankAsNullField()
+    reason = BlankAsNullField(help_text="Why staff granted or adjusted.")
+
+
+class LedgerListSerializer(ListEnvelopeSerializer):
+    row = LedgerEntrySerializer
+
+
+class UsageRecordSerializer(serializers.Serializer):  # writes a UsageRecord
+    id = serializers.CharField()
+    object = ConstantField("usage_record")
+    request_id = serializers.CharField()
+    api_key_id = serializers.CharField()
+    endpoint = serializers.CharField()
+    status = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    credits = serializers.IntegerField()
+    created_at = TimestampField()
+
+
+class UsageRecordListSerializer(ListEnvelopeSerializer):
+    row = UsageRecordSerializer
+
+
+class UsageDaySerializer(serializers.Serializer):  # writes a UsageDaily
+    date = serializers.DateField(source="day")
+    requests = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    credits = serializers.IntegerField()
+
+
+class UsageSummarySerializer(serializers.Serializer):  # writes {as_of, data: days}
+    object = ConstantField("usage")
+    as_of = TimestampField(allow_null=True)
+    data = UsageDaySerializer(many=True)  # type: ignore[assignment]  # a member, not Serializer.data
