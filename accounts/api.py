@@ -13,7 +13,8 @@ from accounts.scopes import ACCOUNT_READ
 from billing.limits import limits_of
 from billing.selectors import allowance_get, credits_get
 from core.api import ApiView
-from core.formats import iso, iso_date, refuse_unknown_query
+from core.formats import iso, iso_date
+from core.inputs import NoQuery, query_of
 
 AccountSerializer = inline_serializer(
     "Account",
@@ -59,7 +60,7 @@ class AccountApi(ApiView):
 
     @extend_schema(summary="Read the account", responses={200: AccountSerializer})
     def get(self, request: Request) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         caller = caller_of(request)
         organization = caller.organization
         credits = credits_get(organization=organization, environment=caller.environment)

@@ -33,8 +33,8 @@ from conversion.serializers import ElementSerializer
 from core.api import ApiView
 from core.context import Usage, context_of
 from core.errors import ErrorCode, ServiceError, caller_text
-from core.formats import refuse_unknown_query
 from core.handlers import request_id_of
+from core.inputs import NoQuery, query_of
 from core.metrics import result_cache_count
 from core.negotiation import AcceptNegotiation
 
@@ -401,7 +401,7 @@ class EnginesApi(ApiView):
         },
     )
     def get(self, request: Request) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         return Response({"object": "list", "data": [_engine_dict()], "has_more": False})
 
 
@@ -412,7 +412,7 @@ class EngineDetailApi(ApiView):
 
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         if engine_id != engine.ENGINE_ID:
             raise ServiceError(
                 ErrorCode.ENGINE_NOT_FOUND,

@@ -34,7 +34,8 @@ from conversion.requests import (
 )
 from conversion.store import Source
 from core.errors import ErrorCode, ServiceError
-from core.formats import iso, refuse_unknown_query
+from core.formats import iso
+from core.inputs import NoQuery, query_of
 
 DOCUMENT_ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode.PDF_INVALID,
@@ -142,7 +143,7 @@ class FileDetailApi(IdempotentApi):
 
     @extend_schema(summary="Read a file", responses={200: FileSerializer})
     def get(self, request: Request, file_id: str) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         return Response(file_dict(file_get(caller=caller_of(request), file_id=file_id)))
 
     @extend_schema(
@@ -160,7 +161,7 @@ class FileDetailApi(IdempotentApi):
         },
     )
     def delete(self, request: Request, file_id: str) -> Any:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         caller = caller_of(request)
 
         def deleted(body: object) -> Response:
