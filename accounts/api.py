@@ -12,8 +12,8 @@ from accounts.serializers import AccountSerializer
 from billing.limits import limits_of
 from billing.selectors import allowance_get, credits_get
 from core.api import ApiView
-from core.formats import refuse_unknown_query
 from core.handlers import request_id_of
+from core.inputs import NoQuery, query_of
 
 
 class AccountApi(ApiView):
@@ -24,7 +24,7 @@ class AccountApi(ApiView):
 
     @extend_schema(summary="Read the account", responses={200: AccountSerializer})
     def get(self, request: Request) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         caller = caller_of(request)
         organization = caller.organization
         answer = {

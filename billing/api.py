@@ -13,7 +13,7 @@ from billing.selectors import ledger_list, usage_as_of, usage_daily_list, usage_
 from billing.serializers import LedgerListSerializer, UsageRecordListSerializer, UsageSummarySerializer
 from core.api import ApiView
 from core.errors import ErrorCode
-from core.formats import query_int, query_timestamp, refuse_unknown_query
+from core.inputs import IntegerParam, QuerySerializer, StringField, TimestampParam, query_of
 from core.serializers import ListPage
 
 PAGINATION_PARAMETERS = [
@@ -22,6 +22,24 @@ PAGINATION_PARAMETERS = [
     ),
     OpenApiParameter("starting_after", OpenApiTypes.STR, description="Id of the last row of the previous page."),
 ]
+
+
+class PageQuery(QuerySerializer):
+    """A page of a list, newest first: `limit` (1-100, default 20) after `starting_after`."""
+
+    limit = IntegerParam(minimum=1, maximum=100, default=20)
+    starting_after = StringField(required=False)
+
+
+class PeriodQuery(QuerySerializer):
+    """`start` and `end` (ISO 8601; a bare date is its midnight UTC)."""
+
+    start = TimestampParam(required=False)
+    end = TimestampParam(required=False)
+
+
+class UsageRecordQuery(PageQuery, PeriodQuery):
+    api_key_id = StringField(required=False)
 
 
 class LedgerApi(ApiView):
@@ -35,14 +53,12 @@ class LedgerApi(ApiView):
         summary="List ledger entries", parameters=PAGINATION_PARAMETERS, responses={200: LedgerListSerializer}
     )
     def get(self, request: Request) -> Response:
-        query = request.query_params
-        refuse_unknown_query(query, {"limit", "starting_after"})
-        limit = query_int(query, "limit", default=20, minimum=1, maximum=100)
+        query = query_of(request, PageQuery)
         caller = caller_of(request)
         rows, has_more = ledger_list(
             organization=caller.organization,
             environment=caller.environment,
-            limit=limit,
+            limit=query["limit"],
             starting_after=query.get("starting_after"),
         )
         return Response(LedgerListSerializer(ListPage(rows, has_more)).data)
@@ -66,19 +82,15 @@ class UsageRecordsApi(ApiView):
         responses={200: UsageRecordListSerializer},
     )
     def get(self, request: Request) -> Response:
-        query = request.query_params
-        refuse_unknown_query(query, {"limit", "starting_after", "start", "end", "api_key_id"})
-        limit = query_int(query, "limit", default=20, minimum=1, maximum=100)
-        start = query_timestamp(query, "start")
-        end = query_timestamp(query, "end")
+        query = query_of(request, UsageRecordQuery)
         caller = caller_of(request)
         rows, has_more = usage_records_list(
             organization=caller.organization,
             environment=caller.environment,
-            limit=limit,
+            limit=query["limit"],
             starting_after=query.get("starting_after"),
-            start=start,
-            end=end,
+            start=query.get("start"),
+            end=query.get("end"),
             api_key_id=query.get("api_key_id"),
         )
         return Response(UsageRecordListSerializer(ListPage(rows, has_more)).data)
@@ -100,10 +112,8 @@ class UsageApi(ApiView):
         responses={200: UsageSummarySerializer},
     )
     def get(self, request: Request) -> Response:
-        query = request.query_params
-        refuse_unknown_query(query, {"start", "end"})
-        start = query_timestamp(query, "start")
-        end = query_timestamp(query, "end")
+        query = query_of(request, PeriodQuery)
+        start, end = query.get("start"), query.get("end")
         caller = caller_of(request)
         days = usage_daily_list(
             organization=caller.organization,

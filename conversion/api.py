@@ -2,36 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.http import HttpRequest, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.authentication import Caller, caller_of
 from accounts.scopes import CONVERT
 from billing.limits import MeterName
 from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
-from conversion.intake import INTAKE_ERRORS, OCTET_STREAM, ParsedBody, parse_body, raw_pdf_only
+from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
 from conversion.jobs import cached_result_get, job_deliver, job_execute, result_cache_key, work_require
-from conversion.negotiation import MARKDOWN, negotiate
-from conversion.options import FALLBACKS, FLAVORS, TABLES, Options, validate_options
-from conversion.requests import debug_check, idempotent_body, in_flight, resolved_source
+from conversion.options import FALLBACKS, FLAVORS, TABLES
+from conversion.renderers import MarkdownRenderer
+from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
 from conversion.serializers import ConversionSerializer, EngineListSerializer, EngineSerializer
-from conversion.store import Source
 from core.api import ApiView
 from core.context import Usage, context_of
 from core.errors import ErrorCode, ServiceError, caller_text
-from core.formats import refuse_unknown_query
 from core.handlers import request_id_of
+from core.inputs import NoQuery, query_of
 from core.metrics import result_cache_count
+from core.negotiation import AcceptNegotiation
 from core.serializers import ListPage
 
 ENGINE_DESCRIPTION = (
@@ -147,17 +153,18 @@ def _render(
     pages_billed: int,
     credits_billed: int,
     cached: bool,
-    parsed: ParsedBody,
+    parsed: DocumentRequest,
 ) -> Any:
     pages = payload["pages"]
-    if fmt == MARKDOWN:
+    if fmt == MarkdownRenderer.media_type:
         text = "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in pages) + "\n"
-        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
-        response["X-Svcx-Pages-Billed"] = str(pages_billed)
-        response["X-Svcx-Credits-Billed"] = str(credits_billed)
-        response["X-Svcx-Result-Truncated"] = "true" if payload["result_truncated"] else "false"
-        response["X-Svcx-Cached"] = "true" if cached else "false"
-        return response
+        headers = {
+            "X-Svcx-Pages-Billed": str(pages_billed),
+            "X-Svcx-Credits-Billed": str(credits_billed),
+            "X-Svcx-Result-Truncated": "true" if payload["result_truncated"] else "false",
+            "X-Svcx-Cached": "true" if cached else "false",
+        }
+        return Response(text, headers=headers)
     debug = (
         {"timings": payload.get("timings", {}), "document": payload["document"], "engine": payload["engine"]}
         if parsed.debug
@@ -173,6 +180,33 @@ def _render(
         "debug": debug,
     }
     return Response(ConversionSerializer(answer).data)
+
+
+def post_schema(**description: Any) -> Any:
+    """The OpenAPI description of a view's POST, set on the class (`post` is the pipeline's
+    of conversion.requests.DocumentApi)."""
+    return extend_schema_view(post=extend_schema(**description))
+
+
+def document_schema(
+    summary: str, responses: Any, *, name: str = "", parameters: Sequence[OpenApiParameter] = ()
+) -> Any:
+    """The POST of a document endpoint: the multipart and JSON encodings (`name` their
+    components), or without `name` the raw PDF of its `/raw` operation."""
+    if name:
+        return post_schema(
+            summary=summary,
+            parameters=[IDEMPOTENCY_PARAMETER, *parameters],
+            request=document_request_schema(name),
+            responses=responses,
+        )
+    return post_schema(
+        summary=summary,
+        description=RAW_DESCRIPTION,
+        parameters=[IDEMPOTENCY_PARAMETER, *parameters, *RAW_PDF_PARAMETERS],
+        request=RAW_REQUEST_SCHEMA,
+        responses=responses,
+    )
 
 
 ACCEPT_PARAMETER = OpenApiParameter(
@@ -192,7 +226,8 @@ CONVERT_RESPONSES: dict[Any, Any] = {
 }
 
 
-class ConvertApi(ApiView):
+@document_schema("Convert a PDF", CONVERT_RESPONSES, name="Convert", parameters=[ACCEPT_PARAMETER])
+class ConvertApi(DocumentApi):
     """Convert a PDF to Markdown or JSON.
 
     The body is one of: multipart/form-data with a `file` part (and optional text parts `options`,
@@ -206,33 +241,16 @@ class ConvertApi(ApiView):
     required_scope = CONVERT
     spends_credits = True
     error_codes = CONVERT_ERRORS
+    renderer_classes = (JSONRenderer, MarkdownRenderer)
+    content_negotiation_class = AcceptNegotiation
 
-    @extend_schema(
-        summary="Convert a PDF",
-        parameters=[IDEMPOTENCY_PARAMETER, ACCEPT_PARAMETER],
-        request=document_request_schema("Convert"),
-        responses=CONVERT_RESPONSES,
-    )
-    def post(self, request: Request) -> Any:
-        caller = caller_of(request)
-        raw: HttpRequest = request._request
-        fmt = negotiate(raw.META.get("HTTP_ACCEPT"))
-        with idempotent_body(raw, caller, limit=int(settings.SVCX_CONVERT_UPLOAD_LIMIT)) as body:
-            if isinstance(body, HttpResponse):
-                return body
-            parsed = parse_body(raw, body)
-            try:
-                options: Options = validate_options(parsed.options, prefix=parsed.options_prefix)
-                debug_check(caller, parsed)
-                with in_flight(raw, caller):
-                    return self._convert(caller, raw, parsed, fmt, options, resolved_source(caller, parsed))
-            finally:
-                parsed.close()
-
-    def _convert(
-        self, caller: Caller, raw: HttpRequest, parsed: ParsedBody, fmt: str, options: Options, source: Source
-    ) -> Any:
-        key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=parsed.password)
+    def perform(self, document: DocumentRequest) -> Any:
+        caller, raw = document.caller, document.raw
+        fmt = self.request.accepted_media_type
+        source = resolved_source(document)
+        key = result_cache_key(
+            caller=caller, sha256=source.sha256, options=document.options, password=document.password
+        )
         request_id = request_id_of(raw)
         cached = cached_result_get(key=key)
         result_cache_count(hit=cached is not None)
@@ -245,7 +263,7 @@ class ConvertApi(ApiView):
                 pages_billed=0,
                 credits_billed=0,
                 cached=True,
-                parsed=parsed,
+                parsed=document,
             )
         work_require(
             caller, MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK
@@ -255,10 +273,10 @@ class ConvertApi(ApiView):
                 raw=raw,
                 caller=caller,
                 source=source,
-                options=options,
+                options=document.options,
                 cache_key=key,
-                password=parsed.password,
-                debug=parsed.debug,
+                password=document.password,
+                debug=document.debug,
             )
         finally:
             record_peek(raw, caller, MeterName.PAGES)
@@ -271,23 +289,15 @@ class ConvertApi(ApiView):
             pages_billed=job.pages_billed,
             credits_billed=job.credits_billed,
             cached=False,
-            parsed=parsed,
+            parsed=document,
         )
 
 
+@document_schema("Convert a raw PDF body", CONVERT_RESPONSES, parameters=[ACCEPT_PARAMETER])
 class ConvertRawApi(ConvertApi):
     """Convert a PDF sent as the raw body. The same conversion as POST /v1/convert."""
 
-    @extend_schema(
-        summary="Convert a raw PDF body",
-        description=RAW_DESCRIPTION,
-        parameters=[IDEMPOTENCY_PARAMETER, ACCEPT_PARAMETER, *RAW_PDF_PARAMETERS],
-        request=RAW_REQUEST_SCHEMA,
-        responses=CONVERT_RESPONSES,
-    )
-    def post(self, request: Request) -> Any:
-        raw_pdf_only(request._request)
-        return super().post(request)
+    parser_classes = RAW_PARSERS
 
 
 @dataclass(frozen=True)
@@ -325,7 +335,7 @@ class EnginesApi(ApiView):
         responses={200: EngineListSerializer},
     )
     def get(self, request: Request) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         return Response(EngineListSerializer(ListPage(ENGINES, has_more=False)).data)
 
 
@@ -336,7 +346,7 @@ class EngineDetailApi(ApiView):
 
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
-        refuse_unknown_query(request.query_params, set())
+        query_of(request, NoQuery)
         found = next((e for e in ENGINES if e.id == engine_id), None)
         if found is None:
             raise ServiceError(

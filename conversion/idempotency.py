@@ -196,11 +196,11 @@ def idempotency_purge() -> int:
 
 class IdempotencyStep:
     """The API base view's idempotency step (settings.SVCX_API_STEPS): a first attempt's claim,
-    left on the request context by `conversion.requests.idempotent_body`, is settled with the
+    left on the request context by `conversion.requests.IdempotentApi`, is settled with the
     rendered answer; an answer that fails to render (a 500) releases it for a retry."""
 
     def admit(self, request: Request) -> None:
-        pass  # requests with a body claim their key in idempotent_body, once it is read
+        pass  # requests with a body claim their key in IdempotentApi.idempotent, once it is read
 
     def finish(self, request: Request, response: HttpResponse) -> None:
         claim = context_of(request).idempotency_claim

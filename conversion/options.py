@@ -1,12 +1,16 @@
-"""Conversion options of decisions.md section 2: validation and normalisation."""
+"""Conversion options of decisions.md section 2: their input serializer and normalisation."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rest_framework import serializers
+
 from conversion.engine import EngineError, PageRanges, parse_page_ranges
 from core.errors import ErrorCode, ServiceError, caller_text
+from core.inputs import ValueField, field_path, invalid
 
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
@@ -57,60 +61,91 @@ def engine_error(exc: EngineError, *, param: str | None = None) -> ServiceError:
     return ServiceError(ErrorCode(exc.code), exc.message, param=param or exc.param, details=dict(exc.details))
 
 
-def validate_options(raw: dict[str, Any], *, prefix: str) -> Options:
-    """Options from the request. `prefix` is "options." for a body, "" for the query string.
+class OptionField(ValueField):
+    """One option: a string; another type is named in JSON terms."""
 
-    Raises unknown_parameter, invalid_parameter_type, ocr_not_available, unsupported_option_value
-    and the page-range codes, each with `param` the option's exact path.
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            path = field_path(self)
+            hint = ' (write page ranges as one string such as "1-3,7")' if self.field_name == "pages" else ""
+            raise invalid(f"`{path}` must be a string, not {json_type_name(data)}{hint}.")
+        return data
+
+
+class OptionsSerializer(serializers.Serializer[Options]):
+    """The options of decisions.md 2, validated into `Options`: the `options` object of a body,
+    or (as the base of the raw-PDF query serializer) query parameters.
+
+    Refuses with unknown_parameter, invalid_parameter_type, ocr_not_available,
+    unsupported_option_value and the page-range codes, `param` each option's exact path.
     """
-    for name in raw:
-        if name not in OPTION_NAMES:
-            raise ServiceError(
-                ErrorCode.UNKNOWN_PARAMETER,
-                f"Unknown option {caller_text(prefix + name)!r}; options are {', '.join(OPTION_NAMES)}.",
-                param=caller_text(prefix + name),
-            )
-    values: dict[str, str] = {}
-    for name, value in raw.items():
-        if not isinstance(value, str):
-            kind = json_type_name(value)
-            raise ServiceError(
-                ErrorCode.INVALID_PARAMETER_TYPE,
-                f"`{prefix}{name}` must be a string, not {kind}"
-                + (' (write page ranges as one string such as "1-3,7")' if name == "pages" else "")
-                + ".",
-                param=prefix + name,
-            )
-        values[name] = value
-    if values.get("ocr", "off") != "off":
-        raise ServiceError(
-            ErrorCode.OCR_NOT_AVAILABLE,
-            f'OCR is not available in v1 (`{prefix}ocr` was {caller_text(values["ocr"])!r}); use "off".',
-            param=prefix + "ocr",
-        )
-    _choice(values, "flavor", FLAVORS, prefix)
-    _choice(values, "tables", TABLES, prefix)
-    _choice(values, "fallback", FALLBACKS, prefix)
-    ranges = None
-    if "pages" in values:
+
+    pages = OptionField(required=False)
+    ocr = OptionField(required=False)
+    flavor = OptionField(required=False)
+    tables = OptionField(required=False)
+    fallback = OptionField(required=False)
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data is None:  # refused by to_internal_value as not an object
+            return (False, data)
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data: Any) -> Any:
+        path = field_path(self)
+        if not isinstance(data, Mapping):
+            raise invalid(f"`{path}` must be a JSON object.")
+        prefix = f"{path}." if path else ""
+        for name in data:
+            if name not in self.fields:
+                raise serializers.ValidationError(
+                    {
+                        name: invalid(
+                            f"Unknown option {caller_text(prefix + name)!r}; options are {', '.join(OPTION_NAMES)}.",
+                            ErrorCode.UNKNOWN_PARAMETER,
+                        ).detail
+                    }
+                )
         try:
-            ranges = parse_page_ranges(values["pages"])
-        except EngineError as exc:
-            raise engine_error(exc, param=prefix + "pages") from exc
-    return Options(
-        pages=values.get("pages"),
-        ranges=ranges,
-        tables=values.get("tables", "markdown"),
-        fallback=values.get("fallback", "empty"),
-        flavor=values.get("flavor", "gfm"),
-    )
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            # DRF reports every refused field; the client is told of the first it sent.
+            if isinstance(exc.detail, dict):
+                first = next(name for name in [*data, *exc.detail] if name in exc.detail)
+                raise serializers.ValidationError({first: exc.detail[first]}) from exc
+            raise
 
-
-def _choice(values: dict[str, str], name: str, accepted: tuple[str, ...], prefix: str) -> None:
-    if name in values and values[name] not in accepted:
-        raise ServiceError(
-            ErrorCode.UNSUPPORTED_OPTION_VALUE,
-            f"`{prefix}{name}` {caller_text(values[name])!r} is not available in v1; accepted: {', '.join(accepted)}.",
-            param=prefix + name,
-            details={"accepted": list(accepted)},
+    def validate(self, attrs: dict[str, Any]) -> Any:
+        fields = self.fields
+        if attrs.get("ocr", "off") != "off":
+            ocr = field_path(fields["ocr"])
+            raise serializers.ValidationError(
+                {
+                    "ocr": invalid(
+                        f'OCR is not available in v1 (`{ocr}` was {caller_text(attrs["ocr"])!r}); use "off".',
+                        ErrorCode.OCR_NOT_AVAILABLE,
+                    ).detail
+                }
+            )
+        for name, accepted in (("flavor", FLAVORS), ("tables", TABLES), ("fallback", FALLBACKS)):
+            if name in attrs and attrs[name] not in accepted:
+                param = field_path(fields[name])
+                raise ServiceError(
+                    ErrorCode.UNSUPPORTED_OPTION_VALUE,
+                    f"`{param}` {caller_text(attrs[name])!r} is not available in v1; accepted: {', '.join(accepted)}.",
+                    param=param,
+                    details={"accepted": list(accepted)},
+                )
+        ranges = None
+        if "pages" in attrs:
+            try:
+                ranges = parse_page_ranges(attrs["pages"])
+            except EngineError as exc:
+                raise engine_error(exc, param=field_path(fields["pages"])) from exc
+        return Options(
+            pages=attrs.get("pages"),
+            ranges=ranges,
+            tables=attrs.get("tables", "markdown"),
+            fallback=attrs.get("fallback", "empty"),
+            flavor=attrs.get("flavor", "gfm"),
         )

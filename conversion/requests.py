@@ -1,62 +1,176 @@
-"""What every PDF-taking endpoint does with its request before its own work: check the
-encoding, spool the body, settle idempotency, parse, and resolve the source to a local file."""
+"""The pipeline every idempotent endpoint runs once, in the API base view of conversion (where
+idempotency records live): check the encoding and the requests meter before reading the body,
+spool it within the deadline and the size limit, settle the Idempotency-Key on its digest (a
+replay answers the stored response and counts against no meter), then the gate and the uploads
+meter; for an endpoint that takes a document, its own meters, parsing by the DRF parser of the
+encoding, validation by the encoding's input serializer, the debug policy, and a concurrency slot
+while the endpoint works on a typed `DocumentRequest`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from rest_framework import serializers
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
 
-from accounts.authentication import Caller
+from accounts.authentication import Caller, caller_of
 from billing.gate import request_gate
 from billing.limits import MeterName
 from billing.meters import concurrency_acquire, concurrency_release, meter_consume, meter_require, record
 from conversion.files import file_get
 from conversion.idempotency import idempotency_begin
-from conversion.intake import ENCODINGS, ParsedBody, SpooledBody, check_content_type, spool_body
+from conversion.inputs import (
+    FileQuerySerializer,
+    JsonMembersSerializer,
+    NoMembersSerializer,
+    PartsMembersSerializer,
+    RawPdfMembersSerializer,
+)
+from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF, SpooledBody, check_content_type, spool_body
+from conversion.options import Options
+from conversion.parsers import (
+    JsonSourceParser,
+    MultipartSourceParser,
+    OctetStreamSourceParser,
+    ParsedSource,
+    PdfSourceParser,
+)
 from conversion.store import Source
+from core.api import ApiView
 from core.context import context_of
 from core.errors import ErrorCode, ServiceError
 from core.handlers import request_id_of
 
+MemberSerializers = dict[str, type[serializers.BaseSerializer[Any]]]
 
-@contextmanager
-def idempotent_body(
-    raw: HttpRequest, caller: Caller, *, limit: int, encodings: tuple[str, ...] | None = ENCODINGS
-) -> Iterator[SpooledBody | HttpResponse]:
-    """The spooled body, or the stored response when this request replays an Idempotency-Key.
-
-    A first attempt's claim is left on the request; ApiView.finalize_response stores the answer.
-    The spooled body is deleted on exit. `encodings=None`: the body is not read as a document
-    (a DELETE), only digested.
-    """
-    if encodings is not None:
-        check_content_type(raw, encodings)
-    # Refuse over-limit callers before reading the body; count only once it is not a replay.
-    meter_require(caller, MeterName.REQUESTS)
-    declared = raw.META.get("CONTENT_LENGTH", "")
-    if declared.isdigit() and int(declared) > 0:
-        meter_require(caller, MeterName.UPLOADS, int(declared))
-    body = spool_body(raw, limit=limit, what="upload" if encodings is not None else "request body")
-    try:
-        claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)
-        if isinstance(claim, HttpResponse):
-            yield claim
-            return
-        if claim is not None:
-            context_of(raw).idempotency_claim = claim  # settled by ApiView.finalize_response
-        request_gate(raw, caller)
-        if body.size:
-            record(raw, meter_consume(caller, MeterName.UPLOADS, body.size))
-        yield body
-    finally:
-        body.close()
+# The three encodings of decisions.md 1, and the raw PDF alone (the /raw operations).
+DOCUMENT_PARSERS: tuple[type[BaseParser], ...] = (MultipartSourceParser, JsonSourceParser, PdfSourceParser)
+RAW_PARSERS: tuple[type[BaseParser], ...] = (PdfSourceParser, OctetStreamSourceParser)
+DOCUMENT_MEMBERS: MemberSerializers = {
+    MULTIPART: PartsMembersSerializer,
+    JSON: JsonMembersSerializer,
+    PDF: RawPdfMembersSerializer,
+    OCTET_STREAM: RawPdfMembersSerializer,
+}
+FILE_MEMBERS: MemberSerializers = {
+    MULTIPART: NoMembersSerializer,
+    PDF: FileQuerySerializer,
+    OCTET_STREAM: FileQuerySerializer,
+}
 
 
-def debug_check(caller: Caller, parsed: ParsedBody) -> None:
+@dataclass(frozen=True)
+class DocumentRequest:
+    """What a document endpoint works on: the caller, the source and the validated members."""
+
+    caller: Caller
+    raw: HttpRequest
+    source: ParsedSource
+    options: Options
+    password: str | None = None
+    metadata: dict[str, Any] | None = None
+    debug: bool = False
+    # POST /v1/files/raw: the query parameter naming the stored file.
+    filename: str | None = None
+
+
+class IdempotentApi(ApiView):
+    """An endpoint whose answer is stored under the request's Idempotency-Key."""
+
+    def idempotent(
+        self, request: Request, work: Callable[[SpooledBody], Any], *, limit: int, what: str = "request body"
+    ) -> Any:
+        """`work(body)` on the spooled body, or the stored response when this request replays an
+        Idempotency-Key. A first attempt's claim is left in the request's context, settled by
+        ApiView.finalize_response; the spooled body is deleted when `work` returns."""
+        caller = caller_of(request)
+        raw: HttpRequest = request._request
+        # Refuse over-limit callers before reading the body; count only once it is not a replay.
+        meter_require(caller, MeterName.REQUESTS)
+        declared = raw.META.get("CONTENT_LENGTH", "")
+        if declared.isdigit() and int(declared) > 0:
+            meter_require(caller, MeterName.UPLOADS, int(declared))
+        body = spool_body(raw, limit=limit, what=what)
+        try:
+            claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)
+            if isinstance(claim, HttpResponse):
+                return claim
+            if claim is not None:
+                context_of(raw).idempotency_claim = claim
+            request_gate(raw, caller)
+            if body.size:
+                record(raw, meter_consume(caller, MeterName.UPLOADS, body.size))
+            return work(body)
+        finally:
+            body.close()
+
+
+class DocumentApi(IdempotentApi):
+    """An endpoint that takes a document (convert, inspect, toc, file upload): `post` runs the
+    pipeline and calls `perform` with the `DocumentRequest`, holding a concurrency slot.
+
+    `parser_classes` are the encodings accepted (415 `unsupported_content_type` for any other,
+    before the body is read); `members` the input serializer of each; `upload_limit` the
+    setting that bounds the body."""
+
+    parser_classes: Sequence[type[BaseParser]] = DOCUMENT_PARSERS
+    members: ClassVar[MemberSerializers] = DOCUMENT_MEMBERS
+    upload_limit: ClassVar[str] = "SVCX_CONVERT_UPLOAD_LIMIT"
+
+    def post(self, request: Request) -> Any:
+        encodings = tuple(parser.media_type for parser in self.get_parsers())
+        check_content_type(request._request, encodings)
+        limit = int(getattr(settings, self.upload_limit))
+        return self.idempotent(request, lambda body: self._take(request, body), limit=limit, what="upload")
+
+    def admit(self, caller: Caller, raw: HttpRequest) -> None:
+        """The endpoint's own meters, counted once the request is known not to replay, before
+        the body is parsed. None by default."""
+
+    def perform(self, document: DocumentRequest) -> Any:
+        raise NotImplementedError
+
+    def _take(self, request: Request, body: SpooledBody) -> Any:
+        caller = caller_of(request)
+        raw: HttpRequest = request._request
+        self.admit(caller, raw)
+        parser = self.get_content_negotiator().select_parser(request, request.parsers or ())
+        assert parser is not None  # check_content_type admitted only the parsers' types
+        members = self.members[parser.media_type]
+        context = {**request.parser_context, "spooled": body, "members": members}
+        with body.path.open("rb") as stream:
+            source = parser.parse(stream, request.content_type, context)
+        assert isinstance(source, ParsedSource)
+        try:
+            serializer = members(data=source.members)
+            serializer.is_valid(raise_exception=True)
+            valid: dict[str, Any] = serializer.validated_data
+            document = DocumentRequest(
+                caller=caller,
+                raw=raw,
+                source=source,
+                options=valid.get("options") or Options(),
+                password=valid.get("password"),
+                metadata=valid.get("metadata"),
+                debug=valid.get("debug", False),
+                filename=valid.get("filename"),
+            )
+            debug_check(document)
+            with in_flight(raw, caller):
+                return self.perform(document)
+        finally:
+            source.close()
+
+
+def debug_check(document: DocumentRequest) -> None:
     """403 `debug_not_permitted` for `debug: true` while the organization's policy is disabled."""
-    if parsed.debug and caller.organization.debug_policy == "disabled":
+    if document.debug and document.caller.organization.debug_policy == "disabled":
         raise ServiceError(
             ErrorCode.DEBUG_NOT_PERMITTED,
             "debug: true is refused: the organization's debug policy is disabled. Send the request without debug.",
@@ -64,13 +178,14 @@ def debug_check(caller: Caller, parsed: ParsedBody) -> None:
         )
 
 
-def resolved_source(caller: Caller, parsed: ParsedBody) -> Source:
+def resolved_source(document: DocumentRequest) -> Source:
     """The PDF the request names: its upload, or the caller's stored file (404 / 410), which
     stays in the store for the worker to fetch."""
-    if parsed.upload is not None:
-        return Source(sha256=parsed.upload.sha256, path=parsed.upload.path)
-    record = file_get(caller=caller, file_id=parsed.file_id or "")
-    return Source(sha256=record.sha256, key=record.storage_name)
+    upload = document.source.upload
+    if upload is not None:
+        return Source(sha256=upload.sha256, path=upload.path)
+    stored = file_get(caller=document.caller, file_id=document.source.file_id or "")
+    return Source(sha256=stored.sha256, key=stored.storage_name)
 
 
 @contextmanager

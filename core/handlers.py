@@ -28,9 +28,10 @@ from django.template.loader import render_to_string
 from rest_framework import exceptions as drf
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from core.context import context_of
-from core.errors import ErrorCode, ServiceError, doc_url
+from core.errors import ErrorCode, ServiceError, caller_text, doc_url
 from core.ids import new_request_id
 
 logger = logging.getLogger("svcx.errors")
@@ -136,11 +137,31 @@ def _drf_error(exc: drf.APIException, request: Any) -> ServiceError:
         wait = int((getattr(exc, "wait", None) or 1) * 1000)
         return ServiceError(ErrorCode.RATE_LIMIT_REQUESTS, retry_after_ms=wait)
     if isinstance(exc, drf.ValidationError):
-        param = None
-        if isinstance(exc.detail, dict) and exc.detail:
-            param = str(next(iter(exc.detail)))
-        return ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, param=param)
+        return _invalid_input(exc.detail)
     return ServiceError(ErrorCode.BAD_REQUEST) if exc.status_code < 500 else ServiceError(ErrorCode.INTERNAL_ERROR)
+
+
+_CATALOGUE_CODES = frozenset(ErrorCode)
+
+
+def _invalid_input(detail: Any) -> ServiceError:
+    """An input serializer's first error. One raised with a catalogue code (core.inputs) keeps
+    its code and message, with `param` the path of the field that refused it (`options.pages`);
+    any other is `invalid_parameter_type` naming the top-level field."""
+    path: list[str] = []
+    item = detail
+    while isinstance(item, (dict, list)) and item:
+        if isinstance(item, dict):
+            key, item = next(iter(item.items()))
+            if key != api_settings.NON_FIELD_ERRORS_KEY:
+                path.append(str(key))
+        else:
+            item = item[0]
+    code = getattr(item, "code", None)
+    if code in _CATALOGUE_CODES:
+        return ServiceError(ErrorCode(code), str(item), param=caller_text(".".join(path)) or None)
+    first = str(next(iter(detail))) if isinstance(detail, dict) and detail else None
+    return ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, param=first)
 
 
 def to_service_error(exc: BaseException, request: Any) -> ServiceError:

@@ -144,6 +144,8 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.JsonOnlyNegotiation",
+    # No `?format=` override: `Accept` alone chooses between JSON and Markdown (decisions.md 3).
+    "URL_FORMAT_OVERRIDE": None,
     # The API key and the caller's scopes, for every core.api.ApiView (health and the OpenAPI
     # document opt out).
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],

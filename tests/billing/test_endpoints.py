@@ -113,6 +113,50 @@ def test_unknown_query_parameter_is_refused(client: Client) -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "param", "message"),
+    [
+        ("limit=ten", "limit", "limit must be an integer from 1 to 100, got 'ten'."),
+        ("limit=", "limit", "limit must be an integer from 1 to 100, got ''."),
+        (
+            "start=2026-13-01",
+            "start",
+            "start must be an ISO 8601 timestamp such as 2026-01-31T00:00:00Z, got '2026-13-01'.",
+        ),
+        ("end=soon&limit=0", "limit", "limit must be an integer from 1 to 100, got '0'."),
+        (
+            "limit=5&colour=red&start=x",
+            "colour",
+            "Unknown query parameter 'colour'; accepted: api_key_id, end, limit, start, starting_after.",
+        ),
+    ],
+)
+def test_query_parameter_errors_name_the_parameter_in_order(
+    client: Client, query: str, param: str, message: str
+) -> None:
+    minted = make_key(make_org())
+
+    response = client.get(f"/v1/usage/records?{query}", **bearer(minted.secret))
+
+    error = assert_envelope(response, 400, "unknown_parameter" if param == "colour" else "invalid_parameter_type")
+    assert (error["param"], error["message"]) == (param, message)
+
+
+def test_an_empty_timestamp_means_none_and_a_bare_date_its_midnight(client: Client) -> None:
+    minted = make_key(make_org())
+
+    assert client.get("/v1/usage/records?start=&end=", **bearer(minted.secret)).status_code == 200
+    assert client.get("/v1/usage?start=2026-01-01", **bearer(minted.secret)).status_code == 200
+
+
+def test_an_endpoint_without_query_parameters_accepts_none(client: Client) -> None:
+    minted = make_key(make_org())
+
+    error = assert_envelope(client.get("/v1/account?x=1", **bearer(minted.secret)), 400, "unknown_parameter")
+
+    assert (error["param"], error["message"]) == ("x", "Unknown query parameter 'x'; accepted: none.")
+
+
+@pytest.mark.parametrize(
     ("path", "query", "param"),
     [
         ("/v1/credits/ledger", "starting_after=led_%00x", "starting_after"),

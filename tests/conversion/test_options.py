@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from conversion.options import validate_options
+import pytest
+from rest_framework.exceptions import ValidationError
+
+from conversion.inputs import JsonMembersSerializer
+from conversion.options import Options
+from core.errors import ServiceError
+from core.handlers import to_service_error
+
+
+def validate_options(raw: dict[str, Any]) -> Options:
+    """The `options` member of a JSON body, validated as the API does (errors as it answers them)."""
+    serializer = JsonMembersSerializer(data={"options": raw})
+    try:
+        serializer.is_valid(raise_exception=True)
+    except ValidationError as exc:
+        raise to_service_error(exc, None) from exc
+    options: Options = serializer.validated_data["options"]
+    return options
 
 
 def key(**raw: str) -> str:
-    return validate_options(raw, prefix="options.").cache_key()
+    return validate_options(raw).cache_key()
 
 
 @pytest.mark.parametrize(
@@ -45,10 +62,8 @@ def test_options_that_can_differ_in_output_have_different_keys(a: dict[str, str]
     [(None, "null"), (3, "a number"), (True, "a boolean"), (["1"], "an array"), ({"a": 1}, "an object")],
 )
 def test_a_wrongly_typed_option_is_named_in_json_terms(value: object, named: str) -> None:
-    from core.errors import ServiceError
-
     with pytest.raises(ServiceError) as info:
-        validate_options({"tables": value}, prefix="options.")
+        validate_options({"tables": value})
 
     assert (info.value.code, info.value.param) == ("invalid_parameter_type", "options.tables")
     assert info.value.message == f"`options.tables` must be a string, not {named}."

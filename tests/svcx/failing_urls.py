@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.authentication import caller_of
+from conversion.requests import IdempotentApi
 from core.api import ApiView
 from svcx.urls import urlpatterns as real_urlpatterns
 
@@ -102,18 +103,16 @@ class SpendApi(ApiView):
         return Response({"spent": True})
 
 
-class UnrenderableApi(ApiView):
+class UnrenderableApi(IdempotentApi):
     """Takes an Idempotency-Key like every POST, then answers with data that cannot be encoded."""
 
     required_scope = "convert"
 
     def post(self, request: Request) -> Response | HttpResponse:
-        from conversion.requests import idempotent_body
-
-        with idempotent_body(request._request, caller_of(request), limit=1024, encodings=None) as body:
-            if isinstance(body, HttpResponse):
-                return body
-            return Response({"text": "\ud800"})
+        response: Response | HttpResponse = self.idempotent(
+            request, lambda body: Response({"text": "\ud800"}), limit=1024
+        )
+        return response
 
 
 urlpatterns = [

@@ -169,6 +169,13 @@ def test_convert_answers_json_or_markdown_as_the_client_accepts(document: dict[s
         assert accept["schema"]["enum"] == ["application/json", "text/markdown"]
 
 
+def test_convert_is_negotiated_by_accept_alone_with_no_format_parameter(document: dict[str, Any]) -> None:
+    for path in ("/v1/convert", "/v1/convert/raw"):
+        names = {p["name"] for p in document["paths"][path]["post"]["parameters"]}
+
+        assert "format" not in names, path
+
+
 def test_enforced_bounds_are_stated(document: dict[str, Any]) -> None:
     for path in ("/v1/credits/ledger", "/v1/usage/records"):
         limit = next(p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "limit")
