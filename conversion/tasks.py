@@ -11,8 +11,8 @@ from django.conf import settings
 from conversion.files import files_purge_expired
 from conversion.jobs import CONVERT_TASK
 from conversion.maintenance import conversion_housekeeping
+from conversion.metrics import job_observe
 from conversion.runner import job_run, job_time_limit_hit
-from workers.metrics import job_observe
 
 
 @shared_task(

@@ -48,7 +48,7 @@ def when_ready(server: object) -> None:
     import django
 
     django.setup()
-    from workers.metrics import FleetCollector
+    from conversion.metrics import FleetCollector
 
     exporter_start(FleetCollector())
 
