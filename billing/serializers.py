@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry
-from core.serializers import BlankAsNullField, ConstantField, ListEnvelopeSerializer, TimestampField
+from core.serializers import BlankAsNullField, ConstantField, ListEnvelopeSerializer, OutputSerializer, TimestampField
 
 
 class LedgerChangeField(serializers.IntegerField):
@@ -22,7 +22,7 @@ class LedgerChangeField(serializers.IntegerField):
         return ledger_entry_changes(value)[self.which]
 
 
-class LedgerEntrySerializer(serializers.Serializer):  # writes a LedgerEntry
+class LedgerEntrySerializer(OutputSerializer):  # writes a LedgerEntry
     id = serializers.CharField()
     object = ConstantField("ledger_entry")
     created_at = TimestampField()
@@ -53,7 +53,7 @@ class LedgerListSerializer(ListEnvelopeSerializer):
     row = LedgerEntrySerializer
 
 
-class UsageRecordSerializer(serializers.Serializer):  # writes a UsageRecord
+class UsageRecordSerializer(OutputSerializer):  # writes a UsageRecord
     id = serializers.CharField()
     object = ConstantField("usage_record")
     request_id = serializers.CharField()
@@ -69,14 +69,14 @@ class UsageRecordListSerializer(ListEnvelopeSerializer):
     row = UsageRecordSerializer
 
 
-class UsageDaySerializer(serializers.Serializer):  # writes a UsageDaily
+class UsageDaySerializer(OutputSerializer):  # writes a UsageDaily
     date = serializers.DateField(source="day")
     requests = serializers.IntegerField()
     pages = serializers.IntegerField()
     credits = serializers.IntegerField()
 
 
-class UsageSummarySerializer(serializers.Serializer):  # writes {as_of, data: days}
+class UsageSummarySerializer(OutputSerializer):  # writes {as_of, data: days}
     object = ConstantField("usage")
     as_of = TimestampField(allow_null=True)
     data = UsageDaySerializer(many=True)  # type: ignore[assignment]  # a member, not Serializer.data

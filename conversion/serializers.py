@@ -9,7 +9,13 @@ from rest_framework import serializers
 
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import HIDDEN_BACKGROUND, HIDDEN_INVISIBLE, HIDDEN_OFF_PAGE, HIDDEN_TINY
-from core.serializers import ConstantField, ListEnvelopeSerializer, OptionalObjectField, TimestampField
+from core.serializers import (
+    ConstantField,
+    ListEnvelopeSerializer,
+    OptionalObjectField,
+    OutputSerializer,
+    TimestampField,
+)
 
 BBOX_TEXT = "[x0, y0, x1, y1] in PDF points from the top-left corner of the page as displayed."
 
@@ -18,7 +24,7 @@ def box_field() -> serializers.ListField:
     return serializers.ListField(child=serializers.FloatField(), min_length=4, max_length=4, help_text=BBOX_TEXT)
 
 
-class CellSerializer(serializers.Serializer):  # writes dicts, reads nothing
+class CellSerializer(OutputSerializer):  # writes dicts, reads nothing
     text = serializers.CharField()
     row = serializers.IntegerField(help_text="0-based row of the table's grid where the cell starts.")
     col = serializers.IntegerField(help_text="0-based column where the cell starts.")
@@ -27,7 +33,7 @@ class CellSerializer(serializers.Serializer):  # writes dicts, reads nothing
     bbox = box_field()
 
 
-class ElementSerializer(serializers.Serializer):  # writes dicts, reads nothing
+class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
     type = serializers.ChoiceField(choices=[t.value for t in ElementType])
     bbox = box_field()
     text = serializers.CharField(help_text="The element's plain text (a table's rows as lines, cells joined by ' | ').")
@@ -61,7 +67,7 @@ class ElementSerializer(serializers.Serializer):  # writes dicts, reads nothing
     )
 
 
-class ConversionPageSerializer(serializers.Serializer):  # describes stored pages (StoredPagesField)
+class ConversionPageSerializer(OutputSerializer):  # describes stored pages (StoredPagesField)
     page = serializers.IntegerField()
     label = serializers.CharField(allow_null=True)  # type: ignore[assignment]  # a member, not Field.label
     markdown = serializers.CharField()
@@ -87,17 +93,17 @@ class StoredPagesField(serializers.Field):  # writes stored pages, reads nothing
         return [{name: page[name] for name in PAGE_MEMBERS} for page in pages]
 
 
-class EngineRefSerializer(serializers.Serializer):
+class EngineRefSerializer(OutputSerializer):
     id = serializers.CharField()
     version = serializers.CharField()
 
 
-class ConvertedDocumentSerializer(serializers.Serializer):
+class ConvertedDocumentSerializer(OutputSerializer):
     page_count = serializers.IntegerField()
     sha256 = serializers.CharField()
 
 
-class ConversionSerializer(serializers.Serializer):
+class ConversionSerializer(OutputSerializer):
     # Writes the stored payload (conversion.runner) with the answer's own members: request_id,
     # pages_billed, credits_billed, cached, and metadata and debug (None: left out).
     object = ConstantField("conversion")
@@ -117,7 +123,7 @@ class ConversionSerializer(serializers.Serializer):
     debug = OptionalObjectField(help_text="Timings and engine details, with debug: true.")
 
 
-class EngineSerializer(serializers.Serializer):
+class EngineSerializer(OutputSerializer):
     id = serializers.CharField()
     object = ConstantField("engine")
     version = serializers.CharField()
@@ -132,7 +138,7 @@ class EngineListSerializer(ListEnvelopeSerializer):
     row = EngineSerializer
 
 
-class StoredFileSerializer(serializers.Serializer):
+class StoredFileSerializer(OutputSerializer):
     # "StoredFile", not "File": generated clients have a File type for uploads.
     id = serializers.CharField()
     object = ConstantField("file")
@@ -144,7 +150,7 @@ class StoredFileSerializer(serializers.Serializer):
     expires_at = TimestampField()
 
 
-class FileDeletedSerializer(serializers.Serializer):
+class FileDeletedSerializer(OutputSerializer):
     id = serializers.CharField()
     object = ConstantField("file")
     deleted = ConstantField(True)
@@ -163,7 +169,7 @@ def _debug_echo() -> OptionalObjectField:
     return OptionalObjectField(help_text="Engine and worker time, with debug: true.")
 
 
-class PageSampleSerializer(serializers.Serializer):
+class PageSampleSerializer(OutputSerializer):
     page = serializers.IntegerField()
     chars = serializers.IntegerField()
     sample = serializers.CharField()
@@ -177,7 +183,7 @@ class PageSampleSerializer(serializers.Serializer):
     has_text_layer = serializers.BooleanField()
 
 
-class InspectionSerializer(serializers.Serializer):
+class InspectionSerializer(OutputSerializer):
     object = ConstantField("inspection")
     xfa = serializers.BooleanField()
     pages = PageSampleSerializer(many=True)
@@ -198,13 +204,13 @@ class InspectionSerializer(serializers.Serializer):
     debug = _debug_echo()
 
 
-class TocEntrySerializer(serializers.Serializer):
+class TocEntrySerializer(OutputSerializer):
     page = serializers.IntegerField(allow_null=True)
     level = serializers.IntegerField()
     title = serializers.CharField()
 
 
-class TocSerializer(serializers.Serializer):
+class TocSerializer(OutputSerializer):
     object = ConstantField("toc")
     entries = TocEntrySerializer(many=True)
     page_count = serializers.IntegerField()

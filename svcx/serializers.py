@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from core.serializers import OutputSerializer
 
-class HealthSerializer(serializers.Serializer):  # writes {status, checks, request_id}
+
+class HealthSerializer(OutputSerializer):  # writes {status, checks, request_id}
     status = serializers.CharField()
     checks = serializers.DictField()
     request_id = serializers.CharField()
