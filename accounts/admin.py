@@ -2,7 +2,8 @@
 
 Every change goes through a service, which writes the audit log; the admin never edits a row
 directly and never shows or stores a key's secret (a new secret is rendered once, in the
-response of the action that made it).
+response of the action that made it). billing.admin registers the organization and key admins
+again with the money side added: credits and the actions on them, a key's activity report.
 """
 
 from __future__ import annotations
@@ -11,23 +12,18 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.utils import quote, unquote
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from accounts import services
-from accounts.keyformat import Environment
+from accounts.limits import LIMIT_NAMES
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
-from accounts.reports import REPORT_DAYS, key_activity_csv
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.serializers import key_status
-from billing.ledger import credits_adjust, credits_grant
-from billing.limits import LIMIT_NAMES
-from billing.selectors import allowance_get, credits_get
 from core.admin import ReadOnlyAdmin
 
 
@@ -39,18 +35,7 @@ class DebtForm(ActionForm):
     debt = forms.IntegerField(min_value=0, help_text="Credits owed under the open dispute or chargeback.")
 
 
-class GrantForm(ActionForm):
-    credits = forms.IntegerField(min_value=1)
-    reason = forms.CharField(required=False)
-
-
-class AdjustForm(ActionForm):
-    kind = forms.ChoiceField(choices=[("refund", "refund"), ("adjustment", "adjustment")])
-    credits = forms.IntegerField(help_text="Signed; a refund is positive.")
-    reason = forms.CharField(help_text="Why: recorded in the ledger and the audit log.")
-
-
-def _ask(
+def ask(
     modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet, form_class: type[ActionForm], title: str
 ) -> ActionForm | HttpResponse:
     """The bound, valid form when the intermediate page was submitted, else the page."""
@@ -107,7 +92,7 @@ def _changelist_link(model: str, label: str, **filters: str) -> str:
     return format_html('<a href="{}?{}">{}</a>', reverse(f"admin:{model}_changelist"), query, label)
 
 
-def _org_label(organization: Organization) -> str:
+def org_label(organization: Organization) -> str:
     return f"{organization.name} ({organization.id})"
 
 
@@ -130,35 +115,15 @@ class OrganizationForm(forms.ModelForm):
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
     form = OrganizationForm
-    list_display = ["id", "name", "status", "live_balance", "debug_policy", "created_at"]
+    list_display = ["id", "name", "status", "debug_policy", "created_at"]
     search_fields = ["id", "name"]
     readonly_fields = ["id", "status", "suspended_at", "delinquent_debt", "created_at"]
-    money_fields = ["live_credits", "test_allowance", "records"]
+    detail_fields = ["records"]  # shown on the change page
     inlines = [MembershipInline]
-    actions = ["suspend", "unsuspend", "mark_delinquent", "clear_delinquent", "grant_credits", "refund_or_adjust"]
+    actions = ["suspend", "unsuspend", "mark_delinquent", "clear_delinquent"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Organization | None = None) -> list[str]:
-        return [*self.readonly_fields, *self.money_fields] if obj is not None else self.readonly_fields
-
-    @admin.display(description="live balance")
-    def live_balance(self, obj: Organization) -> int:
-        return credits_get(organization=obj, environment=Environment.LIVE).balance
-
-    @admin.display(description="credits (live)")
-    def live_credits(self, obj: Organization) -> str:
-        credits = credits_get(organization=obj, environment=Environment.LIVE)
-        return (
-            f"balance {credits.balance:,} credits; held {credits.held:,} by requests in flight; "
-            f"available {credits.available:,}"
-        )
-
-    @admin.display(description="test allowance")
-    def test_allowance(self, obj: Organization) -> str:
-        allowance = allowance_get(organization=obj)
-        return (
-            f"{allowance.used:,} of {allowance.limit:,} pages used this month, {allowance.held:,} held; "
-            f"resets {allowance.resets_at:%Y-%m-%d}"
-        )
+        return [*self.readonly_fields, *self.detail_fields] if obj is not None else self.readonly_fields
 
     @admin.display(description="records")
     def records(self, obj: Organization) -> SafeString:
@@ -208,9 +173,9 @@ class OrganizationAdmin(admin.ModelAdmin):
                 services.membership_remove(organization=organization, user=before.user, actor=request.user)
                 done.append(f"removed {before.user.get_username()}")
         except services.AccountError as exc:
-            self.message_user(request, f"Members of {_org_label(organization)}: {exc}", level=messages.ERROR)
+            self.message_user(request, f"Members of {org_label(organization)}: {exc}", level=messages.ERROR)
         if done:
-            self.message_user(request, f"Members of {_org_label(organization)}: {'; '.join(done)}.")
+            self.message_user(request, f"Members of {org_label(organization)}: {'; '.join(done)}.")
 
     def save_model(self, request: HttpRequest, obj: Organization, form: forms.ModelForm, change: bool) -> None:
         if not change:
@@ -256,7 +221,7 @@ class OrganizationAdmin(admin.ModelAdmin):
 
     @admin.action(description="Mark delinquent (freeze spending)")
     def mark_delinquent(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
-        form = _ask(self, request, queryset, DebtForm, "Mark delinquent")
+        form = ask(self, request, queryset, DebtForm, "Mark delinquent")
         if isinstance(form, HttpResponse):
             return form
         for organization in queryset:
@@ -274,68 +239,9 @@ class OrganizationAdmin(admin.ModelAdmin):
             services.organization_clear_delinquent(organization=organization, actor=request.user)
         self.message_user(request, f"Delinquency cleared for {_names(queryset)}: spending allowed again.")
 
-    @admin.action(description="Grant credits")
-    def grant_credits(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
-        form = _ask(self, request, queryset, GrantForm, "Grant credits")
-        if isinstance(form, HttpResponse):
-            return form
-        for organization in queryset:
-            row = credits_grant(
-                organization=organization,
-                credits=form.cleaned_data["credits"],
-                actor_label=request.user.get_username(),
-                reason=form.cleaned_data["reason"],
-            )
-            services.audit_record(
-                actor=request.user,
-                action="credits.grant",
-                organization=organization,
-                target=row.id,
-                credits=row.credits,
-            )
-            self.message_user(
-                request,
-                f"Granted {row.credits:,} credits to {_org_label(organization)}; "
-                f"live balance now {row.balance_after:,} ({row.id}).",
-            )
-        return None
-
-    @admin.action(description="Refund or adjust credits")
-    def refund_or_adjust(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
-        form = _ask(self, request, queryset, AdjustForm, "Refund or adjust credits")
-        if isinstance(form, HttpResponse):
-            return form
-        for organization in queryset:
-            try:
-                row = credits_adjust(
-                    organization=organization,
-                    credits=form.cleaned_data["credits"],
-                    kind=form.cleaned_data["kind"],
-                    actor_label=request.user.get_username(),
-                    reason=form.cleaned_data["reason"],
-                )
-            except ValueError as exc:
-                self.message_user(request, f"{organization}: {exc}", level=messages.ERROR)
-                continue
-            services.audit_record(
-                actor=request.user,
-                action=f"credits.{row.kind}",
-                organization=organization,
-                target=row.id,
-                credits=row.credits,
-                reason=row.reason,
-            )
-            verb = "Refunded" if row.kind == "refund" else "Adjusted by"
-            self.message_user(
-                request,
-                f"{verb} {row.credits:,} credits: {_org_label(organization)}, reason “{row.reason}”; "
-                f"live balance now {row.balance_after:,} ({row.id}).",
-            )
-        return None
-
 
 def _names(queryset: QuerySet[Organization]) -> str:
-    return ", ".join(_org_label(o) for o in queryset)
+    return ", ".join(org_label(o) for o in queryset)
 
 
 class ApiKeyCreateForm(forms.ModelForm):
@@ -400,9 +306,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "last_used_at",
         "created_at",
         "leak",
-        "activity",
     ]
-    actions = ["rotate_7d", "rotate_24h", "rotate_1h", "rotate_immediate", "revoke", "confirm_leak", "activity_report"]
+    actions = ["rotate_7d", "rotate_24h", "rotate_1h", "rotate_immediate", "revoke", "confirm_leak"]
+    report_days: int | None = None  # the days of the activity report linked beside a confirmed leak, if any
 
     def get_form(self, request: HttpRequest, obj: ApiKey | None = None, change: bool = False, **kwargs: Any) -> Any:
         kwargs["form"] = ApiKeyChangeForm if obj is not None else ApiKeyCreateForm
@@ -444,33 +350,6 @@ class ApiKeyAdmin(admin.ModelAdmin):
             )
         hint = replacement.hint if replacement is not None else "none"
         return f"confirmed {obj.revoked_at:%Y-%m-%d %H:%M} UTC; replacement {hint}{state}"
-
-    @admin.display(description="activity report")
-    def activity(self, obj: ApiKey) -> str:
-        url = reverse("admin:accounts_apikey_activity", args=[quote(obj.pk)])
-        return format_html('<a href="{}">Download the {}-day activity report (CSV)</a>', url, REPORT_DAYS)
-
-    def get_urls(self) -> list[URLPattern]:
-        report = path(
-            "<path:object_id>/activity-report/",
-            self.admin_site.admin_view(self.activity_report_view),
-            name="accounts_apikey_activity",
-        )
-        return [report, *super().get_urls()]
-
-    def activity_report_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        api_key = self.get_object(request, unquote(object_id))
-        if api_key is None or not self.has_view_permission(request, api_key):
-            raise Http404("no such key")
-        return self._report(request, api_key)
-
-    def _report(self, request: HttpRequest, api_key: ApiKey) -> HttpResponse:
-        services.audit_record(
-            actor=request.user, action="key.activity_report", organization=api_key.organization, target=api_key.id
-        )
-        response = HttpResponse(key_activity_csv(api_key=api_key), content_type="text/csv")
-        response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-{REPORT_DAYS}d.csv"'
-        return response
 
     def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
         return False  # keys are revoked, never deleted: their history stays
@@ -582,14 +461,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 level=messages.SUCCESS if leak.recipients else messages.WARNING,
             )
         # The link exists only now (the database keeps its hash): shown once, never cached.
-        return self._once(request, "admin/svcx_leaks.html", "Leak confirmed", leaks=leaks, report_days=REPORT_DAYS)
-
-    @admin.action(description="Download 90-day activity report (CSV)")
-    def activity_report(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
-        if queryset.count() != 1:
-            self.message_user(request, "Choose exactly one key.", level=messages.ERROR)
-            return None
-        return self._report(request, queryset.get())
+        return self._once(request, "admin/svcx_leaks.html", "Leak confirmed", leaks=leaks, report_days=self.report_days)
 
 
 @admin.register(AuditEvent)

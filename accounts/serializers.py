@@ -1,17 +1,13 @@
-"""Representations of accounts objects: plain dicts for the operator command and the admin, and
-the output serializer of GET /v1/account, which writes its body and describes it in OpenAPI."""
+"""Representations of accounts objects: plain dicts for the operator command and the admin."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.utils import timezone
-from rest_framework import serializers
 
-from accounts.keyformat import Environment
 from accounts.models import ApiKey, Membership, Organization
 from core.formats import iso
-from core.serializers import ConstantField, TimestampField
 
 
 def key_status(api_key: ApiKey) -> str:
@@ -66,34 +62,3 @@ def membership_dict(membership: Membership) -> dict[str, Any]:
         "role": membership.role,
         "created_at": iso(membership.created_at),
     }
-
-
-class AccountCreditsSerializer(serializers.Serializer):  # writes billing's credits of one environment
-    balance = serializers.IntegerField()
-    held = serializers.IntegerField()
-    available = serializers.IntegerField()
-
-
-class TestAllowanceSerializer(serializers.Serializer):  # writes billing's test allowance of the month
-    limit = serializers.IntegerField()
-    used = serializers.IntegerField()
-    held = serializers.IntegerField()
-    resets_at = TimestampField()
-
-
-class AccountSerializer(serializers.Serializer):
-    # Writes {organization, caller, credits, test_allowance, limits, request_id}.
-    object = ConstantField("account")
-    id = serializers.CharField(source="organization.id", help_text="Organization id, org_...")
-    name = serializers.CharField(source="organization.name")
-    status = serializers.ChoiceField(["active", "suspended", "delinquent"], source="organization.status")
-    environment = serializers.ChoiceField(
-        [e.value for e in Environment], source="caller.environment", help_text="Environment of the calling key."
-    )
-    api_key_id = serializers.CharField(source="caller.key_id")
-    credits = AccountCreditsSerializer()
-    test_allowance = TestAllowanceSerializer()
-    limits = serializers.DictField(child=serializers.IntegerField())
-    debug_policy = serializers.ChoiceField(["enabled", "disabled"], source="organization.debug_policy")
-    created_at = TimestampField(source="organization.created_at")
-    request_id = serializers.CharField()

@@ -16,11 +16,11 @@ from django.utils import timezone
 
 from accounts import keyformat
 from accounts.keyformat import Environment
+from accounts.limits import LIMIT_NAMES
 from accounts.models import ApiKey, AuditEvent, KeyReveal, Membership, Organization
 from accounts.notifications import key_leak_recipients, notify_key_leaked
 from accounts.scopes import PRESETS, validate_scopes
 from accounts.secrets import key_hash, seal, token_hash, unseal, urlsafe_token
-from billing.limits import LIMIT_NAMES
 
 MAX_ACTIVE_KEYS = 100
 MAX_LIFETIME_KEYS = 1000

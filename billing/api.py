@@ -1,4 +1,4 @@
-"""GET /v1/credits/ledger, GET /v1/usage, GET /v1/usage/records."""
+"""GET /v1/account, GET /v1/credits/ledger, GET /v1/usage, GET /v1/usage/records."""
 
 from __future__ import annotations
 
@@ -9,11 +9,25 @@ from rest_framework.response import Response
 
 from accounts.authentication import caller_of
 from accounts.scopes import ACCOUNT_READ
-from billing.selectors import ledger_list, usage_as_of, usage_daily_list, usage_records_list
-from billing.serializers import LedgerListSerializer, UsageRecordListSerializer, UsageSummarySerializer
+from billing.limits import limits_of
+from billing.selectors import (
+    allowance_get,
+    credits_get,
+    ledger_list,
+    usage_as_of,
+    usage_daily_list,
+    usage_records_list,
+)
+from billing.serializers import (
+    AccountSerializer,
+    LedgerListSerializer,
+    UsageRecordListSerializer,
+    UsageSummarySerializer,
+)
 from core.api import ApiView
 from core.errors import ErrorCode
-from core.inputs import IntegerParam, QuerySerializer, StringField, TimestampParam, query_of
+from core.handlers import request_id_of
+from core.inputs import IntegerParam, NoQuery, QuerySerializer, StringField, TimestampParam, query_of
 from core.serializers import ListPage
 
 PAGINATION_PARAMETERS = [
@@ -40,6 +54,28 @@ class PeriodQuery(QuerySerializer):
 
 class UsageRecordQuery(PageQuery, PeriodQuery):
     api_key_id = StringField(required=False)
+
+
+class AccountApi(ApiView):
+    """The calling key's organization: status, credits of the key's environment, the test
+    allowance and the limits in force."""
+
+    required_scope = ACCOUNT_READ
+
+    @extend_schema(summary="Read the account", responses={200: AccountSerializer})
+    def get(self, request: Request) -> Response:
+        query_of(request, NoQuery)
+        caller = caller_of(request)
+        organization = caller.organization
+        answer = {
+            "organization": organization,
+            "caller": caller,
+            "credits": credits_get(organization=organization, environment=caller.environment),
+            "test_allowance": allowance_get(organization=organization),
+            "limits": limits_of(organization),
+            "request_id": request_id_of(request),
+        }
+        return Response(AccountSerializer(answer).data)
 
 
 class LedgerApi(ApiView):

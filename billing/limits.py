@@ -1,35 +1,20 @@
 """Rate-limit and quota values: the defaults of decisions.md 6 (settings) and per-organization
-overrides stored on the organization."""
+overrides stored on the organization. The names of the limits are accounts.limits' (the keys
+an organization's overrides may have); they are re-exported here with their values."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+from accounts.limits import LIMIT_NAMES as LIMIT_NAMES
+from accounts.limits import STORAGE_BYTES as STORAGE_BYTES
+from accounts.limits import MeterName as MeterName
+
 if TYPE_CHECKING:
     from accounts.models import Organization
 
-
-class MeterName(StrEnum):
-    """Every rate-limit meter; each meter's limit has the meter's name. `billing.meters.METERS`
-    describes each one (window, error code, header)."""
-
-    REQUESTS = "requests"
-    PAGES = "pages"
-    CONCURRENCY = "concurrency"
-    UPLOADS = "uploads"
-    INSPECT = "inspect"
-    INSPECT_SAMPLE_PAGES = "inspect_sample_pages"
-    TOC = "toc"
-    NO_VALUE_CONVERSIONS = "no_value_conversions"
-    UNBILLED_WORK = "unbilled_work"
-    NEW_ACCOUNT = "new_account"
-
-
-# A limit that is a quota, not a meter.
-STORAGE_BYTES = "storage_bytes"
 
 # limit name -> settings attribute holding its default
 _DEFAULT_SETTINGS: dict[str, str] = {
@@ -45,8 +30,6 @@ _DEFAULT_SETTINGS: dict[str, str] = {
     MeterName.NEW_ACCOUNT: "SVCX_LIMIT_NEW_ACCOUNT_PAGES_PER_DAY",
     STORAGE_BYTES: "SVCX_STORAGE_QUOTA_BYTES",
 }
-# Plain strings: the names are compared with and shown beside what operators type.
-LIMIT_NAMES: frozenset[str] = frozenset(str(name) for name in _DEFAULT_SETTINGS)
 
 
 def limit_for(organization: Organization, name: MeterName | str) -> int:

@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from accounts.keyformat import Environment
 from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry
 from core.serializers import BlankAsNullField, ConstantField, ListEnvelopeSerializer, OutputSerializer, TimestampField
@@ -80,3 +81,34 @@ class UsageSummarySerializer(OutputSerializer):  # writes {as_of, data: days}
     object = ConstantField("usage")
     as_of = TimestampField(allow_null=True)
     data = UsageDaySerializer(many=True)  # type: ignore[assignment]  # a member, not Serializer.data
+
+
+class AccountCreditsSerializer(serializers.Serializer):  # writes the credits of one environment
+    balance = serializers.IntegerField()
+    held = serializers.IntegerField()
+    available = serializers.IntegerField()
+
+
+class TestAllowanceSerializer(serializers.Serializer):  # writes the test allowance of the month
+    limit = serializers.IntegerField()
+    used = serializers.IntegerField()
+    held = serializers.IntegerField()
+    resets_at = TimestampField()
+
+
+class AccountSerializer(serializers.Serializer):
+    # Writes {organization, caller, credits, test_allowance, limits, request_id}.
+    object = ConstantField("account")
+    id = serializers.CharField(source="organization.id", help_text="Organization id, org_...")
+    name = serializers.CharField(source="organization.name")
+    status = serializers.ChoiceField(["active", "suspended", "delinquent"], source="organization.status")
+    environment = serializers.ChoiceField(
+        [e.value for e in Environment], source="caller.environment", help_text="Environment of the calling key."
+    )
+    api_key_id = serializers.CharField(source="caller.key_id")
+    credits = AccountCreditsSerializer()
+    test_allowance = TestAllowanceSerializer()
+    limits = serializers.DictField(child=serializers.IntegerField())
+    debug_policy = serializers.ChoiceField(["enabled", "disabled"], source="organization.debug_policy")
+    created_at = TimestampField(source="organization.created_at")
+    request_id = serializers.CharField()

@@ -32,7 +32,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.guards import per_address
 from accounts.keyformat import Environment
 from accounts.models import Membership
-from accounts.reports import REPORT_DAYS, key_activity_csv
 from accounts.scopes import ScopeError
 from accounts.serializers import key_status
 from accounts.services import (
@@ -46,6 +45,7 @@ from accounts.services import (
     audit_record,
 )
 from billing.ledger import ledger_entry_changes
+from billing.reports import REPORT_DAYS, key_activity_csv
 from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
 from billing.serializers import LedgerEntrySerializer
 from console import charts, forms, selectors, services

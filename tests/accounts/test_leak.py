@@ -13,8 +13,8 @@ from django.test import Client
 
 from accounts import keyformat, services
 from accounts.models import ApiKey, Membership
-from accounts.reports import key_activity_csv
 from billing.models import LedgerEntry
+from billing.reports import key_activity_csv
 from billing.selectors import credits_get
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
