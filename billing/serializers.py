@@ -83,20 +83,20 @@ class UsageSummarySerializer(OutputSerializer):  # writes {as_of, data: days}
     data = UsageDaySerializer(many=True)  # type: ignore[assignment]  # a member, not Serializer.data
 
 
-class AccountCreditsSerializer(serializers.Serializer):  # writes the credits of one environment
+class AccountCreditsSerializer(OutputSerializer):  # writes the credits of one environment
     balance = serializers.IntegerField()
     held = serializers.IntegerField()
     available = serializers.IntegerField()
 
 
-class TestAllowanceSerializer(serializers.Serializer):  # writes the test allowance of the month
+class TestAllowanceSerializer(OutputSerializer):  # writes the test allowance of the month
     limit = serializers.IntegerField()
     used = serializers.IntegerField()
     held = serializers.IntegerField()
     resets_at = TimestampField()
 
 
-class AccountSerializer(serializers.Serializer):
+class AccountSerializer(OutputSerializer):
     # Writes {organization, caller, credits, test_allowance, limits, request_id}.
     object = ConstantField("account")
     id = serializers.CharField(source="organization.id", help_text="Organization id, org_...")
