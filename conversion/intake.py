@@ -34,7 +34,6 @@ ENCODINGS = (MULTIPART, JSON, PDF)
 # The /raw operations also take the raw PDF as application/octet-stream, the type generated
 # clients send for a binary body.
 OCTET_STREAM = "application/octet-stream"
-RAW_ENCODINGS = (PDF, OCTET_STREAM)
 # The JSON encoding never carries the PDF itself (base64 is refused), so its body is small.
 JSON_BODY_LIMIT = 256 * 1024
 

@@ -310,7 +310,8 @@ class PdfSourceParser(SpooledBodyParser):
     media_type = PDF
 
     def read(self, request: HttpRequest, stream: IO[Any] | None, body: SpooledBody, members: Any) -> ParsedSource:
-        allowed_query = [name for name in members().fields if name not in members.headers]
+        # The declared members (the headers are added per instance): no serializer is built for it.
+        allowed_query = [name for name in members._declared_fields if name not in members.headers]
         for name in request.GET:
             if name not in allowed_query:
                 raise ServiceError(

@@ -124,7 +124,7 @@ class DocumentApi(IdempotentApi):
     upload_limit: ClassVar[str] = "SVCX_CONVERT_UPLOAD_LIMIT"
 
     def post(self, request: Request) -> Any:
-        encodings = tuple(parser.media_type for parser in self.get_parsers())
+        encodings = tuple(parser.media_type for parser in request.parsers or ())
         check_content_type(request._request, encodings)
         limit = int(getattr(settings, self.upload_limit))
         return self.idempotent(request, lambda body: self._take(request, body), limit=limit, what="upload")
