@@ -108,7 +108,8 @@ class ApiKeyAuthentication(BaseAuthentication):
                 ) from None
             raise ServiceError(ErrorCode.INVALID_API_KEY, f"The API key is malformed: {exc}.") from None
         api_key = (
-            ApiKey.objects.select_related("organization", "replaced_by")
+            # The replacement is read only for an expired key's message (one more query then).
+            ApiKey.objects.select_related("organization")
             .filter(key_hash=key_hash(credential))
             .order_by()  # one unique row: no sort
             .first()

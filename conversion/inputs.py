@@ -14,6 +14,7 @@ from conversion.options import OptionsSerializer
 from conversion.parsers import json_strings
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.inputs import FlagField, StringField, ValueField, field_path, invalid
+from core.serializers import SharedFields
 
 
 class MetadataField(ValueField):
@@ -43,7 +44,7 @@ class MetadataField(ValueField):
         return data
 
 
-class MembersSerializer(serializers.Serializer[dict[str, Any]]):
+class MembersSerializer(SharedFields[dict[str, Any]]):
     """The members of one encoding; its fields are the members the parser accepts.
 
     `json_text`: members that arrive as JSON text (multipart parts, a header), decoded by the

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from conversion.engine import EngineError, PageRanges, parse_page_ranges
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.inputs import ValueField, field_path, invalid
+from core.serializers import SharedFields
 
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
@@ -72,7 +73,7 @@ class OptionField(ValueField):
         return data
 
 
-class OptionsSerializer(serializers.Serializer[Options]):
+class OptionsSerializer(SharedFields[Options]):
     """The options of decisions.md 2, validated into `Options`: the `options` object of a body,
     or (as the base of the raw-PDF query serializer) query parameters.
 

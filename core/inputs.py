@@ -19,6 +19,7 @@ from rest_framework.fields import empty
 from rest_framework.request import Request
 
 from core.errors import ErrorCode, caller_text
+from core.serializers import SharedFields
 
 
 def field_path(field: serializers.Field[Any, Any, Any, Any]) -> str:
@@ -80,7 +81,7 @@ class FlagField(ValueField):
         raise invalid(f"`{field_path(self)}` must be {expected}.")
 
 
-class QuerySerializer(serializers.Serializer[dict[str, Any]]):
+class QuerySerializer(SharedFields[dict[str, Any]]):
     """An endpoint's query parameters: its fields. Any other parameter is `unknown_parameter`,
     the message listing the accepted ones."""
 

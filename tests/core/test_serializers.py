@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime
+from typing import Any
 
 from rest_framework import serializers
 
+from core.inputs import field_path
 from core.serializers import (
     BlankAsNullField,
     ConstantField,
     ListEnvelopeSerializer,
     ListPage,
     OptionalObjectField,
+    OutputSerializer,
+    SharedFields,
     TimestampField,
 )
 
@@ -59,3 +64,70 @@ def test_the_list_envelope_is_object_data_has_more() -> None:
 
     assert list(body) == ["object", "data", "has_more"]
     assert (body["object"], body["has_more"], [r["name"] for r in body["data"]]) == ("list", True, ["a"])
+
+
+class Inner(SharedFields[dict[str, Any]]):
+    size = serializers.IntegerField()
+
+
+class Outer(SharedFields[dict[str, Any]]):
+    name = serializers.CharField()
+    inner = Inner()
+
+
+class Written(OutputSerializer):
+    name = serializers.CharField()
+    inner = Inner()
+
+
+def test_shared_fields_are_built_once_per_class_and_per_nesting() -> None:
+    first, second = Outer(data={}), Outer(data={})
+
+    assert first.fields is second.fields
+    assert Written().fields is Written().fields
+    # A subclass builds its own; a nested serializer keeps the set bound under its parent.
+    first_inner, second_inner = first.fields["inner"], second.fields["inner"]
+    assert isinstance(first_inner, Inner)
+    assert isinstance(second_inner, Inner)
+    assert Inner().fields is not first_inner.fields
+    assert first_inner.fields is second_inner.fields
+    # The `param` path of a field is its place in the tree, the same for every instance.
+    assert field_path(second_inner.fields["size"]) == "inner.size"
+    assert field_path(Inner().fields["size"]) == "size"
+
+
+def test_instances_sharing_fields_keep_their_own_data_errors_and_output() -> None:
+    good, bad = Outer(data={"name": "a", "inner": {"size": "3"}}), Outer(data={"name": "b", "inner": {"size": "x"}})
+
+    assert good.is_valid()
+    assert not bad.is_valid()
+
+    assert good.validated_data == {"name": "a", "inner": {"size": 3}}
+    assert list(bad.errors) == ["inner"]
+    assert list(bad.errors["inner"]) == ["size"]
+    assert Written({"name": "c", "inner": {"size": 4}}).data == {"name": "c", "inner": {"size": 4}}
+    assert Written({"name": "d", "inner": {"size": 5}}).data == {"name": "d", "inner": {"size": 5}}
+
+
+def test_shared_fields_validate_and_write_from_many_threads_at_once() -> None:
+    failures: list[str] = []
+    start = threading.Barrier(8)
+
+    def work(n: int) -> None:
+        start.wait()
+        for i in range(200):
+            value = n * 1000 + i
+            validated = Outer(data={"name": str(value), "inner": {"size": str(value)}})
+            if not validated.is_valid() or validated.validated_data["inner"]["size"] != value:
+                failures.append(f"validated {value}: {validated.errors}")
+            written = Written({"name": str(value), "inner": {"size": value}}).data
+            if written != {"name": str(value), "inner": {"size": value}}:
+                failures.append(f"wrote {written} for {value}")
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert failures == []
