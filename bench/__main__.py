@@ -7,6 +7,7 @@ python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real 
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
 python -m bench faults     # processes killed, backends restarted: answers and money checked
 python -m bench elements   # what the element layer adds to the JSON result
+python -m bench instructions  # CPU instructions per cache hit (callgrind), against other checkouts
 """
 
 from __future__ import annotations
@@ -91,6 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("faults", help="fault suite: processes killed and backends restarted, money checked")
     f.add_argument("--only", nargs="+", help="scenario names (results then go to faults-partial.md)")
     sub.add_parser("elements", help="size of the JSON result with the element layer")
+    i = sub.add_parser("instructions", help="CPU instructions per cache hit in the web tier (valgrind callgrind)")
+    i.add_argument("--compare", nargs="*", default=[], help="other checkouts (git worktrees) measured the same way")
+    i.add_argument(
+        "--database-url",
+        default="postgresql://postgres@127.0.0.1:5432/svcx_bench_instr",
+        help="scratch database name prefix (a suffix per run; dropped and recreated; must start with svcx_bench)",
+    )
+    i.add_argument("--redis-url", default="redis://127.0.0.1:6379/11", help="scratch Redis DB, flushed")
+    i.add_argument("--warm", type=int, default=20, help="cache hits before counting (default 20)")
+    i.add_argument("--hits", type=int, default=100, help="cache hits counted (default 100)")
+    i.add_argument("--runs", type=int, default=1, help="measurements per checkout (default 1)")
     args = parser.parse_args(argv)
 
     if args.command == "setup":
@@ -119,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.elements import run as run_elements
 
         return run_elements(argv[1:])
+    if args.command == "instructions":
+        from bench.instructions import run as run_instructions
+
+        return run_instructions(args, argv)
     if args.command == "service":
         from bench.service import run as run_service
 
