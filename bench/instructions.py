@@ -102,8 +102,8 @@ def _child(checkout: Path, tag: str, database_url: str, redis_url: str, warm: in
                     if attempt == 2:
                         raise
                     continue
-                if resp.status != 200 or (expect_cached and resp.getheader("X-Svcx-Cached") != "true"):
-                    raise RuntimeError(f"{resp.status} {resp.getheader('X-Svcx-Cached')}: {data[:300]!r}")
+                if resp.status != 200 or (expect_cached and json.loads(data).get("cached") is not True):
+                    raise RuntimeError(f"not a cache hit: {resp.status} {data[:300]!r}")
                 return
 
         hit(expect_cached=False)
