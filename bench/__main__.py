@@ -34,6 +34,16 @@ def setup() -> int:
     return 0
 
 
+def scratch_backends(command: argparse.ArgumentParser, database: str, redis_db: int, note: str = "") -> None:
+    """--database-url and --redis-url of a command that starts the service on scratch backends."""
+    command.add_argument(
+        "--database-url",
+        default=f"postgresql://postgres@127.0.0.1:5432/{database}",
+        help=f"scratch database, dropped and recreated (its name must start with svcx_bench){note}",
+    )
+    command.add_argument("--redis-url", default=f"redis://127.0.0.1:6379/{redis_db}", help="scratch Redis DB, flushed")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
@@ -71,12 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     v = sub.add_parser("service", help="service benchmark: gunicorn + Celery + PostgreSQL + Redis on loopback")
     v.add_argument("--only", nargs="+", choices=["cache-hit", "throughput", "latency-200", "overhead-20"])
-    v.add_argument(
-        "--database-url",
-        default="postgresql://postgres@127.0.0.1:5432/svcx_bench",
-        help="scratch database, dropped and recreated (its name must start with svcx_bench)",
-    )
-    v.add_argument("--redis-url", default="redis://127.0.0.1:6379/12", help="scratch Redis DB, flushed")
+    scratch_backends(v, "svcx_bench", 12)
     v.add_argument("--web-concurrency", type=int, default=2, help="gunicorn processes (default 2, as deployed)")
     v.add_argument("--web-threads", type=int, default=32, help="threads per gunicorn process (default 32)")
     v.add_argument("--cache-requests", type=int, default=500, help="sequential cache hits timed")
@@ -94,12 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("elements", help="size of the JSON result with the element layer")
     i = sub.add_parser("instructions", help="CPU instructions per cache hit in the web tier (valgrind callgrind)")
     i.add_argument("--compare", nargs="*", default=[], help="other checkouts (git worktrees) measured the same way")
-    i.add_argument(
-        "--database-url",
-        default="postgresql://postgres@127.0.0.1:5432/svcx_bench_instr",
-        help="scratch database name prefix (a suffix per run; dropped and recreated; must start with svcx_bench)",
-    )
-    i.add_argument("--redis-url", default="redis://127.0.0.1:6379/11", help="scratch Redis DB, flushed")
+    scratch_backends(i, "svcx_bench_instr", 11, "; a suffix is added per run")
     i.add_argument("--warm", type=int, default=20, help="cache hits before counting (default 20)")
     i.add_argument("--hits", type=int, default=100, help="cache hits counted (default 100)")
     i.add_argument("--runs", type=int, default=1, help="measurements per checkout (default 1)")
