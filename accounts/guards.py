@@ -1,15 +1,19 @@
 """Per-address limits for the pages that take a secret without an API key: the admin login and
 the single-use key reveal. A password or a reveal token cannot be guessed at speed from one
-address; API calls are metered per organization instead (billing.meters)."""
+address; API calls are metered per organization instead (billing.meters). Failed sign-ins are
+also counted per e-mail address, so one account cannot be guessed from many addresses.
+Both count in django-ratelimit's cache."""
 
 from __future__ import annotations
 
 import ipaddress
+import math
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django_ratelimit.core import get_usage
 from django_ratelimit.decorators import ratelimit
 
 from accounts.authentication import client_ip
@@ -21,12 +25,18 @@ WINDOW_SECONDS = 60
 class TooManyAttempts(ServiceError):
     """Raised by django-ratelimit (RATELIMIT_EXCEPTION_CLASS) when an address is over its limit."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        message: str = "Too many attempts from this address. Wait a minute, then try again.",
+        *,
+        retry_after_seconds: int = WINDOW_SECONDS,
+        meter: str = "attempts_per_address",
+    ) -> None:
         super().__init__(
             ErrorCode.RATE_LIMIT_REQUESTS,
-            "Too many attempts from this address. Wait a minute, then try again.",
-            retry_after_ms=WINDOW_SECONDS * 1000,
-            details={"meter": "attempts_per_address"},
+            message,
+            retry_after_ms=retry_after_seconds * 1000,
+            details={"meter": meter},
         )
 
 
@@ -54,3 +64,45 @@ def per_address(setting: str) -> Callable[[Callable[..., HttpResponse]], Callabl
         return limited
 
     return decorate
+
+
+SIGN_IN_FAILURES_GROUP = "accounts.sign_in_failures_per_email"
+
+
+def _sign_in_failures(request: HttpRequest, email: str, *, increment: bool) -> dict[str, Any] | None:
+    """django-ratelimit's usage of the address's failure counter (fixed windows of
+    SVCX_LOGIN_FAILURES_WINDOW seconds), incremented or only read; None when RATELIMIT_ENABLE
+    is off."""
+    address = email.strip().lower()  # OLGA@x.test and " olga@x.test " are one account's guesses
+    usage: dict[str, Any] | None = get_usage(
+        request,
+        group=SIGN_IN_FAILURES_GROUP,
+        key=lambda *_: address,
+        rate=(settings.SVCX_LOGIN_FAILURES_PER_EMAIL, settings.SVCX_LOGIN_FAILURES_WINDOW),
+        increment=increment,
+    )
+    return usage
+
+
+def sign_in_failures_check(request: HttpRequest, *, email: str) -> None:
+    """Refuse a sign-in for `email` while it has SVCX_LOGIN_FAILURES_PER_EMAIL failures in the
+    current window, before any password is checked. The answer is the same whether or not an
+    account has the address.
+
+    Raises TooManyAttempts (429) naming how long to wait."""
+    usage = _sign_in_failures(request, email, increment=False)
+    # A cache that fails reads as limit 0: refused, as django-ratelimit's own decorator does.
+    if usage is not None and usage["count"] >= usage["limit"]:
+        wait = max(int(usage["time_left"]), 1)
+        minutes = math.ceil(wait / 60)
+        raise TooManyAttempts(
+            f"Too many failed sign-ins for this e-mail address. Wait {minutes} minute"
+            f"{'s' if minutes != 1 else ''}, then try again.",
+            retry_after_seconds=wait,
+            meter="sign_in_failures_per_email",
+        )
+
+
+def sign_in_failure_record(request: HttpRequest, *, email: str) -> None:
+    """Count one failed sign-in (a wrong password, or no such account) against `email`."""
+    _sign_in_failures(request, email, increment=True)

@@ -10,6 +10,7 @@ from django.contrib.auth import authenticate, get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.utils import timezone
 
+from accounts.guards import sign_in_failure_record, sign_in_failures_check
 from accounts.keyformat import Environment
 from accounts.models import ENVIRONMENT_CHOICES, Membership
 from accounts.scopes import ISSUED_SCOPES, PRESETS
@@ -42,12 +43,16 @@ class SignInForm(forms.Form):
         self.user: Any = None
 
     def clean(self) -> dict[str, Any]:
+        """Authenticate, unless the address has too many failed sign-ins (then TooManyAttempts
+        is raised before the password is checked, whether or not the account exists)."""
         data = super().clean() or {}
         email, password = data.get("email"), data.get("password")
         if email and password:
+            sign_in_failures_check(self.request, email=email)
             account = get_user_model().objects.filter(email__iexact=email, is_active=True).order_by("pk").first()
             user = authenticate(self.request, username=account.get_username(), password=password) if account else None
             if user is None:
+                sign_in_failure_record(self.request, email=email)
                 raise forms.ValidationError("The e-mail address or the password is wrong.")
             self.user = user
         return data

@@ -1,5 +1,5 @@
 """State changes the console makes beyond the shared account services (accounts.services):
-invitations and ending a person's sessions. Every change is audited with its actor."""
+invitations, a person's password and ending their sessions. Every change is audited with its actor."""
 
 from __future__ import annotations
 
@@ -147,11 +147,33 @@ def invitation_revoke(*, invitation: Invitation, actor: Any) -> Invitation:
     return invitation
 
 
+def _sessions_delete(*, user: Any, keep_session_key: str | None = None) -> int:
+    sessions = ConsoleSession.objects.filter(user=user)
+    if keep_session_key:
+        sessions = sessions.exclude(session_key=keep_session_key)
+    ended, _ = sessions.delete()
+    return ended
+
+
 def console_sessions_end(*, user: Any) -> int:
     """Sign `user` out of every browser (sign out everywhere). Returns how many sessions ended."""
     with transaction.atomic():
-        ended, _ = ConsoleSession.objects.filter(user=user).delete()
+        ended = _sessions_delete(user=user)
         audit_record(actor=user, action="session.end_all", organization=None, target=user.get_username(), ended=ended)
+    return ended
+
+
+def user_password_change(*, user: Any, password: str, keep_session_key: str | None) -> int:
+    """Set `user`'s password (already checked by the form: current password, validators) and
+    end every other console session of theirs; the session keyed `keep_session_key`, the browser
+    that made the change, stays. Returns how many sessions ended."""
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        ended = _sessions_delete(user=user, keep_session_key=keep_session_key)
+        audit_record(
+            actor=user, action="user.password_change", organization=None, target=user.get_username(), ended=ended
+        )
     return ended
 
 

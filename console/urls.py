@@ -54,4 +54,5 @@ urlpatterns = [
     path("<str:org_id>/files/", views.file_list, name="files"),
     path("<str:org_id>/files/<str:file_id>/delete/", views.file_remove, name="file-delete"),
     path("<str:org_id>/audit/", views.audit_log, name="audit"),
+    path("<str:org_id>/password/", views.password_change, name="password-change"),
 ]

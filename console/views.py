@@ -17,8 +17,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login, logout
+from django.contrib.auth import login, logout, update_session_auth_hash
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
 from django.contrib.auth.views import PasswordResetView
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -138,6 +139,28 @@ def sign_out_everywhere(request: HttpRequest) -> HttpResponse:
     logout(request)
     messages.info(request, f"You are signed out everywhere ({ended} session{'s' if ended != 1 else ''} ended).")
     return redirect("console:sign-in")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")  # a borrowed session must not guess the password at speed
+@member_view()
+def password_change(request: HttpRequest, membership: Membership) -> HttpResponse:
+    """The current password and a new one twice (Django's validators); this browser stays
+    signed in, every other session of the person ends."""
+    form = PasswordChangeForm(membership.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        ended = services.user_password_change(
+            user=form.user, password=form.cleaned_data["new_password1"], keep_session_key=request.session.session_key
+        )
+        update_session_auth_hash(request, form.user)  # a new key for this session, with the new hash
+        messages.success(
+            request,
+            f"Your password is changed. {ended} other session{'s' if ended != 1 else ''} signed out; "
+            "this one stays signed in.",
+        )
+        return redirect(_org_url("password-change", membership))
+    return _page(request, membership, "password_change.html", form=form)
 
 
 @require_GET

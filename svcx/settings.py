@@ -337,6 +337,12 @@ SVCX_TRUSTED_PROXY_COUNT = env_int("SVCX_TRUSTED_PROXY_COUNT", 1, minimum=1)
 # key reveal) are limited per client address; API traffic has its own per-organization meters.
 SVCX_LOGIN_ATTEMPTS_PER_MINUTE = env_int("SVCX_LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
 SVCX_REVEAL_ATTEMPTS_PER_MINUTE = env_int("SVCX_REVEAL_ATTEMPTS_PER_MINUTE", 20, minimum=1)
+# Failed console sign-ins per e-mail address (case and spaces ignored) in fixed windows: past the
+# limit the address is refused without a password check until its window ends, from any address.
+SVCX_LOGIN_FAILURES_PER_EMAIL = env_int("SVCX_LOGIN_FAILURES_PER_EMAIL", 10, minimum=1)
+SVCX_LOGIN_FAILURES_WINDOW = int(env_duration("SVCX_LOGIN_FAILURES_WINDOW", "15m"))
+if SVCX_LOGIN_FAILURES_WINDOW < 1:
+    raise ImproperlyConfigured("SVCX_LOGIN_FAILURES_WINDOW must be at least 1s")
 RATELIMIT_EXCEPTION_CLASS = "accounts.guards.TooManyAttempts"
 # Django's own RedisCache increments atomically (INCRBY), which is what django-ratelimit needs; it
 # only lists django-redis by name. The embedded default's file cache does not increment atomically,

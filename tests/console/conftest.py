@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import pytest
@@ -28,6 +29,13 @@ def signed_in(user: Any, address: str = "192.0.2.10") -> Client:
     response = client.post("/console/sign-in/", {"email": user.email, "password": PASSWORD})
     assert response.status_code == 302, response.content[:500]
     return client
+
+
+@pytest.fixture(autouse=True)
+def _fresh_attempt_counters(settings: Any) -> None:
+    """Each test counts sign-in attempts afresh: failures per e-mail address last 15 minutes in
+    Redis, and the fixtures' people have fixed addresses, so runs close together would add up."""
+    settings.RATELIMIT_CACHE_PREFIX = f"rl:{secrets.token_hex(8)}:"
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The console in a real browser (Debian's Chromium through Playwright): sign in, invite and
 accept, create a key and call the API with it, rotate, revoke, the charts after conversions,
-the CSV export, and another organization's ids. Every page visited is saved as a screenshot
-under test-results/screenshots/console-*.png."""
+the CSV export, another organization's ids, changing the password. Every page visited is saved
+as a screenshot under test-results/screenshots/console-*.png."""
 
 from __future__ import annotations
 
@@ -276,3 +276,30 @@ def test_files_and_password_reset_pages(owner_page: Any, acme: Any, browser: Any
     expect(stranger.locator("h1")).to_have_text("Your password is changed")
     sign_in(stranger, owner_page.base, "olga@acme.test", "another-password-42")
     stranger.wait_for_url(f"{owner_page.base}/console/{acme.id}/")
+
+
+def test_owner_changes_the_password_and_the_other_browser_is_signed_out(
+    owner_page: Any, acme: Any, browser: Any
+) -> None:
+    phone = browser.new_context().new_page()
+    sign_in(phone, owner_page.base, "olga@acme.test")
+    phone.wait_for_url(f"{owner_page.base}/console/{acme.id}/")
+
+    owner_page.click("header >> text=Change password")
+    expect(owner_page.locator("h1")).to_have_text("Change your password")
+    owner_page.fill("#id_old_password", PASSWORD)
+    owner_page.fill("#id_new_password1", "changed-password-77")
+    owner_page.fill("#id_new_password2", "changed-password-77")
+    screenshot(owner_page, "console-password-change")
+    owner_page.click("#password-change button[type=submit]")
+    expect(owner_page.locator("ul.messages")).to_contain_text(
+        "Your password is changed. 1 other session signed out; this one stays signed in."
+    )
+    screenshot(owner_page, "console-password-changed")
+
+    owner_page.click("header nav >> text=API keys")  # this browser is still signed in
+    expect(owner_page.locator("h1")).to_have_text("API keys")
+    phone.reload()
+    expect(phone.locator("h1")).to_have_text("Sign in to the svcx console")
+    sign_in(phone, owner_page.base, "olga@acme.test", "changed-password-77")
+    phone.wait_for_url(f"{owner_page.base}/console/{acme.id}/")

@@ -1,16 +1,20 @@
 """Signing in and out of the console: Django's auth with console session tokens (svcx_cs_...)
-that the API refuses, cookie flags, CSRF, per-address limits, sign out everywhere, password reset."""
+that the API refuses, cookie flags, CSRF, per-address limits, the limit of failed sign-ins per
+e-mail address, sign out everywhere, password reset."""
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
 from django.test import Client
+from django_ratelimit.core import _get_window
 
 from accounts import services
 from accounts.models import AuditEvent
@@ -79,6 +83,87 @@ def test_sign_in_attempts_are_limited_per_address(owner: Any, settings: Any) -> 
     assert "Too many attempts from this address. Wait a minute, then try again." in blocked.content.decode()
     assert ConsoleSession.objects.count() == 0  # not even the right password got through
     assert other.post("/console/sign-in/", {"email": owner.email, "password": PASSWORD}).status_code == 302
+
+
+def _person_with_window_left(acme: Any, settings: Any) -> Any:
+    """A person whose address's failure window has time left: django-ratelimit counts in fixed
+    windows whose edge depends on the counted value, and a test's attempts must not straddle one."""
+    while True:
+        email = f"p{secrets.token_hex(4)}@acme.test"
+        if _get_window(email, settings.SVCX_LOGIN_FAILURES_WINDOW) - time.time() > 120:
+            return make_person(acme, email)
+
+
+def _fail_sign_ins(email_variants: list[str]) -> None:
+    """One failed sign-in per variant, each from another client address."""
+    for variant in email_variants:
+        wrong = Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": variant, "password": "guess"})
+        assert wrong.status_code == 200
+        assert "The e-mail address or the password is wrong." in wrong.content.decode()
+
+
+def _assert_refused_per_email(response: Any) -> str:
+    assert response.status_code == 429
+    assert response["Content-Type"].startswith("text/html")
+    body = response.content.decode()
+    assert re.search(r"Too many failed sign-ins for this e-mail address\. Wait 1?\d minutes?, then try again\.", body)
+    return re.sub(r"Wait \d+ minutes?", "Wait N minutes", body)
+
+
+def test_failed_sign_ins_are_limited_per_email_from_any_address(acme: Any, settings: Any, monkeypatch: Any) -> None:
+    settings.SVCX_LOGIN_FAILURES_PER_EMAIL = 3
+    person = _person_with_window_left(acme, settings)
+    # Case and surrounding spaces do not make another address.
+    _fail_sign_ins([person.email, person.email.upper(), f"  {person.email.title()} "])
+    checked: list[str] = []
+    monkeypatch.setattr("console.forms.authenticate", lambda request, **kw: checked.append(kw["username"]))
+
+    blocked = Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": person.email, "password": PASSWORD})
+
+    _assert_refused_per_email(blocked)
+    assert checked == []  # the password was not even checked
+    assert ConsoleSession.objects.count() == 0
+
+
+def test_the_limit_per_email_lets_the_right_password_in_below_it(acme: Any, settings: Any) -> None:
+    settings.SVCX_LOGIN_FAILURES_PER_EMAIL = 3
+    person = _person_with_window_left(acme, settings)
+    _fail_sign_ins([person.email, person.email])
+
+    allowed = Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": person.email, "password": PASSWORD})
+
+    assert allowed.status_code == 302
+    assert list(ConsoleSession.objects.values_list("user", flat=True)) == [person.pk]
+
+
+def test_an_unknown_email_over_the_limit_gets_the_same_answer_as_a_known_one(acme: Any, settings: Any) -> None:
+    settings.SVCX_LOGIN_FAILURES_PER_EMAIL = 2
+    known = _person_with_window_left(acme, settings)
+    unknown = _person_with_window_left(acme, settings)
+    unknown.delete()  # an address whose window has time left, with no account behind it
+    _fail_sign_ins([known.email, known.email, unknown.email, unknown.email])
+
+    known_page = Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": known.email, "password": PASSWORD})
+    unknown_page = Client(REMOTE_ADDR=_address()).post(
+        "/console/sign-in/", {"email": unknown.email, "password": PASSWORD}
+    )
+
+    assert _assert_refused_per_email(known_page) == _assert_refused_per_email(unknown_page)
+    assert ConsoleSession.objects.count() == 0
+
+
+def test_the_limit_per_email_leaves_other_addresses_alone(acme: Any, settings: Any) -> None:
+    settings.SVCX_LOGIN_FAILURES_PER_EMAIL = 2
+    locked, other = _person_with_window_left(acme, settings), _person_with_window_left(acme, settings)
+    _fail_sign_ins([locked.email, locked.email])
+    guesser = Client(REMOTE_ADDR=_address())
+    _assert_refused_per_email(guesser.post("/console/sign-in/", {"email": locked.email, "password": PASSWORD}))
+
+    # The same client address, another e-mail address: signed in.
+    allowed = guesser.post("/console/sign-in/", {"email": other.email, "password": PASSWORD})
+
+    assert allowed.status_code == 302
+    assert list(ConsoleSession.objects.values_list("user", flat=True)) == [other.pk]
 
 
 def test_every_console_form_needs_the_csrf_token(owner: Any) -> None:
