@@ -38,7 +38,7 @@ def _address() -> str:
 def _network() -> str:
     """A random IPv6 /64 prefix (four groups) whose counting window has time left."""
     while True:
-        network = _network()
+        network = f"2001:db8:{secrets.randbelow(0xFFFF):x}:{secrets.randbelow(0xFFFF):x}"
         if _window_has_time(str(ipaddress.ip_network(f"{network}::/64"))):
             return network
 
@@ -82,7 +82,7 @@ def test_reveal_link_is_limited_per_address_and_a_refusal_uses_nothing_up(settin
 
 def test_ipv6_clients_share_the_allowance_of_their_64(settings: Any) -> None:
     settings.SVCX_LOGIN_ATTEMPTS_PER_MINUTE = 2
-    network = f"2001:db8:{secrets.randbelow(0xFFFF):x}:{secrets.randbelow(0xFFFF):x}"
+    network = _network()
     first, neighbour = Client(REMOTE_ADDR=f"{network}::1"), Client(REMOTE_ADDR=f"{network}::2")
     elsewhere = Client(REMOTE_ADDR=f"2001:db8:{secrets.randbelow(0xFFFF):x}:ffff::1")
     guess = {"username": "staff", "password": "guess"}
