@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
-from django_ratelimit.core import get_usage
+from django_ratelimit import ALL
+from django_ratelimit.core import _get_window, _make_cache_key, get_usage
 from django_ratelimit.decorators import ratelimit
 
 from accounts.authentication import client_ip
@@ -69,17 +71,21 @@ def per_address(setting: str) -> Callable[[Callable[..., HttpResponse]], Callabl
 SIGN_IN_FAILURES_GROUP = "accounts.sign_in_failures_per_email"
 
 
+def _failures_rate() -> tuple[int, int]:
+    return (settings.SVCX_LOGIN_FAILURES_PER_EMAIL, settings.SVCX_LOGIN_FAILURES_WINDOW)
+
+
+def _counted(email: str) -> str:
+    return email.strip().lower()  # OLGA@x.test and " olga@x.test " are one account's guesses
+
+
 def _sign_in_failures(request: HttpRequest, email: str, *, increment: bool) -> dict[str, Any] | None:
     """django-ratelimit's usage of the address's failure counter (fixed windows of
     SVCX_LOGIN_FAILURES_WINDOW seconds), incremented or only read; None when RATELIMIT_ENABLE
     is off."""
-    address = email.strip().lower()  # OLGA@x.test and " olga@x.test " are one account's guesses
+    address = _counted(email)
     usage: dict[str, Any] | None = get_usage(
-        request,
-        group=SIGN_IN_FAILURES_GROUP,
-        key=lambda *_: address,
-        rate=(settings.SVCX_LOGIN_FAILURES_PER_EMAIL, settings.SVCX_LOGIN_FAILURES_WINDOW),
-        increment=increment,
+        request, group=SIGN_IN_FAILURES_GROUP, key=lambda *_: address, rate=_failures_rate(), increment=increment
     )
     return usage
 
@@ -106,3 +112,14 @@ def sign_in_failures_check(request: HttpRequest, *, email: str) -> None:
 def sign_in_failure_record(request: HttpRequest, *, email: str) -> None:
     """Count one failed sign-in (a wrong password, or no such account) against `email`."""
     _sign_in_failures(request, email, increment=True)
+
+
+def sign_in_failures_clear(*, email: str) -> None:
+    """Forget the failed sign-ins counted against `email` in the current window: its owner has
+    just proved the address (a completed password reset), so whoever ran the count up cannot
+    keep them out. The counter's key is django-ratelimit's own (`get_usage` computes it the same
+    way; tests/console/test_sessions.py fails if a new version computes it otherwise)."""
+    address = _counted(email)
+    rate = _failures_rate()
+    key = _make_cache_key(SIGN_IN_FAILURES_GROUP, _get_window(address, rate[1]), rate, address, ALL)
+    caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")].delete(key)

@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path, reverse_lazy
+from django.urls import path
 
 from console import views
 
@@ -22,10 +22,7 @@ urlpatterns = [
     ),
     path(
         "password-reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(
-            template_name="console/password_reset_confirm.html",
-            success_url=reverse_lazy("console:password-reset-complete"),
-        ),
+        views.PasswordResetConfirmView.as_view(),
         name="password-reset-confirm",
     ),
     path(

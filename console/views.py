@@ -18,9 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout, update_session_auth_hash
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm
-from django.contrib.auth.views import PasswordResetView
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -30,7 +30,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.guards import per_address
+from accounts.guards import per_address, sign_in_failures_clear
 from accounts.keyformat import Environment
 from accounts.models import Membership
 from accounts.scopes import ScopeError
@@ -611,7 +611,7 @@ def audit_log(request: HttpRequest, membership: Membership) -> HttpResponse:
 
 # Django's reset views, with the console's templates and mail, limited per client address (a
 # reset mails whoever owns the address, so it must not be a way to flood a mailbox).
-class _PasswordResetView(PasswordResetView):
+class _PasswordResetView(auth_views.PasswordResetView):
     template_name = "console/password_reset.html"
     email_template_name = "console/emails/password_reset.txt"
     subject_template_name = "console/emails/password_reset_subject.txt"
@@ -621,6 +621,20 @@ class _PasswordResetView(PasswordResetView):
         # Links name the service's public address, never the Host header the request came with.
         self.extra_email_context = {"public_url": settings.SVCX_PUBLIC_URL}
         return super().form_valid(form)
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    """The new password from a reset link. The reset proves the e-mail address, so the failed
+    sign-ins counted against it are forgotten: a stranger who ran them up cannot keep its owner
+    out of the console (accounts.guards)."""
+
+    template_name = "console/password_reset_confirm.html"
+    success_url = reverse_lazy("console:password-reset-complete")
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        sign_in_failures_clear(email=form.user.email)
+        return response
 
 
 password_reset = per_address("SVCX_LOGIN_ATTEMPTS_PER_MINUTE")(

@@ -229,6 +229,36 @@ def test_password_reset_mails_a_single_use_link_to_the_public_address(
     assert other_session.get("/console/")["Location"] == "/console/sign-in/"
 
 
+def test_a_completed_password_reset_lifts_the_limit_on_failed_sign_ins(
+    acme: Any, settings: Any, mailoutbox: Any
+) -> None:
+    settings.SVCX_LOGIN_FAILURES_PER_EMAIL = 2
+    person, other = _person_with_window_left(acme, settings), _person_with_window_left(acme, settings)
+    _fail_sign_ins([person.email, person.email, other.email, other.email])  # a stranger's guesses
+    _assert_refused_per_email(
+        Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": person.email, "password": PASSWORD})
+    )
+    client = Client(REMOTE_ADDR=_address())
+
+    # Asking for a reset proves nothing: the limit stays until the link is used.
+    client.post("/console/password-reset/", {"email": person.email.upper()})
+    _assert_refused_per_email(
+        Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": person.email, "password": PASSWORD})
+    )
+    link = re.search(r"https?://[^/\s]+(/console/password-reset/\S+/)", mailoutbox[0].body).group(1)
+    form_url = client.get(link)["Location"]
+    client.post(form_url, {"new_password1": "brand-new-password-3", "new_password2": "brand-new-password-3"})
+
+    signed = Client(REMOTE_ADDR=_address()).post(
+        "/console/sign-in/", {"email": person.email, "password": "brand-new-password-3"}
+    )
+    assert signed.status_code == 302
+    # Only the address that was reset: another one stays limited.
+    _assert_refused_per_email(
+        Client(REMOTE_ADDR=_address()).post("/console/sign-in/", {"email": other.email, "password": PASSWORD})
+    )
+
+
 def test_password_reset_for_an_unknown_address_mails_nobody_and_says_the_same(mailoutbox: Any) -> None:
     response = Client(REMOTE_ADDR=_address()).post("/console/password-reset/", {"email": "nobody@acme.test"})
 
