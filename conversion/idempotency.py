@@ -72,7 +72,6 @@ def _replay(record: IdempotencyRecord) -> HttpResponse:
     for name, value in record.headers.items():
         response[name] = value
     response["Idempotent-Replayed"] = "true"
-    response.svcx_replayed = True  # type: ignore[attr-defined]  # the request bills and meters nothing
     return response
 
 
