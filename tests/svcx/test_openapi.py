@@ -9,6 +9,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
+from conversion.intake import JSON, MULTIPART, PDF
+from conversion.options import FALLBACKS, FLAVORS, TABLES, OptionsSerializer
+from conversion.requests import DocumentApi
 from core.api import ApiView
 from core.errors import CATALOGUE
 
@@ -238,3 +241,50 @@ def test_bodies_are_checked_against_the_description_closed(document: dict[str, A
     assert any(
         "'has_more' is a required property" in p for p in openapi_bodies.problems("GET", "/v1/engines", 200, missing)
     )
+
+
+# The members a document request carries beside its source are validated by the input
+# serializer its view names per encoding (conversion.requests.DocumentApi.members); the request
+# bodies and the raw operations' parameters are described beside them. They must name the same
+# members, or a client generated from the description sends what the service refuses.
+_SOURCES = {MULTIPART: {"file"}, JSON: {"file_id"}}
+_SHARED_PARAMETERS = {"Accept", "Idempotency-Key", "X-Svcx-Simulate"}
+
+
+def _schema(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema or "allOf" in schema:  # a reference, or one with its own description
+        schema = (
+            schema["allOf"][0]
+            if "allOf" in schema
+            else document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        )
+    return schema
+
+
+def _members(serializer_class: type[Any]) -> set[str]:
+    return set(serializer_class().fields)
+
+
+def test_documented_request_members_are_the_ones_the_input_serializers_take(document: dict[str, Any]) -> None:
+    checked = 0
+    options: dict[str, Any] = {}
+    for path, view in _api_routes():
+        if not issubclass(view, DocumentApi):
+            continue
+        operation = document["paths"][path]["post"]
+        if path.endswith("/raw"):
+            named = {p["name"] for p in operation["parameters"] if p["in"] in ("query", "header")}
+            assert named - _SHARED_PARAMETERS == _members(view.members[PDF]), path
+            checked += 1
+            continue
+        for encoding, content in operation["requestBody"]["content"].items():
+            described = _schema(document, content["schema"])["properties"]
+            assert set(described) == _SOURCES[encoding] | _members(view.members[encoding]), (path, encoding)
+            if "options" in described:
+                options = _schema(document, described["options"])
+            checked += 1
+    assert checked >= 10  # convert, inspect, toc (multipart, JSON, raw each) and the file uploads
+
+    assert set(options["properties"]) == _members(OptionsSerializer)
+    for name, accepted in (("flavor", FLAVORS), ("tables", TABLES), ("fallback", FALLBACKS)):
+        assert _schema(document, options["properties"][name])["enum"] == list(accepted)
