@@ -5,6 +5,8 @@
     python manage.py svcx member add ORG USER [--role owner|admin|member] [--email EMAIL]
 
 Prints one JSON object on stdout and exits 0, or prints an error on stderr and exits non-zero.
+It lives in billing, the lowest app that sees both what it changes: organizations, keys and
+members (accounts) and credits and limits (billing).
 """
 
 from __future__ import annotations
