@@ -132,8 +132,11 @@ def _child(checkout: Path, tag: str, database_url: str, redis_url: str, warm: in
 
 def _commit(checkout: Path) -> str:
     out = subprocess.run(["git", "-C", str(checkout), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
+    # Benchmark results written into the checkout are not a change of its code.
     dirty = subprocess.run(
-        ["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results"],
+        capture_output=True,
+        text=True,
     )
     return out.stdout.strip()[:90] + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
 
