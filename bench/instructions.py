@@ -41,8 +41,9 @@ DOCUMENT = REPO_DIR / "tests" / "data" / "real" / "pdfjs__nested_outline.pdf"
 QUERY = "pages=1"
 
 
-def _child(checkout: Path, tag: str, database_url: str, redis_url: str, warm: int, hits: int) -> dict[str, Any]:
-    """In a process of `checkout`'s interpreter, with its `bench.stack` first on the path."""
+def _child(tag: str, database_url: str, redis_url: str, warm: int, hits: int) -> dict[str, Any]:
+    """In a process of the measured checkout's interpreter, run from it with its `bench.stack`
+    first on the path (see the end of this file)."""
     from bench.stack import BIN, Stack  # the checkout's own
 
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"svcx-bench-instructions-{tag}-{os.getpid()}"
@@ -203,5 +204,5 @@ if __name__ == "__main__":
     target = Path(sys.argv[1])
     sys.path.insert(0, str(target))
     os.chdir(target)
-    result = _child(target, sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+    result = _child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
     print(json.dumps(result))

@@ -45,6 +45,16 @@ def job_observe(*, request_id: str) -> None:
     )
 
 
+def _source(name: str, metrics: Iterator[Metric], up: GaugeMetricFamily) -> Iterator[Metric]:
+    """The metrics read from one source, and whether it could be read in `up`."""
+    try:
+        yield from metrics
+        up.add_metric([name], 1)
+    except Exception:
+        logger.warning("metrics: the %s could not be read", name, exc_info=True)
+        up.add_metric([name], 0)
+
+
 class FleetCollector(Collector):
     """Queue depth, the age of the oldest queued job, jobs running and live workers per queue,
     and holds outstanding; `svcx_metrics_source_up` says which source could not be read."""
@@ -52,18 +62,9 @@ class FleetCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("svcx_metrics_source_up", "Whether the source could be read.", labels=["source"])
         queues = [settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()]
+        yield from _source("broker", self._broker(queues), up)
         try:
-            yield from self._broker(queues)
-            up.add_metric(["broker"], 1)
-        except Exception:
-            logger.warning("metrics: the broker could not be read", exc_info=True)
-            up.add_metric(["broker"], 0)
-        try:
-            yield from self._database(queues)
-            up.add_metric(["database"], 1)
-        except Exception:
-            logger.warning("metrics: the database could not be read", exc_info=True)
-            up.add_metric(["database"], 0)
+            yield from _source("database", self._database(queues), up)
         finally:
             # Each scrape runs in a thread of its own: its connection must not outlive it.
             connections.close_all()
