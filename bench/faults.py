@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import hostile
 from bench.paths import CACHE_DIR, RESULTS_DIR
 from bench.stack import BIN, Stack, free_port
 
@@ -765,7 +766,15 @@ def render(data: dict[str, Any]) -> str:
             f"{mark('no credit without a 200')}; {mark('ledger sums to the balance')} | "
             f"{mark('no hold outlives its request by more than 60 s')} | {mark('converts again within 60 s')} |"
         )
-    passed = all(all(c["pass"] for c in r["checks"].values()) for r in data["scenarios"])
+    if data.get("hostile"):
+        lines += ["", "## Hostile clients", "", "| scenario | checks | figures |", "| --- | --- | --- |"]
+        for r in data["hostile"]:
+            checks = "; ".join(
+                ("ok" if c["pass"] else "**FAIL**") + f" {goal}: {c['detail']}" for goal, c in r["checks"].items()
+            )
+            figures = ", ".join(f"{k} = {v}" for k, v in r["figures"].items())
+            lines.append(f"| {r['description']} | {checks} | {figures} |")
+    passed = all(all(c["pass"] for c in r["checks"].values()) for r in [*data["scenarios"], *data.get("hostile", [])])
     lines += [
         "",
         f"**Result: {'all checks pass' if passed else 'some checks FAIL'}.**",
@@ -799,6 +808,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     os.chmod(tmp, 0o755)
     suite = Suite(workdir, tmp)
     results: list[ScenarioResult] = []
+    hostile_results: list[hostile.HostileResult] = []
     only = set(args.only or [])
 
     def stop(signum: int, frame: Any) -> None:
@@ -818,6 +828,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             if suite.s.worker is None or suite.s.worker.poll() is not None:
                 suite.s.start_worker(2)
             suite.s.wait_healthy()
+        for name, description, scenario in hostile.SCENARIOS:
+            if only and name not in only:
+                continue
+            _log(f"hostile scenario {name}: {description}")
+            hostile_results.append(scenario(suite))
+            if suite.s.worker is None or suite.s.worker.poll() is not None:
+                suite.s.start_worker(2)
+            suite.s.wait_healthy()
     finally:
         suite.down()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -830,10 +848,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         "settings": CHILD_ENV,
         "logs": str(workdir),
         "scenarios": [{**asdict(r), "passed": r.passed} for r in results],
+        "hostile": [{**asdict(r), "passed": r.passed} for r in hostile_results],
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     suffix = "" if not only else "-partial"
     (RESULTS_DIR / f"faults{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS_DIR / f"faults{suffix}.md").write_text(render(data))
     _log(f"results in {RESULTS_DIR}/faults{suffix}.md; logs in {workdir}")
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if all(r.passed for r in [*results, *hostile_results]) else 1
