@@ -19,6 +19,7 @@ from accounts.keyformat import Environment
 from billing.models import CreditHold
 from conversion.jobs import conversion_queues, queue_depth
 from conversion.models import ConversionJob
+from conversion.spool import spool_usage
 from core.metrics import conversion_observe
 from workers.heartbeat import live_workers
 
@@ -133,6 +134,20 @@ class FleetCollector(Collector):
             credits.add_metric([env], holds_credits)
         yield count
         yield credits
+
+
+class SpoolCollector(Collector):
+    """What this host's spool directory holds (request bodies and fetched job inputs): it grows
+    only with requests in flight; growth beyond them is a leak the sweep will remove."""
+
+    def collect(self) -> Iterator[Metric]:
+        usage = spool_usage()
+        size = GaugeMetricFamily("svcx_spool_bytes", "Bytes in this host's spool directory.")
+        size.add_metric([], usage.bytes)
+        files = GaugeMetricFamily("svcx_spool_files", "Files in this host's spool directory.")
+        files.add_metric([], usage.files)
+        yield size
+        yield files
 
 
 def _per_queue(name: str, documentation: str, values: Mapping[str, float]) -> GaugeMetricFamily:

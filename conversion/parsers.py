@@ -236,6 +236,16 @@ class MultipartSourceParser(SpooledBodyParser):
             raise ServiceError(
                 ErrorCode.MULTIPART_MALFORMED, "A text part of the multipart body is too large."
             ) from exc
+        try:
+            return self._parsed(request, body, members, fields, files)
+        finally:
+            # Django's parts are temporary files deleted on close; the upload kept (if any) is a
+            # link of its own that the ParsedSource deletes. Nothing else outlives the request.
+            for _, parts in files.lists():
+                for part in parts:
+                    part.close()
+
+    def _parsed(self, request: HttpRequest, body: SpooledBody, members: Any, fields: Any, files: Any) -> ParsedSource:
         received = sum(len(values) for _, values in fields.lists()) + sum(len(values) for _, values in files.lists())
         if received < _part_count(request, body):
             # Django's parser skips a part without a usable name; nothing the client sent is ignored.
@@ -268,29 +278,33 @@ class MultipartSourceParser(SpooledBodyParser):
         _sources(present)
         if not present:
             raise ServiceError(ErrorCode.MISSING_SOURCE, "No PDF: add a part named `file` with the PDF bytes.")
-        if uploaded:
-            part = uploaded[0]
-            temp_path = Path(part.temporary_file_path())
-            # Keep the spooled part: the upload handler would delete it when the object is collected.
-            kept = temp_path.with_name(temp_path.name + ".pdf")
-            os.link(temp_path, kept)
-            parsed.temporary.append(kept)
-            parsed.upload = Upload(
-                path=kept, size=part.size, sha256=_sha256_file(kept), filename=caller_text(part.name or "")
-            )
-            part.close()
-        elif "file" in fields:
+        if not uploaded and "file" in fields:
             raise ServiceError(
                 ErrorCode.INVALID_PARAMETER_TYPE,
                 "The `file` part must be a file (with a filename), not a text field.",
                 param="file",
             )
-        else:
-            parsed.file_id = str(fields["file_id"])
         for name in allowed:
             if name in fields:
                 text = str(fields[name])
                 parsed.members[name] = _json_value(text, name) if name in members.json_text else text
+        if uploaded:
+            # Last, once nothing else can refuse the request: a link to the spooled part outlives
+            # the part (deleted when it is closed) and is deleted with the ParsedSource.
+            part = uploaded[0]
+            temp_path = Path(part.temporary_file_path())
+            kept = temp_path.with_name(temp_path.name + ".pdf")
+            os.link(temp_path, kept)
+            parsed.temporary.append(kept)
+            try:
+                parsed.upload = Upload(
+                    path=kept, size=part.size, sha256=_sha256_file(kept), filename=caller_text(part.name or "")
+                )
+            except BaseException:
+                parsed.close()
+                raise
+        else:
+            parsed.file_id = str(fields["file_id"])
         return parsed
 
 

@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
@@ -104,3 +105,24 @@ def job_input_discard(alias: str, key: str) -> None:
     if alias == Store.JOBS and key:
         with contextlib.suppress(FileNotFoundError):
             object_delete(Store.JOBS, key)
+
+
+def objects_older(alias: Store, cutoff: datetime) -> Iterator[str]:
+    """The keys of the store's objects last written before `cutoff` (an aware datetime): on S3 one
+    listing of the alias's prefix (it carries each object's time), on the file system a walk."""
+    storage = store(alias)
+    bucket = getattr(storage, "bucket", None)  # django-storages' S3Storage
+    if bucket is not None:
+        location = str(getattr(storage, "location", "") or "").strip("/")
+        prefix = f"{location}/" if location else ""
+        for summary in bucket.objects.filter(Prefix=prefix):
+            if summary.last_modified < cutoff:
+                yield summary.key[len(prefix) :]
+        return
+    root = Path(storage.path(""))
+    if not root.is_dir():
+        return
+    for path in root.rglob("*"):
+        with contextlib.suppress(FileNotFoundError):  # deleted while we looked
+            if path.is_file() and datetime.fromtimestamp(path.stat().st_mtime, tz=cutoff.tzinfo) < cutoff:
+                yield path.relative_to(root).as_posix()

@@ -10,7 +10,7 @@ from django.conf import settings
 
 from conversion.files import files_purge_expired
 from conversion.jobs import CONVERT_TASK
-from conversion.maintenance import conversion_housekeeping
+from conversion.maintenance import conversion_housekeeping, job_inputs_sweep
 from conversion.metrics import job_observe
 from conversion.runner import job_run, job_time_limit_hit
 
@@ -42,3 +42,9 @@ def housekeeping_task() -> None:
 def files_purge_task() -> int:
     """Delete the bytes of stored files past their retention window."""
     return files_purge_expired()
+
+
+@shared_task(name="conversion.inputs_sweep", ignore_result=True)
+def inputs_sweep_task() -> int:
+    """Delete job uploads that outlived their job in the store (both its processes died)."""
+    return job_inputs_sweep()

@@ -17,9 +17,11 @@ app.autodiscover_tasks()  # each app's tasks.py
 
 
 def _install_worker_steps() -> None:
+    from conversion.spool import SpoolSweepStep
     from workers.heartbeat import HeartbeatStep
 
     app.steps["worker"].add(HeartbeatStep)
+    app.steps["worker"].add(SpoolSweepStep)
 
 
 _install_worker_steps()
@@ -38,10 +40,11 @@ def _freeze_startup_heap(**_: Any) -> None:
 def _serve_metrics(**_: Any) -> None:
     """The worker's metrics (its pool processes' job timings, summed) on SVCX_METRICS_PORT, served
     by the worker's main process; started before the pool, so the count starts afresh."""
+    from conversion.metrics import SpoolCollector
     from core.metrics import exporter_prepare, exporter_start
 
     exporter_prepare()
-    exporter_start()
+    exporter_start(SpoolCollector())
 
 
 @worker_process_shutdown.connect

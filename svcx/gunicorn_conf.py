@@ -22,10 +22,14 @@ loglevel = env_str("LOG_LEVEL", "info").lower()
 
 
 def post_worker_init(worker: object) -> None:
-    """Keep the loaded application out of the garbage collector's reach (see svcx.celery)."""
+    """Keep the loaded application out of the garbage collector's reach (see svcx.celery), and
+    sweep this host's spool of what killed requests left."""
     import gc
 
     gc.freeze()
+    from conversion.spool import spool_sweeper_start
+
+    spool_sweeper_start()
 
 
 def on_starting(server: object) -> None:
@@ -48,9 +52,9 @@ def when_ready(server: object) -> None:
     import django
 
     django.setup()
-    from conversion.metrics import FleetCollector
+    from conversion.metrics import FleetCollector, SpoolCollector
 
-    exporter_start(FleetCollector())
+    exporter_start(FleetCollector(), SpoolCollector())
 
 
 def child_exit(server: object, worker: object) -> None:

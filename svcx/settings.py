@@ -235,6 +235,8 @@ CELERY_BEAT_SCHEDULE = {
     "usage-copy": {"task": "billing.usage_copy", "schedule": env_duration("SVCX_USAGE_COPY_INTERVAL", "10s")},
     "conversion-housekeeping": {"task": "conversion.housekeeping", "schedule": 3600},
     "files-purge": {"task": "conversion.files_purge", "schedule": env_duration("SVCX_FILES_PURGE_INTERVAL", "5m")},
+    # Job uploads left in the store by a web process and a worker that both died.
+    "inputs-sweep": {"task": "conversion.inputs_sweep", "schedule": env_duration("SVCX_SPOOL_SWEEP_INTERVAL", "5m")},
 }
 
 # Seconds a worker's heartbeat stays valid; health counts a worker alive while it is fresh.
@@ -263,6 +265,21 @@ SVCX_UPLOAD_DEADLINE_SECONDS = env_duration("SVCX_UPLOAD_DEADLINE", "20s")
 SVCX_SPOOL_DIR = Path(env_str("SVCX_SPOOL_DIR", str(VAR_DIR / "spool")))
 SVCX_SPOOL_DIR.mkdir(parents=True, exist_ok=True)
 FILE_UPLOAD_TEMP_DIR = str(SVCX_SPOOL_DIR)
+# A spooled body or a fetched job input lives only as long as its request or job: each web and
+# worker process group sweeps its host's spool every SVCX_SPOOL_SWEEP_INTERVAL of what is older
+# than SVCX_SPOOL_MAX_AGE (what a process killed mid-request left); the beat sweeps job uploads
+# older than that from the store. No request lasts that long: the age is at least the upload
+# deadline, the queue wait, the wall-clock limit and its grace together.
+SVCX_SPOOL_SWEEP_INTERVAL = env_duration("SVCX_SPOOL_SWEEP_INTERVAL", "5m")
+SVCX_SPOOL_MAX_AGE = env_duration("SVCX_SPOOL_MAX_AGE", "1h")
+_LONGEST_REQUEST = (
+    SVCX_UPLOAD_DEADLINE_SECONDS + SVCX_QUEUE_WAIT_LIMIT + SVCX_CONVERSION_TIME_LIMIT + SVCX_CONVERSION_GRACE
+)
+if SVCX_SPOOL_MAX_AGE < _LONGEST_REQUEST:
+    raise ImproperlyConfigured(
+        f"SVCX_SPOOL_MAX_AGE must be at least {_LONGEST_REQUEST:.0f}s (upload deadline, queue wait, "
+        "wall-clock limit and grace): a younger file may still belong to a request"
+    )
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 

@@ -3,7 +3,9 @@ own ports move with real requests and conversions."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import threading
 import time
 import urllib.error
@@ -38,6 +40,8 @@ class Stack:
     worker_metrics: str
     prefix: str
     worker: WorkerProcess
+    web_spool: Path
+    worker_spool: Path
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +50,7 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
     tmp = tmp_path_factory.mktemp("metrics")
     prefix = f"metrics{time.monotonic_ns()}-"
     web_port, worker_port = free_port(), free_port()
+    web_spool, worker_spool = tmp / "web-spool", tmp / "worker-spool"
     with django_db_blocker.unblock():
         worker = start_worker(
             tmp,
@@ -54,6 +59,8 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
                 "SVCX_QUEUE_PREFIX": prefix,
                 "SVCX_METRICS_PORT": str(worker_port),
                 "PROMETHEUS_MULTIPROC_DIR": str(tmp / "worker-metrics"),
+                "SVCX_SPOOL_DIR": str(worker_spool),
+                "SVCX_SPOOL_SWEEP_INTERVAL": "1s",
             },
         )
         process, base = start_web(
@@ -63,6 +70,8 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
                 "SVCX_QUEUE_WAIT_LIMIT": f"{QUEUE_WAIT_LIMIT}s",
                 "SVCX_METRICS_PORT": str(web_port),
                 "PROMETHEUS_MULTIPROC_DIR": str(tmp / "web-metrics"),
+                "SVCX_SPOOL_DIR": str(web_spool),
+                "SVCX_SPOOL_SWEEP_INTERVAL": "1s",
             },
         )
     web_metrics = f"http://127.0.0.1:{web_port}/metrics"
@@ -76,7 +85,7 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
     while (current := answers()) != previous:
         previous = current
         time.sleep(1.5)
-    yield Stack(base, web_metrics, f"http://127.0.0.1:{worker_port}/metrics", prefix, worker)
+    yield Stack(base, web_metrics, f"http://127.0.0.1:{worker_port}/metrics", prefix, worker, web_spool, worker_spool)
     process.terminate()
     process.wait(timeout=20)
     worker.stop()
@@ -260,3 +269,20 @@ def test_a_metrics_port_without_a_multiprocess_directory_is_refused(monkeypatch:
 
     with pytest.raises(RuntimeError, match="PROMETHEUS_MULTIPROC_DIR"):
         exporter_prepare()
+
+
+def test_web_and_worker_sweep_their_spool_of_what_killed_requests_left_and_gauge_it(stack: Stack) -> None:
+    # What a process killed mid-request leaves: files older than any request lives.
+    then = time.time() - 2 * 3600
+    for spool, metrics in ((stack.web_spool, stack.web_metrics), (stack.worker_spool, stack.worker_metrics)):
+        left, live = spool / "body-left", spool / "body-live"
+        left.write_bytes(b"x" * 5000)
+        os.utime(left, (then, then))
+        live.write_bytes(b"y" * 1234)
+
+        wait_for(functools.partial(lambda path: not path.exists(), left), seconds=15)
+        samples = scrape(metrics)
+
+        assert live.read_bytes() == b"y" * 1234
+        assert (value(samples, "svcx_spool_bytes"), value(samples, "svcx_spool_files")) == (1234, 1)
+        live.unlink()

@@ -17,6 +17,7 @@ import pytest
 from django.utils import timezone
 
 from conversion.files import files_purge_expired
+from conversion.maintenance import job_inputs_sweep
 from conversion.models import ConversionJob, StoredFile
 from tests.conftest import S3Server, start_s3, start_web, start_worker, text_pdf
 from tests.factories import make_key, make_org
@@ -179,3 +180,44 @@ def test_an_expired_file_is_purged_from_the_bucket(stack: Stack, pdf: bytes, set
     assert (status, purged) == (201, 1)
     assert stack.s3.keys(f"files/{org.id}/") == []
     assert (expired, body["error"]["code"]) == (410, "file_expired")
+
+
+def test_the_sweep_deletes_job_uploads_left_in_the_bucket_but_not_a_running_job_s(stack: Stack, settings: Any) -> None:
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "jobs": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": stack.s3.bucket,
+                "endpoint_url": stack.s3.endpoint,
+                "access_key": "test",
+                "secret_key": "test",
+                "region_name": "us-east-1",
+                "location": "jobs",
+                "addressing_style": "path",
+            },
+        },
+    }
+    tag = uuid.uuid4().hex[:8]
+    orphan, running = f"req_orphan{tag}.pdf", f"req_running{tag}.pdf"
+    for key in (orphan, running):
+        stack.s3.client.put_object(Bucket=stack.s3.bucket, Key=f"jobs/{key}", Body=b"%PDF-1.4 left behind")
+    ConversionJob.objects.create(
+        request_id=f"req_running{tag}",
+        organization=make_org(credits=10),
+        environment="live",
+        api_key_id="key_test",
+        source_store="jobs",
+        source_key=running,
+        sha256="0" * 64,
+        options={},
+        max_pages=200,
+        status=ConversionJob.Status.RUNNING,
+    )
+    # An object cannot be dated back in S3: a negative age makes every object old enough.
+    settings.SVCX_SPOOL_MAX_AGE = -60
+
+    deleted = job_inputs_sweep()
+
+    assert deleted >= 1
+    assert [k for k in stack.s3.keys("jobs/") if tag in k] == [f"jobs/{running}"]

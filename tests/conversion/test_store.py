@@ -3,6 +3,7 @@ backstop that deletes the uploads of jobs whose web and worker both died."""
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from django.utils import timezone
 
 from billing.models import CreditHold
 from conversion.jobs import job_inputs_discard
-from conversion.maintenance import conversion_housekeeping
+from conversion.maintenance import conversion_housekeeping, job_inputs_sweep
 from conversion.models import ConversionJob
 from conversion.runner import job_run
 from conversion.store import Store, job_input_key, object_put
@@ -108,3 +109,27 @@ def test_a_redis_fault_while_discarding_still_deletes_the_upload_and_raises_noth
     job_inputs_discard(job=job)
 
     assert not storages["jobs"].exists(key)
+
+
+def _age(path: Path, seconds: float) -> None:
+    then = timezone.now().timestamp() - seconds
+    os.utime(path, (then, then))
+
+
+def test_the_sweep_deletes_job_uploads_older_than_the_spool_age_unless_their_job_still_runs(
+    stores: Path, three_pages: Path, settings: Any
+) -> None:
+    # Left by a web process and a worker that both died, with no job row (it never committed).
+    orphan = object_put(Store.JOBS, job_input_key("req_orphan"), three_pages)
+    finished = object_put(Store.JOBS, job_input_key("req_finished"), three_pages)
+    running = object_put(Store.JOBS, job_input_key("req_running"), three_pages)
+    fresh = object_put(Store.JOBS, job_input_key("req_fresh"), three_pages)
+    make_job("req_finished", Store.JOBS, finished, status=ConversionJob.Status.FAILED)
+    make_job("req_running", Store.JOBS, running, status=ConversionJob.Status.RUNNING)
+    for key in (orphan, finished, running):
+        _age(Path(storages["jobs"].path(key)), settings.SVCX_SPOOL_MAX_AGE + 60)
+
+    deleted = job_inputs_sweep()
+
+    assert deleted == 2
+    assert sorted(Path(p).name for p in storages["jobs"].listdir("")[1]) == sorted([running, fresh])
