@@ -57,6 +57,16 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
     s3.stop()
 
 
+def s3_storage(stack: Stack, location: str) -> dict[str, Any]:
+    """The STORAGES entry of this process for an alias in the stack's bucket."""
+    options = {"bucket_name": stack.s3.bucket, "endpoint_url": stack.s3.endpoint, "location": location}
+    credentials = {"access_key": "test", "secret_key": "test", "region_name": "us-east-1"}
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {**options, **credentials, "addressing_style": "path"},
+    }
+
+
 def call(stack: Stack, method: str, path: str, secret: str, body: bytes = b"", **headers: str) -> tuple[int, Any]:
     request = urllib.request.Request(
         stack.base + path, data=body or None, method=method, headers={"Authorization": f"Bearer {secret}", **headers}
@@ -159,18 +169,7 @@ def test_an_expired_file_is_purged_from_the_bucket(stack: Stack, pdf: bytes, set
     StoredFile.objects.filter(pk=record.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     settings.STORAGES = {
         **settings.STORAGES,
-        "files": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": stack.s3.bucket,
-                "endpoint_url": stack.s3.endpoint,
-                "access_key": "test",
-                "secret_key": "test",
-                "region_name": "us-east-1",
-                "location": "files",
-                "addressing_style": "path",
-            },
-        },
+        "files": s3_storage(stack, "files"),
     }
     assert stack.s3.keys(f"files/{org.id}/") == [f"files/{record.storage_name}"]
 
@@ -185,18 +184,7 @@ def test_an_expired_file_is_purged_from_the_bucket(stack: Stack, pdf: bytes, set
 def test_the_sweep_deletes_job_uploads_left_in_the_bucket_but_not_a_running_job_s(stack: Stack, settings: Any) -> None:
     settings.STORAGES = {
         **settings.STORAGES,
-        "jobs": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": stack.s3.bucket,
-                "endpoint_url": stack.s3.endpoint,
-                "access_key": "test",
-                "secret_key": "test",
-                "region_name": "us-east-1",
-                "location": "jobs",
-                "addressing_style": "path",
-            },
-        },
+        "jobs": s3_storage(stack, "jobs"),
     }
     tag = uuid.uuid4().hex[:8]
     orphan, running = f"req_orphan{tag}.pdf", f"req_running{tag}.pdf"
