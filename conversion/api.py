@@ -265,13 +265,14 @@ class ConvertApi(DocumentApi):
                 cached=True,
                 parsed=document,
             )
-        work_require(
-            caller, MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK
-        )
+        work = (MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK)
+        # Refused at once when a meter of work is used up, and again when the job's turn comes.
+        work_require(caller, *work)
         try:
             job = job_execute(
                 raw=raw,
                 caller=caller,
+                meters=work,
                 source=source,
                 options=document.options,
                 cache_key=key,

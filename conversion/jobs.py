@@ -30,6 +30,7 @@ from conversion.engine import ENGINE_VERSION
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
 from conversion.sealing import password_discard, password_seal
+from conversion.share import pool_share
 from conversion.store import Source, Store, job_input_discard, job_input_key, object_put
 from core.context import Usage, context_of
 from core.edge import client_gone
@@ -309,31 +310,40 @@ def job_abandon_unwatched(*, request_id: str) -> bool:
     )
 
 
-def job_execute(*, raw: HttpRequest, caller: Caller, **submit: Any) -> ConversionJob:
+def job_execute(
+    *, raw: HttpRequest, caller: Caller, meters: tuple[MeterName, ...] = (), **submit: Any
+) -> ConversionJob:
     """Submit a job for this request, wait for it, and return it; its error is raised as the
-    request's error."""
+    request's error. The job holds one of its organization's slots of the worker pool
+    (conversion.share) from before its submission until its work is counted; `meters` are
+    required once it has one, right before the work starts."""
     request_id = request_id_of(raw)
-    submitted = job_submit(caller=caller, request_id=request_id, **submit)
-    try:
-        job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw))
-    except ServiceError:
-        raise
-    except Exception:
-        # The wait itself failed (the database went away): the request answers an error, so
-        # whatever the job holds goes back, as far as the database lets us now (else the hold's
-        # lease lapses and the sweeper returns it).
-        with contextlib.suppress(Exception):
-            _abandon(request_id)
-            credits_release(request_id=request_id)
-        raise
-    finally:
-        # The job has ended, or will never run (abandoned while queued): drop what it was given.
-        job_inputs_discard(job=submitted)
-    try:
-        _account_work(caller, job)
-    except redis.RedisError:
-        # Approximate meters: a Redis fault after the work must not change the answer.
-        logger.warning("work meters not counted", exc_info=True, extra={"request_id": request_id})
+    with pool_share(
+        queue=queue_for(caller), caller=caller, request_id=request_id, is_client_gone=lambda: client_gone(raw)
+    ):
+        work_require(caller, *meters)
+        submitted = job_submit(caller=caller, request_id=request_id, **submit)
+        try:
+            job = job_wait(request_id=request_id, is_client_gone=lambda: client_gone(raw))
+        except ServiceError:
+            raise
+        except Exception:
+            # The wait itself failed (the database went away): the request answers an error, so
+            # whatever the job holds goes back, as far as the database lets us now (else the hold's
+            # lease lapses and the sweeper returns it).
+            with contextlib.suppress(Exception):
+                _abandon(request_id)
+                credits_release(request_id=request_id)
+            raise
+        finally:
+            # The job has ended, or will never run (abandoned while queued): drop what it was given.
+            job_inputs_discard(job=submitted)
+        try:
+            # Counted before the slot goes back: the organization's next job is measured with it.
+            _account_work(caller, job)
+        except redis.RedisError:
+            # Approximate meters: a Redis fault after the work must not change the answer.
+            logger.warning("work meters not counted", exc_info=True, extra={"request_id": request_id})
     if job.error:
         error = job.error
         raise ServiceError(

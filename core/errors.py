@@ -675,8 +675,10 @@ _SPECS: tuple[ErrorSpec, ...] = (
         503,
         OVERLOADED,
         "The service is at capacity.",
-        "The fleet is saturated. Back off for the Retry-After interval and retry. This is not your organization's "
-        "limit; that is 429 `rate_limit_concurrency`.",
+        "The fleet is saturated (`details.reason`: `queue_full`, `queue_wait`, `no_live_workers`), or your "
+        "organization's share of it is (`pool_share`: your other conversions hold the workers one organization may "
+        "use while others wait; send fewer at once). Back off for the Retry-After interval and retry. Your "
+        "organization's own limit of requests in flight is 429 `rate_limit_concurrency`.",
         retryable=True,
     ),
     _spec(

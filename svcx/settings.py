@@ -250,6 +250,13 @@ SVCX_CONVERSION_TIME_LIMIT = int(env_duration("SVCX_CONVERSION_TIME_LIMIT", "120
 SVCX_CONVERSION_GRACE = env_duration("SVCX_CONVERSION_GRACE", "30s")
 # A job not started by a worker within this long is answered 503 overloaded.
 SVCX_QUEUE_WAIT_LIMIT = env_duration("SVCX_QUEUE_WAIT_LIMIT", "30s")
+# One organization's share of the worker pool of a queue (conversion/share.py): at most this
+# percentage of the live workers' slots (at least one), or more while that leaves
+# SVCX_POOL_RESERVE slots free for other organizations. Past it a job waits for a slot.
+SVCX_POOL_SHARE_PERCENT = env_int("SVCX_POOL_SHARE_PERCENT", 50, minimum=1)
+if SVCX_POOL_SHARE_PERCENT > 100:
+    raise ImproperlyConfigured("SVCX_POOL_SHARE_PERCENT must be at most 100")
+SVCX_POOL_RESERVE = env_int("SVCX_POOL_RESERVE", 1, minimum=0)
 # A running job whose worker has not reported for this long is lost (500, hold released).
 SVCX_WORKER_LOST_AFTER = env_duration("SVCX_WORKER_LOST_AFTER", "20s")
 # Prefix of the conversion queue names, for deployments that share one Redis.
@@ -272,12 +279,13 @@ FILE_UPLOAD_TEMP_DIR = str(SVCX_SPOOL_DIR)
 # deadline, the queue wait, the wall-clock limit and its grace together.
 SVCX_SPOOL_SWEEP_INTERVAL = env_duration("SVCX_SPOOL_SWEEP_INTERVAL", "5m")
 SVCX_SPOOL_MAX_AGE = env_duration("SVCX_SPOOL_MAX_AGE", "1h")
+# (the queue wait twice: for the organization's share of the pool, then in the queue)
 _LONGEST_REQUEST = (
-    SVCX_UPLOAD_DEADLINE_SECONDS + SVCX_QUEUE_WAIT_LIMIT + SVCX_CONVERSION_TIME_LIMIT + SVCX_CONVERSION_GRACE
+    SVCX_UPLOAD_DEADLINE_SECONDS + 2 * SVCX_QUEUE_WAIT_LIMIT + SVCX_CONVERSION_TIME_LIMIT + SVCX_CONVERSION_GRACE
 )
 if SVCX_SPOOL_MAX_AGE < _LONGEST_REQUEST:
     raise ImproperlyConfigured(
-        f"SVCX_SPOOL_MAX_AGE must be at least {_LONGEST_REQUEST:.0f}s (upload deadline, queue wait, "
+        f"SVCX_SPOOL_MAX_AGE must be at least {_LONGEST_REQUEST:.0f}s (upload deadline, twice the queue wait, "
         "wall-clock limit and grace): a younger file may still belong to a request"
     )
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]

@@ -166,6 +166,7 @@ def start_worker(
     queues: str = "default,convert,convert_test",
     env: dict[str, str] | None = None,
     beat: bool = False,
+    concurrency: int = 1,
 ) -> WorkerProcess:
     """Start a real `celery worker` on the test database and Redis; wait until it heartbeats."""
     from workers.heartbeat import live_workers
@@ -192,7 +193,7 @@ def start_worker(
             "-n",
             hostname,
             "--concurrency",
-            "1",
+            str(concurrency),
             "--loglevel",
             "INFO",
             "--without-mingle",

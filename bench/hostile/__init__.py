@@ -36,3 +36,6 @@ SCENARIOS: list[tuple[str, str, Callable[[Suite], HostileResult]]] = []
 
 # The scenarios, in the order the suite runs them (each module: `from bench.hostile import x`, then
 # `SCENARIOS.append(("x", "what it does", x.run))`).
+from bench.hostile import fair_share  # noqa: E402
+
+SCENARIOS.append(("fair_share", "one organization floods the worker pool with long conversions", fair_share.run))
