@@ -96,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
 
     f = sub.add_parser("faults", help="fault suite: processes killed and backends restarted, money checked")
     f.add_argument("--only", nargs="+", help="scenario names (results then go to faults-partial.md)")
+    f.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="NAME=VALUE",
+        help="service settings for this run, e.g. SVCX_POOL_SHARE_PERCENT=100 (the report states them)",
+    )
     sub.add_parser("elements", help="size of the JSON result with the element layer")
     i = sub.add_parser("instructions", help="CPU instructions per cache hit in the web tier (valgrind callgrind)")
     i.add_argument("--compare", nargs="*", default=[], help="other checkouts (git worktrees) measured the same way")

@@ -802,6 +802,9 @@ def render(data: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     started = time.time()
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        CHILD_ENV[name] = value
     workdir = CACHE_DIR / "faults" / f"run-{time.strftime('%Y%m%d-%H%M%S')}"
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="svcx-faults-"))
