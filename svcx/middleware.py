@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.middleware.gzip import GZipMiddleware
 from django.utils import timezone
 
+from accounts import keyformat
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
 from core.context import Usage, context_of
@@ -84,10 +85,12 @@ _SECRET_PATH_PREFIXES = ("/reveal/",)
 
 
 def loggable_path(path: str) -> str:
+    """The path as the access log and the request log show it: a reveal token and any API key
+    or console token pasted into a segment are masked."""
     for prefix in _SECRET_PATH_PREFIXES:
         if path.startswith(prefix):
             return prefix + "[redacted]"
-    return path
+    return keyformat.redacted(path)
 
 
 def _record_request(
@@ -107,7 +110,7 @@ def _record_request(
             environment=auth.environment,
             api_key_id=auth.key_id,
             method=request.method or "",
-            endpoint=control_stripped(request.path)[:100],  # cut to the column
+            endpoint=control_stripped(loggable_path(request.path))[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
             pages=0 if refund else usage.pages,
