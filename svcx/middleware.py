@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.gzip import GZipMiddleware
 from django.utils import timezone
 
@@ -123,6 +124,27 @@ def _record_request(
     except Exception:
         # The answer is already decided; a failed log write must not turn it into an error.
         logger.exception("request log write failed", extra={"request_id": context.request_id})
+
+
+# The policy of every HTML page (the console, the admin, the reveal page, the docs, the error
+# pages): scripts, styles and images only from the service's own static files, so an injected
+# inline script, event-handler attribute or style attribute does not run; nothing may frame a
+# page (clickjacking of the one-button forms); forms post only to the service.
+PAGE_CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class PageSecurityMiddleware(XFrameOptionsMiddleware):
+    """X-Frame-Options (Django's, `X_FRAME_OPTIONS`) and the Content-Security-Policy on every
+    HTML answer. API answers (JSON, Markdown, CSV) are no pages and go out without them."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        response.headers.setdefault("Content-Security-Policy", PAGE_CONTENT_SECURITY_POLICY)
+        return super().process_response(request, response)
 
 
 class CorsMiddleware:
