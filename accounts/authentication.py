@@ -69,6 +69,8 @@ def caller_of(request: Request) -> Caller:
 def _key_sent_elsewhere(request: HttpRequest) -> str | None:
     """Where a key was sent other than the Authorization header, to say so in the 401."""
     prefix = keyformat.ISSUER + keyformat.SECRET_TYPE
+    if prefix in request.path:  # `GET /v1/files/<key>`: the access log keeps it masked
+        return "the URL path"
     for name, value in request.GET.lists():
         if any(v.strip().startswith(prefix) for v in value):
             return f"the query parameter {caller_text(name[:40])!r}"

@@ -9,6 +9,7 @@ live key edited into a test key (or the reverse) fails validation without a data
 
 from __future__ import annotations
 
+import re
 import secrets
 import zlib
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ CONSOLE_TOKEN_PREFIX = "svcx_cs_"  # noqa: S105  # a prefix, not a secret
 RANDOM_LENGTH = 43
 CHECKSUM_LENGTH = 6
 KEY_LENGTH = 63
+# A secret in text (a URL path, a log line): from its prefix to the next separator, whether or
+# not the rest is well formed (a mistyped or cut key is still mostly secret).
+_SECRET_IN_TEXT = re.compile(rf"({re.escape(ISSUER + SECRET_TYPE)}|{re.escape(CONSOLE_TOKEN_PREFIX)})[^/?#\s]*")
 
 
 class KeyFormatError(ValueError):
@@ -94,3 +98,11 @@ def parse(key: str) -> ParsedKey:
     if not secrets.compare_digest(given_checksum, checksum(body)):
         raise KeyFormatError("the checksum does not match; the key was mistyped or altered")
     return ParsedKey(environment=Environment(environment), random=random)
+
+
+def redacted(text: str) -> str:
+    """`text` with every API key or console session token in it cut to its prefix:
+    `/v1/files/svcx_sk_live_...` -> `/v1/files/svcx_sk_[redacted]`."""
+    if ISSUER not in text:  # the common case, without the expression
+        return text
+    return _SECRET_IN_TEXT.sub(r"\1[redacted]", text)

@@ -124,12 +124,21 @@ def _body_stream(request: HttpRequest) -> Any:
     return request
 
 
+def declared_length(request: HttpRequest, *, limit: int, what: str = "upload") -> int:
+    """The body length the Content-Length header declares (0 when it declares none). Raises
+    `file_too_large` when it is over `limit`: a body that can never be accepted is refused as
+    such, before any meter could call it a matter of waiting."""
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    length = int(declared) if declared.isdigit() else 0
+    if length > limit:
+        raise too_large(limit, what)
+    return length
+
+
 def spool_body(request: HttpRequest, *, limit: int, what: str = "upload") -> SpooledBody:
     """Copy the body to a temporary file. Raises `file_too_large` or `request_timeout`;
     nothing is left on disk when it raises."""
-    declared = request.META.get("CONTENT_LENGTH")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise too_large(limit, what)
+    declared_length(request, limit=limit, what=what)
     deadline = _deadline_of(request)
     stream = _body_stream(request)
     digest = hashlib.sha256()

@@ -32,7 +32,16 @@ from conversion.inputs import (
     PartsMembersSerializer,
     RawPdfMembersSerializer,
 )
-from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF, SpooledBody, check_content_type, spool_body
+from conversion.intake import (
+    JSON,
+    MULTIPART,
+    OCTET_STREAM,
+    PDF,
+    SpooledBody,
+    check_content_type,
+    declared_length,
+    spool_body,
+)
 from conversion.options import Options
 from conversion.parsers import (
     JsonSourceParser,
@@ -93,9 +102,9 @@ class IdempotentApi(ApiView):
         raw: HttpRequest = request._request
         # Refuse over-limit callers before reading the body; count only once it is not a replay.
         meter_require(caller, MeterName.REQUESTS)
-        declared = raw.META.get("CONTENT_LENGTH", "")
-        if declared.isdigit() and int(declared) > 0:
-            meter_require(caller, MeterName.UPLOADS, int(declared))
+        declared = declared_length(raw, limit=limit, what=what)
+        if declared > 0:
+            meter_require(caller, MeterName.UPLOADS, declared)
         body = spool_body(raw, limit=limit, what=what)
         try:
             claim = idempotency_begin(caller=caller, request=raw, body_sha256=body.sha256)

@@ -10,9 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.gzip import GZipMiddleware
 from django.utils import timezone
 
+from accounts import keyformat
 from accounts.authentication import client_ip
 from billing.usage import request_log_record
 from core.context import Usage, context_of
@@ -84,10 +86,12 @@ _SECRET_PATH_PREFIXES = ("/reveal/",)
 
 
 def loggable_path(path: str) -> str:
+    """The path as the access log and the request log show it: a reveal token and any API key
+    or console token pasted into a segment are masked."""
     for prefix in _SECRET_PATH_PREFIXES:
         if path.startswith(prefix):
             return prefix + "[redacted]"
-    return path
+    return keyformat.redacted(path)
 
 
 def _record_request(
@@ -107,7 +111,7 @@ def _record_request(
             environment=auth.environment,
             api_key_id=auth.key_id,
             method=request.method or "",
-            endpoint=control_stripped(request.path)[:100],  # cut to the column
+            endpoint=control_stripped(loggable_path(request.path))[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
             pages=0 if refund else usage.pages,
@@ -120,6 +124,27 @@ def _record_request(
     except Exception:
         # The answer is already decided; a failed log write must not turn it into an error.
         logger.exception("request log write failed", extra={"request_id": context.request_id})
+
+
+# The policy of every HTML page (the console, the admin, the reveal page, the docs, the error
+# pages): scripts, styles and images only from the service's own static files, so an injected
+# inline script, event-handler attribute or style attribute does not run; nothing may frame a
+# page (clickjacking of the one-button forms); forms post only to the service.
+PAGE_CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+
+
+class PageSecurityMiddleware(XFrameOptionsMiddleware):
+    """X-Frame-Options (Django's, `X_FRAME_OPTIONS`) and the Content-Security-Policy on every
+    HTML answer. API answers (JSON, Markdown, CSV) are no pages and go out without them."""
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if not response.get("Content-Type", "").startswith("text/html"):
+            return response
+        response.headers.setdefault("Content-Security-Policy", PAGE_CONTENT_SECURITY_POLICY)
+        return super().process_response(request, response)
 
 
 class CorsMiddleware:

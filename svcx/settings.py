@@ -60,6 +60,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: it sees every answer, the access log's own error envelope included.
+    "svcx.middleware.PageSecurityMiddleware",
     "svcx.middleware.RequestIdMiddleware",
     "svcx.middleware.CorsMiddleware",
     "svcx.middleware.ApiCompressionMiddleware",
@@ -357,6 +359,18 @@ SVCX_STORAGE_QUOTA_BYTES = env_int("SVCX_STORAGE_QUOTA_BYTES", 1024**3, minimum=
 # X-Forwarded-For); then the address that many hops from the right of the header is used.
 SVCX_TRUSTED_PROXY_HEADER = env_str("SVCX_TRUSTED_PROXY_HEADER", "")
 SVCX_TRUSTED_PROXY_COUNT = env_int("SVCX_TRUSTED_PROXY_COUNT", 1, minimum=1)
+
+# TLS. The service answers over TLS itself (gunicorn with a certificate) or behind a proxy that
+# terminates it; such a proxy must set this header (nginx: X-Forwarded-Proto $scheme), overwriting
+# what a client sent, for the service to know a request came over https. Empty: no proxy says so.
+SVCX_TRUSTED_PROTO_HEADER = env_str("SVCX_TRUSTED_PROTO_HEADER", "")
+if SVCX_TRUSTED_PROTO_HEADER:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + SVCX_TRUSTED_PROTO_HEADER.upper().replace("-", "_"), "https")
+# Strict-Transport-Security on every answer that came over https (Django's SecurityMiddleware);
+# never over plain http, where browsers ignore it. 0 turns it off.
+SECURE_HSTS_SECONDS = int(env_duration("SVCX_HSTS_MAX_AGE", "365d"))
+# Pages may not be framed (svcx.middleware.PageSecurityMiddleware, with the CSP's frame-ancestors).
+X_FRAME_OPTIONS = "DENY"
 
 # Pages outside the API that take a secret without an API key (the admin login, the single-use
 # key reveal) are limited per client address; API traffic has its own per-organization meters.

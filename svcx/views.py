@@ -15,6 +15,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts import keyformat
 from core.api import ApiView
 from core.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
 from core.handlers import error_response, for_a_person, person_error_page, request_id_of
@@ -90,14 +91,15 @@ def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRes
     path = request.path
     if for_a_person(request):
         return person_error_page(Http404(), request)
-    message = f"No endpoint {caller_text(path)} exists. Every route lives under /v1; see /v1/openapi.json."
+    shown = caller_text(keyformat.redacted(path))  # a key pasted into the path is not echoed
+    message = f"No endpoint {shown} exists. Every route lives under /v1; see /v1/openapi.json."
     if path.endswith("/") and len(path) > 1:
         try:
             resolved = resolve(path.rstrip("/"))
         except Resolver404:
             resolved = None
         if resolved is not None and resolved.func is not unknown_endpoint:
-            message = f"No endpoint {caller_text(path)} exists; remove the trailing slash."
+            message = f"No endpoint {shown} exists; remove the trailing slash."
     return error_response(ServiceError(ErrorCode.UNKNOWN_ENDPOINT, message), request)
 
 

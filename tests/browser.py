@@ -50,12 +50,33 @@ def browser() -> Iterator[Browser]:
         instance.close()
 
 
+# Chromium reports each refusal of the pages' Content-Security-Policy on the console ("Refused to
+# ... because it violates the following Content Security Policy directive"); the page's own
+# `securitypolicyviolation` event is reported there too, in case a refusal is not logged.
+CSP = "Content Security Policy"
+_REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => console.error(
+  `Content Security Policy violation: ${event.violatedDirective} refused ${event.blockedURI || "inline code"}`));
+"""
+
+
+def watch_csp(tab: Page) -> list[str]:
+    """The CSP violations `tab` reports from now on (its pages loaded later included)."""
+    seen: list[str] = []
+    tab.add_init_script(_REPORT_VIOLATIONS)
+    tab.on("console", lambda message: seen.append(message.text) if CSP in message.text else None)
+    return seen
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab at 1280 x 900; a test whose pages break their Content-Security-Policy fails."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     tab = context.new_page()
+    violations = watch_csp(tab)
     yield tab
     context.close()
+    assert violations == [], f"the pages broke their Content-Security-Policy: {violations}"
 
 
 def screenshot(page: Page, name: str) -> Path:

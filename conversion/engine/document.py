@@ -10,8 +10,10 @@ document is opened with pdfminer directly and `OpenedDocument.pikepdf` is None.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +38,11 @@ MAX_OUTLINE_DEPTH = 64
 MAX_PAGE_CONTENT_BYTES = 256 * 1024 * 1024
 
 _OBJ_TOKEN = re.compile(rb"\d+\s+\d+\s+obj\b")
+# What qpdf's warning says when it drops an object nested deeper than its parser's limit (500).
+_QPDF_NESTING_LIMIT = "parser-max-nesting"
+_NESTED_TOO_DEEPLY = "objects nested too deeply"
+# qpdf's refusals of a file whose catalogue or page tree it could not read.
+_QPDF_LOST_STRUCTURE = ("unable to find page tree", "unable to find /Root")
 
 
 @dataclass
@@ -301,17 +308,68 @@ def _xfa_of(acroform: Any) -> bool:
     return isinstance(acroform, pikepdf.Dictionary) and "/XFA" in acroform
 
 
+def _nested_too_deeply(warnings: list[str]) -> bool:
+    """Whether qpdf dropped an object it read for being nested deeper than it parses (it reads
+    such an object as null: a page or a page-tree node would silently vanish)."""
+    return any(_QPDF_NESTING_LIMIT in warning for warning in warnings)
+
+
+class _NestingLimitSeen(logging.Handler):
+    """Notes a qpdf nesting-limit warning logged by this thread (pikepdf logs qpdf's warnings
+    when they are not suppressed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+        self.seen = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread and _QPDF_NESTING_LIMIT in record.getMessage():
+            self.seen = True
+
+
+def _lost_structure(exc: Exception) -> bool:
+    """Whether qpdf refused the file for lacking its catalogue or page tree (which an object
+    dropped for its nesting leaves it without), not for damage of another kind."""
+    return isinstance(exc, pikepdf.PdfError) and any(what in str(exc) for what in _QPDF_LOST_STRUCTURE)
+
+
+def _open_fails_on_nesting(path: str | os.PathLike[str], password: str | None) -> bool:
+    """Whether qpdf could not open the file because an object it needed (the catalogue, the
+    root of the page tree) is nested deeper than it parses. An opened file keeps its warnings;
+    a refused one only logs them, so the file is opened once more with them logged."""
+    watcher = _NestingLimitSeen()
+    log = logging.getLogger("pikepdf._core")
+    log.addHandler(watcher)
+    try:
+        pikepdf.open(os.fspath(path), password=password or "", suppress_warnings=False).close()
+    except Exception:  # noqa: S110  # the first open already failed; only its warnings matter here
+        pass
+    finally:
+        log.removeHandler(watcher)
+    return watcher.seen
+
+
+def _object_count(pdf: pikepdf.Pdf) -> int:
+    """The number of objects the file holds. The trailer's /Size is a claim, read first because
+    it is free; only a claim over the bound is checked against the cross-reference table."""
+    claimed = int(pdf.trailer.get("/Size", 0) or 0)
+    return claimed if claimed <= MAX_OBJECTS else len(pdf.get_xref_table())
+
+
 def _from_pikepdf(
     pdf: pikepdf.Pdf, password_required: bool, *, want_outline: bool, owner_given: bool
 ) -> OpenedDocument:
-    size = int(pdf.trailer.get("/Size", 0) or 0)
-    if size > MAX_OBJECTS:
+    if _object_count(pdf) > MAX_OBJECTS:
         raise _err_too_complex(f"more than {MAX_OBJECTS:,} objects")
     page_count = len(pdf.pages)
+    qpdf_warnings = pdf.get_warnings()  # read once: qpdf hands them over and forgets them
+    if _nested_too_deeply(qpdf_warnings):
+        raise _err_too_complex(_NESTED_TOO_DEEPLY)
     if page_count > MAX_PAGES:
         raise _err_too_complex(f"more than {MAX_PAGES:,} pages")
     warnings: list[str] = []
-    repaired = bool(pdf.get_warnings())
+    repaired = bool(qpdf_warnings)
     if repaired:
         warnings.append("The PDF was damaged and has been repaired; some content may be missing.")
     root = pdf.Root
@@ -408,7 +466,7 @@ def open_document(
     except EngineError:
         raise
     except (RecursionError, MemoryError):
-        raise _err_too_complex("objects nested too deeply") from None
+        raise _err_too_complex(_NESTED_TOO_DEEPLY) from None
     except Exception:
         raise EngineError(
             "pdf_parse_failed",
@@ -460,6 +518,9 @@ def _open_document(
     except (pikepdf.PdfError, RecursionError, MemoryError, ValueError, RuntimeError) as exc:
         if "encrypt" in str(exc).lower():
             raise _err_security() from None
+        if _lost_structure(exc) and _open_fails_on_nesting(path, password):
+            # pdfminer would spend seconds on the same nesting, then call the file corrupt.
+            raise _err_too_complex(_NESTED_TOO_DEEPLY) from None
         pike_failure = exc
     else:
         try:
@@ -491,7 +552,7 @@ def _open_document(
     except OSError:
         raise _err_read() from None
     except RecursionError:
-        raise _err_too_complex("objects nested too deeply") from None
+        raise _err_too_complex(_NESTED_TOO_DEEPLY) from None
     except Exception:
         if isinstance(pike_failure, pikepdf.PasswordError):
             raise _err_password() from None

@@ -225,6 +225,18 @@ def test_upload_over_32_mib_is_413_from_content_length(client: Client, secret: s
     assert_envelope(response, 413, "file_too_large")
 
 
+@pytest.mark.parametrize("path", ["/v1/convert", "/v1/files", "/v1/inspect"])
+def test_declared_length_beyond_any_upload_is_413_not_a_rate_limit(client: Client, secret: str, path: str) -> None:
+    # 99,999,999,999 bytes is over the uploads meter's minute too: it is never a matter of waiting.
+    response = client.post(
+        path, data=PDF_BYTES, content_type="application/pdf", CONTENT_LENGTH="99999999999", **bearer(secret)
+    )
+
+    error = assert_envelope(response, 413, "file_too_large")
+    assert error["retryable"] is False
+    assert not response.has_header("Retry-After")
+
+
 def test_upload_over_the_limit_is_413_while_reading(client: Client, secret: str, settings: Any) -> None:
     settings.SVCX_CONVERT_UPLOAD_LIMIT = 1000
 

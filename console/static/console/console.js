@@ -1,4 +1,7 @@
-// The console's only script: copy buttons. <button data-copy="#id"> copies the text of #id.
+// The console's only script (the page's Content-Security-Policy runs no inline script or
+// event-handler attribute): copy buttons, and forms that ask first.
+
+// <button data-copy="#id"> copies the text of #id.
 document.addEventListener("click", function (event) {
   var button = event.target.closest("button[data-copy]");
   if (!button) return;
@@ -17,4 +20,10 @@ document.addEventListener("click", function (event) {
     document.execCommand("copy");
     done();
   }
+});
+
+// <form data-confirm="Question?"> is submitted only once the person confirms.
+document.addEventListener("submit", function (event) {
+  var question = event.target.getAttribute("data-confirm");
+  if (question && !window.confirm(question)) event.preventDefault();
 });
