@@ -36,3 +36,7 @@ SCENARIOS: list[tuple[str, str, Callable[[Suite], HostileResult]]] = []
 
 # The scenarios, in the order the suite runs them (each module: `from bench.hostile import x`, then
 # `SCENARIOS.append(("x", "what it does", x.run))`).
+
+from bench.hostile import bombs  # noqa: E402  (each scenario module uses HostileResult above)
+
+SCENARIOS.append(("bombs", "decompression bombs: 1 GiB content and form XObject, 256 MiB CMap", bombs.run))
