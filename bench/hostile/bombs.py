@@ -81,6 +81,25 @@ def _page(resources: bytes, contents: bytes = b"4 0 R") -> list[bytes]:
 _HELVETICA = b"/Type /Font /Subtype /Type1 /BaseFont /Helvetica"
 
 
+def many_fonts(fonts: int, mib: int) -> bytes:
+    """One page with `fonts` Type1 fonts, each embedding a font program of `mib` MiB (each
+    under the stream budget, decoded when the page starts and kept while the page is read)."""
+    program = _stream(deflate_repeated(b"", b"\0" * MiB, mib), b"/Length1 16 /Length2 0 /Length3 0")
+    names = b" ".join(b"/F%d %d 0 R" % (i, 5 + 3 * i) for i in range(fonts))
+    objects = [*_page(b"<< /Font << %s >> >>" % names), _stream(zlib.compress(b"BT /F0 12 Tf 72 720 Td (A) Tj ET"))]
+    for i in range(fonts):
+        objects.append(
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Bomb%d /FirstChar 65 /LastChar 65 /Widths [600]"
+            b" /FontDescriptor %d 0 R >>" % (i, 6 + 3 * i)
+        )
+        objects.append(
+            b"<< /Type /FontDescriptor /FontName /Bomb%d /Flags 32 /FontBBox [0 0 1000 1000] /ItalicAngle 0"
+            b" /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile %d 0 R >>" % (i, 7 + 3 * i)
+        )
+        objects.append(program)
+    return _pdf(objects)
+
+
 def content_bomb(mib: int = 1024) -> bytes:
     """One page whose content stream inflates to `mib` MiB (spaces after one line of text)."""
     text = b"BT /F1 12 Tf 72 720 Td (Bomb) Tj ET\n"
@@ -133,7 +152,7 @@ def cmap_bomb(mib: int = 256, pages: int = 1) -> bytes:
 # --- the scenario ---------------------------------------------------------------------------
 
 
-def _rss_mb(root: int) -> float:
+def rss_mb(root: int) -> float:
     """Resident memory of `root` and each of its children, the largest one, in MB."""
     largest = 0.0
     for pid in [root, *_children(root)]:
@@ -156,7 +175,9 @@ def _children(pid: int) -> list[int]:
     return found + [grandchild for child in found for grandchild in _children(child)]
 
 
-class _Sampler(threading.Thread):
+class RssSampler(threading.Thread):
+    """The largest resident memory of a process tree, sampled every 20 ms until stopped, in MB."""
+
     def __init__(self, root: int) -> None:
         super().__init__(daemon=True)
         self.root = root
@@ -165,7 +186,7 @@ class _Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.is_set():
-            self.peak = max(self.peak, _rss_mb(self.root))
+            self.peak = max(self.peak, rss_mb(self.root))
             self.done.wait(0.02)
 
     def stop(self) -> float:
@@ -191,7 +212,7 @@ def run(suite: Suite) -> HostileResult:
         "cmap_256mib": cmap_bomb(256),
     }
     for name, pdf in bombs.items():
-        sampler = _Sampler(worker.pid)
+        sampler = RssSampler(worker.pid)
         sampler.start()
         started = time.monotonic()
         out = post_convert(suite.s.port, account.key, pdf)
