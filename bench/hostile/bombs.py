@@ -236,6 +236,10 @@ def run(suite: Suite) -> HostileResult:
         "pass": after.status == 200,
         "detail": f"{after.status} {after.code or after.error}",
     }
-    billed = suite.sql(f"SELECT count(*) FROM billing_ledgerentry WHERE organization_id = '{account.org}'")
-    result.figures["ledger_entries"] = billed[0][0] if billed else "?"
+    captures = suite.sql(
+        f"SELECT count(*) FROM billing_ledgerentry WHERE organization_id = '{account.org}' AND kind = 'capture'"
+    )
+    count = int(captures[0][0]) if captures else -1
+    result.figures["captures"] = count
+    result.checks["only the normal PDF is billed (one capture)"] = {"pass": count == 1, "detail": f"{count} capture(s)"}
     return result
