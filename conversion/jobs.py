@@ -15,6 +15,7 @@ from typing import Any
 
 import redis
 from celery import current_app
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest
@@ -176,10 +177,14 @@ def job_inputs_discard(*, job: ConversionJob) -> None:
     sweep of old jobs delete what is left."""
     try:
         password_discard(request_id=job.request_id)
+    except SoftTimeLimitExceeded:
+        raise  # the worker's time limit, not a fault of the store: its task answers it
     except Exception:
         logger.warning("job password not discarded", exc_info=True, extra={"request_id": job.request_id})
     try:
         job_input_discard(job.source_store, job.source_key)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.warning("job upload not deleted", exc_info=True, extra={"request_id": job.request_id})
 

@@ -27,6 +27,7 @@ from conversion.sealing import password_open
 from conversion.serializers import ElementSerializer
 from conversion.store import Store, job_input
 from core.errors import ErrorCode, ServiceError
+from workers.memory import mark_heap_suspect, memory_ceiling
 
 logger = logging.getLogger("svcx.worker")
 CANCEL_CHECK_SECONDS = 1.0
@@ -172,7 +173,10 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
     heartbeat.start()
     try:
         password = password_open(request_id=request_id) if sealed_password else None
-        with job_input(Store(job.source_store), job.source_key) as source:
+        with (
+            memory_ceiling(int(settings.SVCX_CONVERSION_MEMORY_LIMIT_MB) * 1024 * 1024),
+            job_input(Store(job.source_store), job.source_key) as source,
+        ):
             if job.kind == ConversionJob.Kind.CONVERT:
                 _run(job, source, password, clock)
             else:
@@ -180,9 +184,16 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
     except ServiceError as exc:
         credits_release(request_id=request_id)
         _fail(job, exc)
+        if exc.details.get("reason") == engine.OUT_OF_MEMORY:
+            mark_heap_suspect()
     except SoftTimeLimitExceeded:
         # The task's backstop limit: the engine did not stop at the wall-clock limit by itself.
-        job_time_limit_hit(request_id=request_id)
+        job_time_limit_hit(request_id=request_id, pages_completed=clock.pages_completed)
+    except MemoryError:
+        # Past the ceiling outside the engine (which reports its own as document_too_complex).
+        mark_heap_suspect()
+        credits_release(request_id=request_id)
+        _fail(job, _out_of_memory())
     except Exception:
         logger.exception("conversion crashed", extra={"request_id": request_id})
         credits_release(request_id=request_id)
@@ -193,8 +204,17 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
         job_notify_done(request_id=request_id)
 
 
-def job_time_limit_hit(*, request_id: str) -> None:
-    """The task's soft time limit fired (the engine did not stop in time): a timeout."""
+def _out_of_memory() -> ServiceError:
+    return ServiceError(
+        ErrorCode.DOCUMENT_TOO_COMPLEX,
+        "The conversion needed more memory than one conversion may take. Convert fewer or simpler pages.",
+        details={"reason": engine.OUT_OF_MEMORY},
+    )
+
+
+def job_time_limit_hit(*, request_id: str, pages_completed: int | None = None) -> None:
+    """The task's soft time limit fired (the engine did not stop in time): a timeout, with the
+    pages delivered so far (when the caller does not know them, the last heartbeat's count)."""
     credits_release(request_id=request_id)
     job = ConversionJob.objects.get(pk=request_id)
     _fail(
@@ -203,7 +223,7 @@ def job_time_limit_hit(*, request_id: str) -> None:
             ErrorCode.CONVERSION_TIMEOUT,
             "The conversion exceeded its wall-clock limit.",
             details={
-                "pages_completed": job.pages_completed,
+                "pages_completed": job.pages_completed if pages_completed is None else pages_completed,
                 "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
             },
         ),

@@ -13,6 +13,7 @@ from conversion.jobs import CONVERT_TASK
 from conversion.maintenance import conversion_housekeeping, job_inputs_sweep
 from conversion.metrics import job_observe
 from conversion.runner import job_run, job_time_limit_hit
+from workers.memory import heap_suspect
 
 
 @shared_task(
@@ -30,6 +31,10 @@ def convert_task(request_id: str, sealed_password: bool = False) -> None:
     except SoftTimeLimitExceeded:
         job_time_limit_hit(request_id=request_id)
     job_observe(request_id=request_id)
+    if heap_suspect():
+        # The job ran out of memory (its answer is given): the pool reports this task done,
+        # then replaces the process with a fresh one (billiard leaves on a job's SystemExit).
+        raise SystemExit("worker process replaced after running out of memory")
 
 
 @shared_task(name="conversion.housekeeping", ignore_result=True)

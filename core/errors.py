@@ -586,7 +586,9 @@ _SPECS: tuple[ErrorSpec, ...] = (
         422,
         DOCUMENT,
         "The document exhausted the conversion work budget.",
-        "A page holds more drawing objects than the service processes. Convert other pages with `options.pages`.",
+        "A page holds more drawing objects than the service processes, a stream inflates past what the service "
+        "decodes, or the conversion needs more memory than one conversion may take; `details.reason` says which. "
+        "Nothing was billed. Convert other pages with `options.pages`, or simplify the document.",
     ),
     # Rate limits
     _spec(ErrorCode.RATE_LIMIT_REQUESTS, 429, RATE_LIMIT, "Too many requests per minute.", _RATE_HELP, retryable=True),

@@ -226,6 +226,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_REJECT_ON_WORKER_LOST = False
 # Kilobytes: a worker child that grew past this is replaced after its task.
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("SVCX_WORKER_MAX_MEMORY_KB", 1_500_000, minimum=100_000)
+# MiB of memory one job may take beyond what its worker process holds when it starts, enforced
+# while it runs (RLIMIT_DATA, workers/memory.py): past it 422 document_too_complex, and the
+# process is replaced. The largest real document takes under 100 MiB (bench speed: 82 MiB peak,
+# interpreter included). 0: no ceiling.
+SVCX_CONVERSION_MEMORY_LIMIT_MB = env_int("SVCX_CONVERSION_MEMORY_LIMIT_MB", 512, minimum=0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # forever: a worker outlives a Redis restart

@@ -17,12 +17,15 @@ from .convert import (
     text_sample,
 )
 from .document import DocumentInfo, OutlineEntry
-from .errors import EngineError
+from .errors import OUT_OF_MEMORY, EngineError
+from .limits import LIMITS, StreamLimits
 from .pages import PageRanges, parse_page_ranges, select_pages
 
 __all__ = [
     "ENGINE_ID",
     "ENGINE_VERSION",
+    "LIMITS",
+    "OUT_OF_MEMORY",
     "ConversionResult",
     "ConvertOptions",
     "DocumentInfo",
@@ -31,6 +34,7 @@ __all__ = [
     "PageRanges",
     "PageResult",
     "PageSample",
+    "StreamLimits",
     "convert",
     "inspect",
     "parse_page_ranges",

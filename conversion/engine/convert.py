@@ -25,17 +25,17 @@ from .document import (
     open_document,
 )
 from .elements import Element, elements_size
-from .errors import EngineError
+from .errors import OUT_OF_MEMORY, EngineError, foreign
 from .layout import (
     HIDDEN_BACKGROUND,
     HIDDEN_INVISIBLE,
     HIDDEN_OFF_PAGE,
     HIDDEN_TINY,
-    PageAborted,
     PageModel,
     PageParser,
     PageTooComplex,
 )
+from .limits import PageAborted, StreamTooLarge, polling
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 
@@ -263,6 +263,14 @@ def _too_complex(number: int, reason: str) -> EngineError:
     )
 
 
+def _document_too_complex(reason: str) -> EngineError:
+    return EngineError(
+        "document_too_complex",
+        f"The document exceeds the work budget ({reason}). Convert fewer or simpler pages.",
+        details={"reason": reason},
+    )
+
+
 def _iter_models(
     opened: OpenedDocument,
     selected: Sequence[int],
@@ -287,12 +295,20 @@ def _iter_models(
             item = next(pages, None)
         except EngineError:
             raise
+        except PageAborted:
+            return
         except RecursionError:
             raise EngineError(
                 "pdf_too_complex",
                 "The PDF's page tree is nested too deeply to be parsed. Re-export or simplify the document.",
             ) from None
-        except Exception:
+        except StreamTooLarge as exc:
+            raise _document_too_complex(exc.reason) from None
+        except MemoryError:
+            raise _document_too_complex(OUT_OF_MEMORY) from None
+        except Exception as exc:
+            if foreign(exc):
+                raise
             # The page walk itself broke: the pages it did not reach cannot be parsed.
             yield from (n for n in selected if n not in reached)
             return
@@ -308,13 +324,15 @@ def _iter_models(
             model = parser.parse(page, number)
         except PageAborted:
             return
-        except PageTooComplex as exc:
+        except (PageTooComplex, StreamTooLarge) as exc:
             raise _too_complex(number, exc.reason) from None
         except RecursionError:
             raise _too_complex(number, "objects nested too deeply") from None
         except MemoryError:
-            raise _too_complex(number, "out of memory") from None
-        except Exception:
+            raise _too_complex(number, OUT_OF_MEMORY) from None
+        except Exception as exc:
+            if foreign(exc):
+                raise
             # pdfminer raises many unrelated types on broken content; the page is lost,
             # the others may still convert.
             model = None
@@ -341,8 +359,21 @@ def text_sample(
         EngineError: the document errors of `inspect`, pdf_encrypted,
             document_too_complex, pdf_too_complex.
     """
-    opened = open_document(path, password=password, want_outline=False)
-    assert isinstance(opened, OpenedDocument)
+    with polling(should_stop):
+        try:
+            opened = open_document(path, password=password, want_outline=False)
+        except PageAborted:
+            return []
+        assert isinstance(opened, OpenedDocument)
+        try:
+            return _samples(opened, pages, max_chars, should_stop)
+        finally:
+            opened.close()
+
+
+def _samples(
+    opened: OpenedDocument, pages: Sequence[int], max_chars: int, should_stop: Callable[[], bool] | None
+) -> list[PageSample]:
     try:
         count = opened.info.page_count or 0
         chosen = sorted({p for p in pages if 1 <= p <= count})
@@ -367,10 +398,14 @@ def text_sample(
         return samples
     except EngineError:
         raise
-    except Exception:
+    except StreamTooLarge as exc:
+        raise _document_too_complex(exc.reason) from None
+    except MemoryError:
+        raise _document_too_complex(OUT_OF_MEMORY) from None
+    except Exception as exc:
+        if foreign(exc):
+            raise
         raise _parse_failed(pages[0] if pages else 1) from None
-    finally:
-        opened.close()
 
 
 # --- convert --------------------------------------------------------------------------
@@ -446,7 +481,28 @@ def convert(
     """
     started = time.monotonic()
     timings: dict[str, float] = {}
-    opened = _open_checked(path, password, want_outline=info is None)
+    with polling(should_stop):
+        try:
+            opened = _open_checked(path, password, want_outline=info is None)
+        except PageAborted:
+            # Stopped while opening: nothing delivered.
+            return ConversionResult(0, [], truncated=False, stopped=True, warnings=[], timings=timings)
+        return _convert_checked(
+            opened, info, pages, options, result_budget_bytes, should_stop, on_page, timings, started
+        )
+
+
+def _convert_checked(
+    opened: OpenedDocument,
+    info: DocumentInfo | None,
+    pages: Sequence[int] | None,
+    options: ConvertOptions,
+    result_budget_bytes: int,
+    should_stop: Callable[[], bool] | None,
+    on_page: Callable[[PageResult], None] | None,
+    timings: dict[str, float],
+    started: float,
+) -> ConversionResult:
     try:
         doc_info = info if info is not None else opened.info
         page_count = opened.info.page_count or 0
@@ -474,12 +530,17 @@ def convert(
             "pdf_too_complex",
             "The PDF's objects are nested too deeply to be parsed. Re-export or simplify the document.",
         ) from None
+    except StreamTooLarge as exc:
+        raise _document_too_complex(exc.reason) from None
     except MemoryError:
         raise EngineError(
             "document_too_complex",
             "The document needs more memory than the work budget allows. Convert fewer pages.",
+            details={"reason": OUT_OF_MEMORY},
         ) from None
-    except Exception:
+    except Exception as exc:
+        if foreign(exc):
+            raise
         # Library failures on structures they claim to understand (pikepdf, pdfminer).
         raise EngineError(
             "pdf_parse_failed",

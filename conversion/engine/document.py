@@ -24,7 +24,8 @@ from pdfminer.pdfdocument import PDFDocument, PDFEncryptionError, PDFPasswordInc
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
-from .errors import EngineError
+from .errors import OUT_OF_MEMORY, EngineError, foreign
+from .limits import StreamTooLarge
 
 __all__ = ["DocumentInfo", "OpenedDocument", "OutlineEntry", "open_document"]
 
@@ -465,9 +466,18 @@ def open_document(
         return _open_document(path, password=password, allow_locked=allow_locked, want_outline=want_outline)
     except EngineError:
         raise
-    except (RecursionError, MemoryError):
+    except RecursionError:
         raise _err_too_complex(_NESTED_TOO_DEEPLY) from None
-    except Exception:
+    except (StreamTooLarge, MemoryError) as exc:
+        reason = exc.reason if isinstance(exc, StreamTooLarge) else OUT_OF_MEMORY
+        raise EngineError(
+            "document_too_complex",
+            f"The document exceeds the work budget ({reason}). Simplify or split it.",
+            details={"reason": reason},
+        ) from None
+    except Exception as exc:
+        if foreign(exc):
+            raise
         raise EngineError(
             "pdf_parse_failed",
             "The PDF could not be parsed: part of its structure is not understood. Re-export the PDF and try again.",
@@ -515,7 +525,7 @@ def _open_document(
         pike_failure = exc
     except OSError:
         raise _err_read() from None
-    except (pikepdf.PdfError, RecursionError, MemoryError, ValueError, RuntimeError) as exc:
+    except (pikepdf.PdfError, RecursionError, ValueError, RuntimeError) as exc:
         if "encrypt" in str(exc).lower():
             raise _err_security() from None
         if _lost_structure(exc) and _open_fails_on_nesting(path, password):
@@ -553,7 +563,11 @@ def _open_document(
         raise _err_read() from None
     except RecursionError:
         raise _err_too_complex(_NESTED_TOO_DEEPLY) from None
-    except Exception:
+    except (StreamTooLarge, MemoryError):
+        raise
+    except Exception as exc:
+        if foreign(exc):
+            raise
         if isinstance(pike_failure, pikepdf.PasswordError):
             raise _err_password() from None
         raise _err_corrupt() from None

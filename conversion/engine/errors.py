@@ -8,7 +8,15 @@ engine never decides HTTP details.
 
 from __future__ import annotations
 
-__all__ = ["EngineError"]
+__all__ = ["OUT_OF_MEMORY", "EngineError", "foreign"]
+
+# details.reason of document_too_complex when a conversion ran out of memory (its worker's
+# ceiling): the caller may want a fresh process after it.
+OUT_OF_MEMORY = "out of memory"
+
+# Where the exceptions the engine translates come from: Python itself and the libraries that
+# read PDFs for it, which raise many unrelated types on broken input.
+_LIBRARY_MODULES = frozenset({"builtins", "pdfminer", "pikepdf", "zlib", "struct", "binascii", "decimal", "re"})
 
 # Codes the engine may raise; kept here so a typo at a raise site fails loudly in tests.
 ENGINE_ERROR_CODES: frozenset[str] = frozenset(
@@ -70,3 +78,13 @@ class EngineError(Exception):
 
     def __repr__(self) -> str:
         return f"EngineError(code={self.code!r}, message={self.message!r})"
+
+
+def foreign(exc: BaseException) -> bool:
+    """Whether `exc` is none of the failures the engine translates into a catalogue code: not
+    an Exception at all, or raised by neither Python nor the PDF libraries (a time limit that a
+    signal handler raised, a caller's cancellation). Such an exception is not the document's
+    fault: every catch-all of the engine lets it through unchanged."""
+    if not isinstance(exc, Exception):
+        return True
+    return type(exc).__module__.partition(".")[0] not in _LIBRARY_MODULES

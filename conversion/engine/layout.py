@@ -33,9 +33,11 @@ from pdfminer.layout import (
 from pdfminer.pdffont import PDFFont
 from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
-from pdfminer.pdftypes import resolve1
+from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
 from pdfminer.utils import mult_matrix
+
+from .limits import LIMITS, PageAborted, decode_budget
 
 __all__ = [
     "BOLD",
@@ -63,10 +65,6 @@ MAX_LAYOUT_OBJECTS_PER_PAGE = 400_000
 MAX_SECONDS_PER_PAGE = 45.0
 # How many layout objects between two polls of should_stop and the page clock.
 _POLL_EVERY = 512
-
-
-class PageAborted(Exception):
-    """should_stop asked to stop while a page was in progress."""
 
 
 class PageTooComplex(Exception):
@@ -219,6 +217,18 @@ def _recoverable(spec: Any) -> dict[int, str]:
     return {code: chr(index + 29) for code, index in indexes.items() if 3 <= index <= 97}
 
 
+def _decode_cmaps(spec: Any) -> None:
+    """Decode a font's CMaps (its /ToUnicode, a Type0 font's embedded /Encoding) under their
+    own budget before pdfminer parses them; pdfminer then reads the decoded data."""
+    if not isinstance(spec, dict):
+        return
+    for key in ("ToUnicode", "Encoding"):
+        stream = resolve1(spec.get(key))
+        if isinstance(stream, PDFStream) and stream.data is None:
+            with decode_budget(LIMITS.max_cmap_bytes):
+                stream.get_data()
+
+
 class _FontManager(PDFResourceManager):
     """Fonts whose glyph names give their characters where pdfminer finds none.
 
@@ -227,6 +237,7 @@ class _FontManager(PDFResourceManager):
     """
 
     def get_font(self, objid: object, spec: Any) -> PDFFont:
+        _decode_cmaps(spec)
         font = super().get_font(objid, spec)
         if getattr(font, "svcx_checked", False):
             # Every Tf operator asks again; the font object is cached by pdfminer.
