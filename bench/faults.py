@@ -858,4 +858,4 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     (RESULTS_DIR / f"faults{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS_DIR / f"faults{suffix}.md").write_text(render(data))
     _log(f"results in {RESULTS_DIR}/faults{suffix}.md; logs in {workdir}")
-    return 0 if all(r.passed for r in [*results, *hostile_results]) else 1
+    return 0 if all(r.passed for r in results) and all(r.passed for r in hostile_results) else 1
