@@ -315,6 +315,15 @@ def _nested_too_deeply(warnings: list[str]) -> bool:
     return any(_QPDF_NESTING_LIMIT in warning for warning in warnings)
 
 
+def _pages_lost(pdf: pikepdf.Pdf, page_count: int) -> bool:
+    """Whether qpdf found fewer pages than the page tree says it holds (or none at all)."""
+    try:
+        claimed = int(pdf.Root.Pages.get("/Count", 0))
+    except (AttributeError, KeyError, TypeError, ValueError, pikepdf.PdfError):
+        claimed = 0
+    return page_count == 0 or page_count < claimed
+
+
 class _NestingLimitSeen(logging.Handler):
     """Notes a qpdf nesting-limit warning logged by this thread (pikepdf logs qpdf's warnings
     when they are not suppressed)."""
@@ -365,7 +374,8 @@ def _from_pikepdf(
         raise _err_too_complex(f"more than {MAX_OBJECTS:,} objects")
     page_count = len(pdf.pages)
     qpdf_warnings = pdf.get_warnings()  # read once: qpdf hands them over and forgets them
-    if _nested_too_deeply(qpdf_warnings):
+    if _nested_too_deeply(qpdf_warnings) and _pages_lost(pdf, page_count):
+        # Only when the nesting cost pages: one deep in a trailer or an annotation is repaired.
         raise _err_too_complex(_NESTED_TOO_DEEPLY)
     if page_count > MAX_PAGES:
         raise _err_too_complex(f"more than {MAX_PAGES:,} pages")

@@ -115,3 +115,17 @@ def test_file_holding_more_objects_than_the_bound_is_too_complex(
         error = error_of(preflight, path)
         assert (error.code, error.details) == ("pdf_too_complex", {"reason": "more than 4 objects"})
     assert preflight(within).page_count == 1
+
+
+def test_nesting_that_costs_no_page_is_repaired_not_refused(tmp_path: Path) -> None:
+    # A deep value in the trailer, which no page needs (as real damaged files have): qpdf drops
+    # it and says so; the page is still there, so the document converts with the repair noted.
+    path = one_page(tmp_path / "nested-trailer.pdf")
+    nested = b"<< /A " * DEPTH + b"1" + b" >>" * DEPTH
+    path.write_bytes(path.read_bytes().replace(b"trailer\n<< ", b"trailer\n<< /Extra " + nested + b" "))
+
+    info = inspect(path)
+    result = convert(path)
+
+    assert (info.page_count, info.repaired) == (1, True)
+    assert "Hello world" in result.markdown
