@@ -36,3 +36,7 @@ SCENARIOS: list[tuple[str, str, Callable[[Suite], HostileResult]]] = []
 
 # The scenarios, in the order the suite runs them (each module: `from bench.hostile import x`, then
 # `SCENARIOS.append(("x", "what it does", x.run))`).
+
+from bench.hostile import slow_clients  # noqa: E402
+
+SCENARIOS.append(("slow_clients", "500 trickling connections vs health and conversions", slow_clients.run))

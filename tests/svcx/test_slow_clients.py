@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pikepdf
 import pytest
 
+from conversion.models import StoredFile
 from tests.conftest import WorkerProcess, start_web
+from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -180,3 +185,30 @@ def test_pipelined_requests_on_one_connection_are_each_answered(slow_web: str, s
 
     statuses = [int(line.split(b" ", 2)[1]) for line in answer.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
     assert statuses == [200, 401, 200]
+
+
+def test_a_chunked_upload_past_the_memory_buffer_is_stored_whole_and_the_next_request_answered(
+    slow_web: str, session_worker: WorkerProcess, tmp_path: Path
+) -> None:
+    # Given a 300 kB PDF (past the 64 KiB the loop keeps in memory) sent in chunks with an
+    # extension and a trailer, and a request pipelined behind it
+    path = tmp_path / "big.pdf"
+    with pikepdf.new() as pdf:
+        pdf.add_blank_page()
+        pdf.pages[0].Contents = pdf.make_stream(os.urandom(300 * 1024))
+        pdf.save(path, compress_streams=False)
+    data = path.read_bytes()
+    minted = make_key(make_org())
+    parts = [data[i : i + 50_000] for i in range(0, len(data), 50_000)]
+    body = b"".join(b"%x;part=1\r\n%s\r\n" % (len(part), part) for part in parts) + b"0\r\nX-Trailer: 1\r\n\r\n"
+    with socket.create_connection(address(slow_web), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v1/files HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nTransfer-Encoding: chunked\r\n"
+            b"Authorization: Bearer %s\r\n\r\n%sGET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            % (minted.secret.encode(), body)
+        )
+        answer = read_answer(sock, 30)
+
+    statuses = [int(line.split(b" ", 2)[1]) for line in answer.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+    assert statuses == [201, 200]
+    assert StoredFile.objects.get().bytes == len(data)
