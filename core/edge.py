@@ -208,6 +208,8 @@ def write_error(sock: socket.socket, status_int: int, reason: str, mesg: str) ->
 _LINE_LIMIT = 4096
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+# The header fields that frame a request (RFC 9112 6), found in a head as one C-level scan.
+_FRAMING_FIELD = re.compile(rb"\r\n(content-length|transfer-encoding|expect)[ \t]*:([^\r\n]*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -337,6 +339,7 @@ class RequestReader:
             self.complete = self._left == 0
         if used:
             self._store(data[:used] if used < len(data) else data)
+            self.continue_due = False  # the client sends the body already (RFC 9110 10.1.1)
         if self.complete:
             self.leftover = data[used:]
 
@@ -348,7 +351,10 @@ class RequestReader:
             self.started = now
             self.deadline = now + self.limits.head_seconds
         searched = max(0, len(self._head) - 3)
-        self._head += data
+        if self._head:
+            self._head += data
+        else:
+            self._head = bytearray(data)
         end = self._head.find(b"\r\n\r\n", searched)
         if end < 0:
             if len(self._head) > self.limits.head_bytes:
@@ -364,20 +370,19 @@ class RequestReader:
         return rest
 
     def _framing(self, now: float) -> None:
-        lines = bytes(self._head[: self._head_end - 4]).split(b"\r\n")
+        head = bytes(self._head)
+        if b"\r\n " in head or b"\r\n\t" in head:
+            raise Refused(error_answer(400))  # obsolete line folding
         lengths: list[bytes] = []
         codings: list[bytes] = []
         expect = b""
-        for line in lines[1:]:
-            if line[:1] in (b" ", b"\t"):
-                raise Refused(error_answer(400))  # obsolete line folding
-            name, _, value = line.partition(b":")
+        for name, value in _FRAMING_FIELD.findall(head):
             name = name.lower()
             if name == b"content-length":
                 lengths.append(value.strip(b" \t"))
             elif name == b"transfer-encoding":
                 codings.append(value.strip(b" \t").lower())
-            elif name == b"expect":
+            else:
                 expect = value.strip(b" \t").lower()
         if len(lengths) > 1 or (lengths and codings):
             raise Refused(error_answer(400))
@@ -397,7 +402,7 @@ class RequestReader:
             self.complete = True
             return
         self.deadline = now + self.limits.body_seconds
-        self.continue_due = expect == b"100-continue" and not lines[0].endswith(b"HTTP/1.0")
+        self.continue_due = expect == b"100-continue" and not head.split(b"\r\n", 1)[0].endswith(b"HTTP/1.0")
 
     def _reserve(self, size: int) -> None:
         if not self._budget.take(size):
@@ -449,6 +454,10 @@ class RequestReader:
 
     def _store(self, data: bytes) -> None:
         if self._chunked:
+            # Chunk framing costs a few bytes a chunk: raw bytes past twice the largest body are
+            # not an upload.
+            if self._taken + len(data) > 2 * self.limits.body_bytes + _LINE_LIMIT:
+                raise Refused(service_error_answer(body_too_large(self.limits.body_bytes)))
             self._reserve(len(data))
         if self._spill is None and len(self._memory) + len(data) > self.limits.memory_bytes:
             self._spill = tempfile.TemporaryFile(dir=self.limits.spool_dir)  # noqa: SIM115 (closed by `close`)
