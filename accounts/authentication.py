@@ -149,14 +149,16 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The caller's address: the socket peer, or the trusted proxy's forwarded header."""
+    """The caller's address: the socket peer, or the forwarded header when the peer is one of
+    the trusted proxies (anyone else could write any address in it)."""
     header = settings.SVCX_TRUSTED_PROXY_HEADER
-    if header:
+    peer = str(request.META.get("REMOTE_ADDR", ""))
+    if header and ip_allowed(peer, settings.SVCX_TRUSTED_PROXIES):
         value = request.META.get("HTTP_" + header.upper().replace("-", "_"), "")
         hops = [h.strip() for h in value.split(",") if h.strip()]
         if len(hops) >= settings.SVCX_TRUSTED_PROXY_COUNT:
             return hops[-settings.SVCX_TRUSTED_PROXY_COUNT]
-    return str(request.META.get("REMOTE_ADDR", ""))
+    return peer
 
 
 def ip_allowed(address: str, allowlist: list[str]) -> bool:

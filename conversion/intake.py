@@ -23,7 +23,7 @@ from django.http import HttpRequest
 from gunicorn.http.errors import ParseException as HttpParseError
 
 from core.context import context_of
-from core.edge import body_deadline
+from core.edge import body_deadline, body_timeout
 from core.errors import ErrorCode, ServiceError, caller_text
 
 CHUNK = 64 * 1024
@@ -86,13 +86,7 @@ def _deadline_of(request: HttpRequest) -> float:
 
 
 def _timeout() -> ServiceError:
-    seconds = int(settings.SVCX_UPLOAD_DEADLINE_SECONDS)
-    return ServiceError(
-        ErrorCode.REQUEST_TIMEOUT,
-        f"The request body did not arrive within {seconds} seconds. On a slow link, upload once with "
-        "POST /v1/files and convert by file_id.",
-        details={"deadline_seconds": seconds},
-    )
+    return body_timeout(float(settings.SVCX_UPLOAD_DEADLINE_SECONDS))
 
 
 def size_text(size: int) -> str:

@@ -71,6 +71,12 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def trusted_proxies() -> list[str]:
+    """SVCX_TRUSTED_PROXIES: the peers (addresses or networks, comma-separated) whose forwarded
+    headers are believed; read by the settings and by gunicorn's configuration alike."""
+    return env_list("SVCX_TRUSTED_PROXIES", ["127.0.0.1", "::1"])
+
+
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 

@@ -4,17 +4,23 @@ Threads, not processes: a conversion request mostly waits for a Celery worker, s
 process holds many waiting requests, one thread each, instead of one OS process per request.
 """
 
-from core.env import env_int, env_str
+from core.env import env_int, env_str, trusted_proxies
 
 bind = env_str("SVCX_BIND", "127.0.0.1:8000")
 worker_class = "svcx.gunicorn_worker.JsonErrorThreadWorker"
 workers = env_int("WEB_CONCURRENCY", 2, minimum=1)
 threads = env_int("WEB_THREADS", 32, minimum=1)
+# Connections per process: a slow or idle client costs one of these and no thread (the worker's
+# event loop reads whole requests before a thread serves them; see svcx.gunicorn_worker).
+worker_connections = env_int("WEB_MAX_CONNECTIONS", 1000, minimum=1)
 # Longer than the conversion wall-clock limit (120 s by default), so a waiting request is never
 # killed by the web tier before the worker reports a timeout.
 timeout = env_int("WEB_TIMEOUT", 180, minimum=1)
 graceful_timeout = 30
 keepalive = 5
+# X-Forwarded-Proto is believed from these peers only (the proxy in front, deploy/nginx.conf); the
+# application reads the client address under the same rule (accounts.authentication.client_ip).
+forwarded_allow_ips = ",".join(trusted_proxies())
 # The access line is written by the request middleware as JSON, without query strings.
 accesslog = None
 errorlog = "-"

@@ -20,6 +20,7 @@ from core.env import (
     env_required,
     env_str,
     parse_database_url,
+    trusted_proxies,
 )
 from core.redis import reconnecting
 
@@ -275,6 +276,12 @@ SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0
 SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)
 SVCX_FILES_UPLOAD_LIMIT = env_int("SVCX_FILES_UPLOAD_LIMIT", 128 * 1024 * 1024, minimum=1)
 SVCX_UPLOAD_DEADLINE_SECONDS = env_duration("SVCX_UPLOAD_DEADLINE", "20s")
+# The web worker's event loop reads each request whole before a thread serves it: the request
+# line and headers must arrive within this of their first byte (408 otherwise), and all the
+# bodies one web process holds meanwhile (memory and unlinked temporary files) within this many
+# bytes (503 `overloaded` beyond).
+SVCX_HEADER_DEADLINE_SECONDS = env_duration("SVCX_HEADER_DEADLINE", "10s")
+SVCX_EDGE_BUFFER_BYTES = env_int("SVCX_EDGE_BUFFER_BYTES", 1024**3, minimum=1024 * 1024)
 # Request bodies are spooled here, on this host only: what a worker needs goes through the store.
 SVCX_SPOOL_DIR = Path(env_str("SVCX_SPOOL_DIR", str(VAR_DIR / "spool")))
 SVCX_SPOOL_DIR.mkdir(parents=True, exist_ok=True)
@@ -362,8 +369,11 @@ SVCX_STORAGE_QUOTA_BYTES = env_int("SVCX_STORAGE_QUOTA_BYTES", 1024**3, minimum=
 
 # Client address: the socket peer, unless a trusted proxy in front sets this header (for example
 # X-Forwarded-For); then the address that many hops from the right of the header is used.
+# The header is believed only on a connection from one of SVCX_TRUSTED_PROXIES (addresses or
+# networks; gunicorn reads the same list for X-Forwarded-Proto, see svcx/gunicorn_conf.py).
 SVCX_TRUSTED_PROXY_HEADER = env_str("SVCX_TRUSTED_PROXY_HEADER", "")
 SVCX_TRUSTED_PROXY_COUNT = env_int("SVCX_TRUSTED_PROXY_COUNT", 1, minimum=1)
+SVCX_TRUSTED_PROXIES = trusted_proxies()
 
 # TLS. The service answers over TLS itself (gunicorn with a certificate) or behind a proxy that
 # terminates it; such a proxy must set this header (nginx: X-Forwarded-Proto $scheme), overwriting

@@ -36,7 +36,8 @@ SCENARIOS: list[tuple[str, str, Callable[[Suite], HostileResult]]] = []
 
 # The scenarios, in the order the suite runs them (each module: `from bench.hostile import x`, then
 # `SCENARIOS.append(("x", "what it does", x.run))`).
-from bench.hostile import bombs, fair_share  # noqa: E402  (each scenario module uses HostileResult above)
+from bench.hostile import bombs, fair_share, slow_clients  # noqa: E402  (they use HostileResult above)
 
+SCENARIOS.append(("slow_clients", "500 trickling connections vs health and conversions", slow_clients.run))
 SCENARIOS.append(("bombs", "decompression bombs: 1 GiB content and form XObject, 256 MiB CMap", bombs.run))
 SCENARIOS.append(("fair_share", "one organization floods the worker pool with long conversions", fair_share.run))

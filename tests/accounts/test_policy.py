@@ -92,6 +92,17 @@ def test_forwarded_header_is_believed_only_when_configured(client: Client, setti
     assert client.get("/v1/test/whoami", **forwarded, **bearer(minted.secret)).status_code == 200
 
 
+def test_forwarded_header_is_believed_only_from_a_trusted_proxy(client: Client, settings: Any) -> None:
+    minted = make_key(make_org(), ip_allowlist=["203.0.113.5/32"])
+    settings.SVCX_TRUSTED_PROXY_HEADER = "X-Forwarded-For"
+    settings.SVCX_TRUSTED_PROXIES = ["10.0.0.0/24"]
+    spoofed = {"HTTP_X_FORWARDED_FOR": "203.0.113.5", "REMOTE_ADDR": "198.51.100.7"}
+    proxied = {"HTTP_X_FORWARDED_FOR": "203.0.113.5", "REMOTE_ADDR": "10.0.0.9"}
+
+    assert client.get("/v1/test/whoami", **spoofed, **bearer(minted.secret)).status_code == 403
+    assert client.get("/v1/test/whoami", **proxied, **bearer(minted.secret)).status_code == 200
+
+
 def test_allowlist_entries_are_validated() -> None:
     with pytest.raises(services.AccountError):
         make_key(make_org(), ip_allowlist=["not-an-ip"])
