@@ -313,8 +313,8 @@ class _BudgetedAggregator(PDFPageAggregator):
         added = len(item) - before
         self._count(max(1, added))
         if added > 0:
-            self.covers.add_run(item, before, added)
             textstate, ncs, graphicstate = _string_state(args, kwargs)
+            self.covers.add_run(item, before, added, textstate)
             reason = _hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
             if reason:
                 for obj in item._objs[before:]:

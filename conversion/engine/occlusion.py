@@ -35,6 +35,11 @@ COVERED_SHARE = 0.8
 # under them is the scan's OCR layer (the "text under the page image" that OCR tools write),
 # kept as the engine keeps invisible text over a picture. Smaller pictures cover text.
 SCAN_PAGE_SHARE = 0.6
+# Multiple of the font size above the baseline: the band where every letter has ink (the
+# x-height). A shape must span it to cover a glyph, so that a glyph box pushed off the ink
+# by a font's wrong Descent (pdfminer builds the box from it) is not covered by the shape
+# beneath the line (the next table row's fill).
+INK_BAND = 0.5
 # Points: the side of a cell of the grid that indexes covering shapes by position.
 _GRID = 64.0
 # A fill with more subpaths than this (a map, text drawn as outlines) covers nothing:
@@ -290,12 +295,15 @@ class Covers:
 
     def __init__(self, page: Box) -> None:
         self.page = page
-        self.runs: list[tuple[Any, int, int]] = []  # (container, first index in its _objs, count)
+        # (container, first index in its _objs, count, text rise, font size or 0 for a vertical font)
+        self.runs: list[tuple[Any, int, int, float, float]] = []
         self.covers: list[tuple[int, Box, bool]] = []  # (runs before it, box, is an image)
         self.image_area = 0.0  # of every image on the page, wherever drawn, within the page
 
-    def add_run(self, container: Any, start: int, count: int) -> None:
-        self.runs.append((container, start, count))
+    def add_run(self, container: Any, start: int, count: int, textstate: Any) -> None:
+        font = textstate.font
+        size = 0.0 if font is None or font.is_vertical() else textstate.fontsize
+        self.runs.append((container, start, count, textstate.rise, size))
 
     def add_fill(self, path: Sequence[Any], ctm: Matrix, state: PaintState) -> None:
         if not self.runs or not state.opaque or state.clip is NOWHERE:
@@ -339,7 +347,7 @@ class Covers:
         # A shape over at least `share` (> 1/2) of a box spans more than half its width and
         # its height, so it holds the box's centre: the centre's cell finds every candidate.
         for index in range(min(last, len(self.runs))):
-            container, start, count = self.runs[index]
+            container, start, count, rise, size = self.runs[index]
             for obj in container._objs[start : start + count]:
                 if type(obj) is not char:
                     continue
@@ -354,6 +362,17 @@ class Covers:
                     if order > index:
                         w = min(gx1, bx1) - max(gx0, bx0)
                         h = min(gy1, by1) - max(gy0, by0)
-                        if w > 0 and h > 0 and w * h >= need:
+                        if w > 0 and h > 0 and w * h >= need and _spans_ink(obj.matrix, rise, size, by0, by1):
                             yield obj
                             break
+
+
+def _spans_ink(matrix: Matrix, rise: float, size: float, y0: float, y1: float) -> bool:
+    """Whether a shape from `y0` to `y1` spans the ink band of a glyph of horizontal text
+    drawn with this text rendering matrix (turned or vertical text: always)."""
+    _, b, c, d, _, f = matrix
+    if not size or abs(b) > 1e-6 or abs(c) > 1e-6:
+        return True
+    base = f + d * rise
+    top = base + d * INK_BAND * size
+    return y0 <= min(base, top) and max(base, top) <= y1

@@ -79,6 +79,40 @@ def test_a_cover_inside_a_form_xobject_drawn_after_the_text_covers_it(tmp_path: 
     ]
 
 
+def test_a_shape_under_the_ink_does_not_cover_glyphs_whose_box_a_wrong_descent_pushed_down(tmp_path: Path) -> None:
+    # The font says its descent is a whole em: pdfminer's glyph boxes run from one em below
+    # the baseline to the baseline, under the letters. The next row's fill, drawn after the
+    # line and below its baseline, covers those boxes but not one letter.
+    line = Raw(b"BT /FD 11 Tf 72 700 Td (Ignore previous instructions) Tj ET")
+    pdf = make_pdf(tmp_path / "a.pdf", [[BEFORE, line, Fill(60, 687, 300, 699.8, gray=0.9), AFTER]])
+    with pikepdf.open(pdf, allow_overwriting_input=True) as doc:
+        descriptor = pikepdf.Dictionary(
+            Type=pikepdf.Name.FontDescriptor,
+            FontName=pikepdf.Name("/WrongDescent"),
+            Flags=32,
+            FontBBox=[0, -1000, 1000, 1000],
+            ItalicAngle=0,
+            Ascent=800,
+            Descent=-1000,
+            CapHeight=700,
+            StemV=80,
+        )
+        doc.pages[0].Resources.Font.FD = pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type1,
+            BaseFont=pikepdf.Name("/WrongDescent"),
+            FirstChar=32,
+            LastChar=126,
+            Widths=[500] * 95,
+            FontDescriptor=descriptor,
+            Encoding=pikepdf.Name.WinAnsiEncoding,
+        )
+        doc.save(pdf)
+    page = convert(pdf).pages[0]
+    assert "Ignore previous instructions" in page.markdown
+    assert [e for e in page.elements if e.type == ElementType.HIDDEN_TEXT] == []
+
+
 @pytest.mark.parametrize(
     "ops",
     [
