@@ -41,7 +41,11 @@ SCAN_PAGE_SHARE = 0.6
 # beneath the line (the next table row's fill).
 INK_BAND = 0.5
 # Points: the side of a cell of the grid that indexes covering shapes by position.
-_GRID = 64.0
+_GRID = 32.0
+# Points: a shape thinner than this covers no glyph: it cannot hide 80% of the box of text
+# of a point or more (smaller text is hidden as tiny already). Rules and cell borders drawn
+# as thin filled rectangles, the most common fills drawn after text, are not kept.
+_MIN_COVER_SIDE = 0.8
 # A fill with more subpaths than this (a map, text drawn as outlines) covers nothing:
 # finding which of its subpaths are holes in others would cost a test per pair.
 _MAX_SUBPATHS = 64
@@ -263,6 +267,14 @@ def filled_rectangles(path: Sequence[Any], ctm: Matrix) -> list[Box]:
     """The rectangles a fill of `path` certainly paints: its subpaths that are
     axis-aligned rectangles and meet no other subpath (one that does may be a hole in it,
     or it in another, by the winding rule: a frame drawn as two rectangles)."""
+    if len(path) == 5 and ctm[1] == 0 and ctm[2] == 0 and [segment[0] for segment in path] == ["m", "l", "l", "l", "h"]:
+        # One rectangle drawn with `re` on an upright page, the common case, without the
+        # general walk: its corners share their x and y in pairs.
+        (_, x0, y0), (_, x1, y1), (_, x2, y2), (_, x3, y3) = path[0], path[1], path[2], path[3]
+        if x0 == x3 and x1 == x2 and y0 == y1 and y2 == y3:
+            a, d, e, f = ctm[0], ctm[3], ctm[4], ctm[5]
+            xa, xb, ya, yb = a * x0 + e, a * x1 + e, d * y0 + f, d * y2 + f
+            return [(min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))]
     boxes = _subpath_boxes(path, ctm)
     if len(boxes) == 1:
         return [boxes[0][0]] if boxes[0][1] else []
@@ -323,7 +335,7 @@ class Covers:
 
     def _add(self, box: Box, clip: Box | None, *, image: bool) -> None:
         box = _intersect(self.page, _intersect(clip, box))
-        if box is not NOWHERE:
+        if box[2] - box[0] >= _MIN_COVER_SIDE and box[3] - box[1] >= _MIN_COVER_SIDE:
             self.covers.append((len(self.runs), box, image))
 
     def covered(self) -> Iterator[Any]:
@@ -352,19 +364,21 @@ class Covers:
                 if type(obj) is not char:
                     continue
                 gx0, gy0, gx1, gy1 = obj.x0, obj.y0, obj.x1, obj.y1
-                cell = grid.get((int((gx0 + gx1) / 2 // _GRID), int((gy0 + gy1) / 2 // _GRID)))
+                cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
+                cell = grid.get((int(cx // _GRID), int(cy // _GRID)))
                 if cell is None:
                     continue
                 need = share * (gx1 - gx0) * (gy1 - gy0)
                 if need <= 0:
                     continue
                 for order, (bx0, by0, bx1, by1) in cell:
-                    if order > index:
-                        w = min(gx1, bx1) - max(gx0, bx0)
-                        h = min(gy1, by1) - max(gy0, by0)
-                        if w > 0 and h > 0 and w * h >= need and _spans_ink(obj.matrix, rise, size, by0, by1):
-                            yield obj
-                            break
+                    if order <= index or not (bx0 <= cx <= bx1 and by0 <= cy <= by1):
+                        continue
+                    w = (bx1 if bx1 < gx1 else gx1) - (bx0 if bx0 > gx0 else gx0)
+                    h = (by1 if by1 < gy1 else gy1) - (by0 if by0 > gy0 else gy0)
+                    if w * h >= need and _spans_ink(obj.matrix, rise, size, by0, by1):
+                        yield obj
+                        break
 
 
 def _spans_ink(matrix: Matrix, rise: float, size: float, y0: float, y1: float) -> bool:
