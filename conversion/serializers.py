@@ -8,7 +8,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversion.engine.elements import ElementType
-from conversion.engine.layout import HIDDEN_BACKGROUND, HIDDEN_INVISIBLE, HIDDEN_OFF_PAGE, HIDDEN_TINY
+from conversion.engine.layout import (
+    HIDDEN_BACKGROUND,
+    HIDDEN_COVERED,
+    HIDDEN_INVISIBLE,
+    HIDDEN_OFF_PAGE,
+    HIDDEN_TINY,
+)
 from core.serializers import (
     ConstantField,
     ListEnvelopeSerializer,
@@ -58,11 +64,11 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
         required=False, help_text="Figures: the index, in this page's elements, of the figure's caption."
     )
     reason = serializers.ChoiceField(
-        choices=[HIDDEN_INVISIBLE, HIDDEN_BACKGROUND, HIDDEN_OFF_PAGE, HIDDEN_TINY],
+        choices=[HIDDEN_INVISIBLE, HIDDEN_BACKGROUND, HIDDEN_OFF_PAGE, HIDDEN_TINY, HIDDEN_COVERED],
         required=False,
         help_text=(
             "Hidden text: why a reader cannot see it (invisible render mode, the background's colour, outside "
-            "the page, smaller than one point)."
+            "the page, smaller than one point, covered by an opaque shape or picture drawn over it)."
         ),
     )
 
@@ -177,7 +183,7 @@ class PageSampleSerializer(OutputSerializer):
         child=serializers.IntegerField(),
         help_text=(
             "Lines of text on the page that a reader cannot see, by reason (invisible, background_color, "
-            "off_page, tiny): left out of `sample` and of conversions. Empty when there are none."
+            "off_page, tiny, covered): left out of `sample` and of conversions. Empty when there are none."
         ),
     )
     has_text_layer = serializers.BooleanField()

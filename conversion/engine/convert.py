@@ -28,6 +28,7 @@ from .elements import Element, elements_size
 from .errors import OUT_OF_MEMORY, EngineError, foreign
 from .layout import (
     HIDDEN_BACKGROUND,
+    HIDDEN_COVERED,
     HIDDEN_INVISIBLE,
     HIDDEN_OFF_PAGE,
     HIDDEN_TINY,
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.6.0"
+ENGINE_VERSION: str = "1.7.0"
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -443,6 +444,7 @@ _HIDDEN_REASONS = {
     HIDDEN_BACKGROUND: "in the background colour",
     HIDDEN_OFF_PAGE: "outside the page",
     HIDDEN_TINY: "smaller than one point",
+    HIDDEN_COVERED: "covered by a shape or picture drawn over it",
 }
 
 

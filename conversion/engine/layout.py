@@ -31,11 +31,13 @@ from pdfminer.layout import (
     LTTextLineVertical,
 )
 from pdfminer.pdffont import PDFFont
-from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+from pdfminer.pdfinterp import PDFGraphicState, PDFResourceManager
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
-from pdfminer.utils import mult_matrix
+from pdfminer.utils import Matrix, mult_matrix
+
+from .occlusion import CoveringInterpreter, Covers, PaintState
 
 from .limits import LIMITS, PageAborted, decode_budget
 
@@ -118,6 +120,7 @@ HIDDEN_INVISIBLE = "invisible"  # text render mode 3 or 7 (neither filled nor st
 HIDDEN_BACKGROUND = "background_color"  # set in white where nothing dark lies beneath
 HIDDEN_OFF_PAGE = "off_page"  # outside the visible area of the page
 HIDDEN_TINY = "tiny"  # smaller than one point
+HIDDEN_COVERED = "covered"  # under an opaque fill or picture drawn after it (occlusion.py)
 _TINY_SIZE = 1.0
 
 
@@ -266,12 +269,16 @@ class _BudgetedAggregator(PDFPageAggregator):
         self._next_poll = _POLL_EVERY
         self.started = 0.0
         self._turned_text = False
-        # id() of each glyph object drawn invisible or in white, with the reason; empty on
-        # most pages, so the glyph loop looks nothing up there.
+        # id() of each glyph object drawn invisible, in white or under a later shape, with
+        # the reason; empty on most pages, so the glyph loop looks nothing up there.
         self.hidden: dict[int, str] = {}
+        self.covers = Covers((0.0, 0.0, 0.0, 0.0))
+        self._optional: list[bool] = []  # marked content open, and whether it is optional content
+        self._painting = False
 
     def begin_page(self, page: PDFPage, ctm: Any) -> None:
         self.hidden = {}
+        self._optional = []
         self.objects = 0
         self._next_poll = _POLL_EVERY
         self.started = time.monotonic()
@@ -279,8 +286,11 @@ class _BudgetedAggregator(PDFPageAggregator):
         super().begin_page(page, ctm)
         assert isinstance(self.cur_item, LTPage)
         self.cur_item = _LinesPage(self.cur_item.pageid, self.cur_item.bbox)
+        self.covers = Covers(self.cur_item.bbox)
 
     def end_page(self, page: PDFPage) -> None:
+        for obj in self.covers.covered():
+            self.hidden[id(obj)] = HIDDEN_COVERED
         # Looking for vertical lines costs a test per pair of glyphs; only pages with
         # vertical fonts or rotated text can have them.
         assert self.laparams is not None
@@ -315,18 +325,47 @@ class _BudgetedAggregator(PDFPageAggregator):
         self._count(max(1, added))
         if added > 0:
             textstate, ncs, graphicstate = _string_state(args, kwargs)
+            self.covers.add_run(item, before, added, textstate)
             reason = _hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
             if reason:
                 for obj in item._objs[before:]:
                     self.hidden[id(obj)] = reason
 
-    def paint_path(self, *args: Any, **kwargs: Any) -> None:
+    def paint_path(self, gstate: PDFGraphicState, stroke: bool, fill: bool, evenodd: bool, path: Sequence[Any]) -> None:
         self._count(1)
-        super().paint_path(*args, **kwargs)
+        if self._painting:
+            # pdfminer paints a path of several subpaths one subpath at a time, through this
+            # method: the covers were taken from the whole path (a subpath may be a hole).
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+            return
+        if fill and isinstance(gstate, PaintState) and not any(self._optional) and not _patterned(gstate):
+            self.covers.add_fill(path, self.ctm, gstate)
+        self._painting = True
+        try:
+            super().paint_path(gstate, stroke, fill, evenodd, path)
+        finally:
+            self._painting = False
+
+    def paint_image(self, stream: Any, state: PaintState, ctm: Matrix) -> None:
+        """An image is painted (told by `CoveringInterpreter`, before pdfminer lays it out)."""
+        # Optional content may be switched off: what it paints covers nothing.
+        self.covers.add_image(stream, ctm, None if any(self._optional) else state)
+
+    def begin_tag(self, tag: PSLiteral, props: Any = None) -> None:
+        self._optional.append(getattr(tag, "name", None) == "OC")
+
+    def end_tag(self) -> None:
+        if self._optional:
+            self._optional.pop()
 
     def begin_figure(self, *args: Any, **kwargs: Any) -> None:
         self._count(1)
         super().begin_figure(*args, **kwargs)
+
+
+def _patterned(state: PDFGraphicState) -> bool:
+    """Whether fills paint a pattern (which may leave parts of the shape unpainted)."""
+    return getattr(state.ncs, "name", "") == "Pattern"
 
 
 def _string_state(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -369,7 +408,7 @@ class PageParser:
         # order replaces it. all_texts makes text inside form XObjects count as text.
         self._laparams = LAParams(boxes_flow=None, all_texts=True, detect_vertical=True)
         self._device = _BudgetedAggregator(self._rsrcmgr, self._laparams, should_stop)
-        self._interpreter = PDFPageInterpreter(self._rsrcmgr, self._device)
+        self._interpreter = CoveringInterpreter(self._rsrcmgr, self._device)
 
     def parse(self, page: PDFPage, number: int) -> PageModel:
         """Lay out `page` and return its model.

@@ -65,26 +65,42 @@ class Runs:
 
 @dataclass(frozen=True)
 class Fill:
-    """A rectangle filled with a gray (0 black, 1 white)."""
+    """A rectangle filled with a gray (0 black, 1 white), in one of the graphics states of
+    `STATES` ("" for the default: opaque)."""
 
     x0: float
     y0: float
     x1: float
     y1: float
     gray: float = 0.2
+    state: str = ""
+
+
+# Graphics states a Fill may name: half transparent, multiplied onto what lies beneath (as
+# highlighters are), painted through a soft mask.
+STATES = ("half", "multiply", "softmask")
 
 
 @dataclass(frozen=True)
 class Image:
-    """A small gray image drawn to fill the rectangle (a scan, a photograph)."""
+    """A small gray image drawn to fill the rectangle (a scan, a photograph); with
+    `smask`, one whose soft mask makes parts of it transparent."""
 
     x0: float
     y0: float
     x1: float
     y1: float
+    smask: bool = False
 
 
-Op = Text | Rule | Runs | Box | Fill | Image
+@dataclass(frozen=True)
+class Raw:
+    """Content stream operators written as they are."""
+
+    operators: bytes
+
+
+Op = Text | Rule | Runs | Box | Fill | Image | Raw
 
 
 # "H": a simple font whose codes are cp1255 (ASCII, and the Hebrew letters at 0xE0-0xFA),
@@ -129,9 +145,13 @@ def content(ops: list[Op]) -> bytes:
                 shown = b"q %g g %d Tr %s Q" % (op.gray, op.render, shown)
             parts.append(shown)
         elif isinstance(op, Fill):
-            parts.append(b"q %g g %g %g %g %g re f Q" % (op.gray, op.x0, op.y0, op.x1 - op.x0, op.y1 - op.y0))
+            state = b"/GS%s gs " % op.state.encode() if op.state else b""
+            parts.append(b"q %s%g g %g %g %g %g re f Q" % (state, op.gray, op.x0, op.y0, op.x1 - op.x0, op.y1 - op.y0))
         elif isinstance(op, Image):
-            parts.append(b"q %g 0 0 %g %g %g cm /Im0 Do Q" % (op.x1 - op.x0, op.y1 - op.y0, op.x0, op.y0))
+            name = b"/Im1" if op.smask else b"/Im0"
+            parts.append(b"q %g 0 0 %g %g %g cm %s Do Q" % (op.x1 - op.x0, op.y1 - op.y0, op.x0, op.y0, name))
+        elif isinstance(op, Raw):
+            parts.append(op.operators)
         elif isinstance(op, Runs):
             body = b" ".join(
                 b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text, font)) for font, text in op.runs
@@ -177,6 +197,20 @@ endcmap CMapName currentdict /CMap defineresource pop end end"""
     )
 
 
+def _gray_image(pdf: pikepdf.Pdf, data: bytes, **extra: object) -> pikepdf.Stream:
+    """An 8 x 8 gray image XObject."""
+    return pdf.make_stream(
+        data,
+        Type=pikepdf.Name.XObject,
+        Subtype=pikepdf.Name.Image,
+        Width=8,
+        Height=8,
+        ColorSpace=pikepdf.Name.DeviceGray,
+        BitsPerComponent=8,
+        **extra,
+    )
+
+
 def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     pdf = pikepdf.new()
     fonts = pikepdf.Dictionary(
@@ -205,21 +239,31 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
             ToUnicode=pdf.make_stream(_HEBREW_TO_UNICODE),
         )
     )
-    image = pdf.make_stream(
-        bytes(range(0, 256, 4)),
+    image = _gray_image(pdf, bytes(range(0, 256, 4)))
+    # The same picture with a soft mask of stripes: every other column transparent.
+    masked = _gray_image(pdf, bytes(range(0, 256, 4)), SMask=_gray_image(pdf, bytes([0, 255] * 32)))
+    luminosity = pdf.make_stream(
+        b"0.5 g 0 0 612 792 re f",
         Type=pikepdf.Name.XObject,
-        Subtype=pikepdf.Name.Image,
-        Width=8,
-        Height=8,
-        ColorSpace=pikepdf.Name.DeviceGray,
-        BitsPerComponent=8,
+        Subtype=pikepdf.Name.Form,
+        BBox=[0, 0, WIDTH, HEIGHT],
+        Group=pikepdf.Dictionary(S=pikepdf.Name.Transparency, CS=pikepdf.Name.DeviceGray),
+    )
+    states = pikepdf.Dictionary(
+        GShalf=pikepdf.Dictionary(Type=pikepdf.Name.ExtGState, ca=0.5),
+        GSmultiply=pikepdf.Dictionary(Type=pikepdf.Name.ExtGState, BM=pikepdf.Name.Multiply),
+        GSsoftmask=pikepdf.Dictionary(
+            Type=pikepdf.Name.ExtGState, SMask=pikepdf.Dictionary(S=pikepdf.Name.Luminosity, G=luminosity)
+        ),
     )
     for ops in pages:
         page = pikepdf.Page(
             pikepdf.Dictionary(
                 Type=pikepdf.Name.Page,
                 MediaBox=[0, 0, WIDTH, HEIGHT],
-                Resources=pikepdf.Dictionary(Font=fonts, XObject=pikepdf.Dictionary(Im0=image)),
+                Resources=pikepdf.Dictionary(
+                    Font=fonts, XObject=pikepdf.Dictionary(Im0=image, Im1=masked), ExtGState=states
+                ),
                 Contents=pdf.make_stream(content(ops)),
             )
         )
