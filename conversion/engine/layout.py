@@ -37,9 +37,8 @@ from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
 from pdfminer.utils import Matrix, mult_matrix
 
-from .occlusion import CoveringInterpreter, Covers, PaintState
-
 from .limits import LIMITS, PageAborted, decode_budget
+from .occlusion import CoveringInterpreter, Covers, PaintState
 
 __all__ = [
     "BOLD",
