@@ -272,6 +272,11 @@ def _document_too_complex(reason: str) -> EngineError:
     )
 
 
+def _over_budget(exc: StreamTooLarge | MemoryError) -> EngineError:
+    """document_too_complex for a stream past its decode budget or a job past its memory ceiling."""
+    return _document_too_complex(exc.reason if isinstance(exc, StreamTooLarge) else OUT_OF_MEMORY)
+
+
 def _iter_models(
     opened: OpenedDocument,
     selected: Sequence[int],
@@ -303,10 +308,8 @@ def _iter_models(
                 "pdf_too_complex",
                 "The PDF's page tree is nested too deeply to be parsed. Re-export or simplify the document.",
             ) from None
-        except StreamTooLarge as exc:
-            raise _document_too_complex(exc.reason) from None
-        except MemoryError:
-            raise _document_too_complex(OUT_OF_MEMORY) from None
+        except (StreamTooLarge, MemoryError) as exc:
+            raise _over_budget(exc) from None
         except Exception as exc:
             if foreign(exc):
                 raise
@@ -399,10 +402,8 @@ def _samples(
         return samples
     except EngineError:
         raise
-    except StreamTooLarge as exc:
-        raise _document_too_complex(exc.reason) from None
-    except MemoryError:
-        raise _document_too_complex(OUT_OF_MEMORY) from None
+    except (StreamTooLarge, MemoryError) as exc:
+        raise _over_budget(exc) from None
     except Exception as exc:
         if foreign(exc):
             raise
