@@ -18,6 +18,7 @@ import sys
 
 from bench.paths import ANCHOR_REQUIREMENTS, BENCH_PYTHON, BENCH_VENV
 from bench.quality.run import PYTHON_FOR
+from bench.real.sets import FAMILIES, FOLDS
 
 
 def setup() -> int:
@@ -64,15 +65,24 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("cases", nargs="*", help="case names (default: all in bench/quality/cases)")
     sub.add_parser("quality-report", help="re-render quality.md from quality.json")
 
-    r = sub.add_parser("real", help="quality benchmark on real documents (docx set, docling references)")
+    r = sub.add_parser("real", help="quality benchmark on documents others wrote (docx, docling references, authored)")
     r.add_argument("--systems", nargs="+", default=["engine", "markitdown", "pymupdf4llm"], choices=list(PYTHON_FOR))
-    r.add_argument("--sets", nargs="+", default=["docx", "docling"], choices=["docx", "docling"])
+    r.add_argument(
+        "--sets",
+        nargs="+",
+        default=["docx", "docling", "authored"],
+        choices=["docx", "docling", "authored", *(f"authored-{f}" for f in FAMILIES)],
+    )
+    r.add_argument(
+        "--fold", default="all", choices=["all", *FOLDS], help="only the sources tuned on, or only those held out"
+    )
     r.add_argument("--jobs", type=int, default=1, help="conversions run at once (default 1)")
     r.add_argument(
         "--timeout", type=float, help="seconds per conversion (default: the service's SVCX_CONVERSION_TIME_LIMIT)"
     )
     r.add_argument("documents", nargs="*", help="document names (default: all of the sets)")
-    sub.add_parser("real-report", help="re-render real.md from real.json")
+    rr = sub.add_parser("real-report", help="re-render real.md from real.json")
+    rr.add_argument("--partial", action="store_true", help="real-partial.md from real-partial.json")
 
     s = sub.add_parser("speed", help="speed benchmark on the real corpus")
     s.add_argument("--repeat", type=int, default=1, help="runs per file and system; the fastest counts")
@@ -125,11 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "real":
         from bench.real.run import run as run_real
 
-        return run_real(args.systems, args.sets, args.documents, args.jobs, args.timeout, argv)
+        return run_real(args.systems, args.sets, args.documents, args.jobs, args.timeout, argv, args.fold)
     if args.command == "real-report":
         from bench.real.run import rerender as rerender_real
 
-        return rerender_real()
+        return rerender_real("real-partial" if args.partial else "real")
     if args.command == "faults":
         from bench.faults import run as run_faults
 

@@ -24,4 +24,6 @@ CORPUS_DIR = Path(os.environ.get("SVCX_CORPUS", REPO_DIR.parent / "shared" / "co
 # The real-document bench (``python -m bench real``): Word documents rendered by LibreOffice
 # with their authored structure, and the docling references of the real corpus.
 DOCX_CORPUS_DIR = Path(os.environ.get("SVCX_DOCX_CORPUS", REPO_DIR.parent / "shared" / "corpus" / "docx"))
+# Documents written by people, printed by LibreOffice or Chromium, with exact references.
+AUTHORED_CORPUS_DIR = Path(os.environ.get("SVCX_AUTHORED_CORPUS", REPO_DIR.parent / "shared" / "corpus" / "authored"))
 REAL_CACHE = CACHE_DIR / "real"

@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         bad = {k: v for k, v in own.items() if v.hit != v.total}
         if bad:  # the reference scored against itself must be perfect, or the scorer is wrong
             raise SystemExit(f"scorer self-check failed on {doc['id']}: {bad}")
-        row: dict[str, object] = {"set": doc["set"], "name": doc["name"]}
+        row: dict[str, object] = {"set": doc["set"], "name": doc["name"], "fold": doc.get("fold", "tune")}
         for system in plan["systems"]:
             run_log = out_dir / system / f"{doc['id']}.json"
             run: dict[str, Any] = (
@@ -345,7 +345,15 @@ def main(argv: list[str] | None = None) -> int:
     for set_name in dict.fromkeys(d["set"] for d in plan["documents"]):
         in_set = [d for d in documents.values() if d["set"] == set_name]
         sets[set_name] = {s: summarise([d[s] for d in in_set]) for s in plan["systems"]}  # type: ignore[misc]
-    Path(args.out).write_text(json.dumps({"sets": sets, "documents": documents}, ensure_ascii=False, indent=1))
+    # The same per fold (the sources tuned on, and those held out of tuning).
+    folds: dict[str, dict[str, dict[str, object]]] = {}
+    for set_name in sets:
+        for fold in ("tune", "held"):
+            in_fold = [d for d in documents.values() if d["set"] == set_name and d["fold"] == fold]
+            if in_fold:
+                folds.setdefault(set_name, {})[fold] = {s: summarise([d[s] for d in in_fold]) for s in plan["systems"]}  # type: ignore[misc]
+    out = {"sets": sets, "folds": folds, "documents": documents}
+    Path(args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1))
     return 0
 
 
