@@ -21,6 +21,8 @@ _WRAPPED_FRACTION = 0.5
 # Lines of one paragraph follow each other at most this many of their font sizes apart
 # (leading), in the same size.
 _PARAGRAPH_LEADING_EMS = 0.8
+# ... and start at most this many of their font sizes apart across (a first-line indent).
+_INDENT_EMS = 2.0
 # Cuts nested at most this deep (columns within columns): a bound on the work per page.
 _MAX_CUTS = 4
 
@@ -34,8 +36,8 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
     """x of a gutter between text columns in `items`, or None.
 
     A gutter is an interior strip crossed by few items, with enough lines on both sides
-    that overlap vertically, and with left-side lines that mostly run up to it (prose,
-    not a label column).
+    that overlap vertically, and with left-side lines that mostly run up to it, or
+    whose paragraphs wrap at it (prose, not a label column; code and headings beside).
     """
     lines = [it for it in items if isinstance(it, Line)]
     if len(lines) < 6:
@@ -90,15 +92,16 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
         m = k
         while m < j and cover[m] == least:
             m += 1
-        gutter = _gutter_between(lines, xmin + k * step, xmin + m * step, page_width)
+        centre = xmin + (k + m) / 2 * step
+        gutter = _gutter_between(lines, xmin + i * step, centre, page_width)
         if gutter is not None:
             return gutter
     return None
 
 
-def _gutter_between(lines: list[Line], gx0: float, gx1: float, page_width: float) -> float | None:
-    """The centre of the strip gx0..gx1 if it parts two columns of text, else None."""
-    gc = (gx0 + gx1) / 2
+def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float) -> float | None:
+    """`gc` if the strip from gx0 (where the left column's ragged edge begins) to past
+    gc (its emptiest part) parts two columns of text, else None."""
     left = [ln for ln in lines if ln.x1 <= gc]
     right = [ln for ln in lines if ln.x0 >= gc]
     if len(left) < 3 or len(right) < 3:
@@ -134,13 +137,14 @@ def _wrapped_at(side: list[Line], edge: float) -> bool:
     continued = 0
     wrapped = 0
     for k, ln in enumerate(body):
-        below = next((b for b in body[k + 1 :] if b.top >= ln.bottom - 0.3 * ln.height and b.x0 < ln.x1), None)
-        if (
-            below is None
-            or below.size != ln.size
-            or below.top - ln.bottom > _PARAGRAPH_LEADING_EMS * ln.size
-            or abs(below.x0 - ln.x0) > 2 * ln.size
-        ):
+        below = None
+        for b in body[k + 1 :]:
+            if b.top - ln.bottom > _PARAGRAPH_LEADING_EMS * ln.size:
+                break  # sorted by top: nothing further down is close enough
+            if b.top >= ln.bottom - 0.3 * ln.height and b.x0 < ln.x1:
+                below = b
+                break
+        if below is None or below.size != ln.size or abs(below.x0 - ln.x0) > _INDENT_EMS * ln.size:
             continue
         continued += 1
         wrapped += ln.x1 >= edge
