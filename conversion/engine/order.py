@@ -277,10 +277,9 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: boo
 
     A recursive cut along the page's whitespace: the region's gutter splits it into
     columns, read one after the other between the items that span the gutter (titles,
-    tables, figures, full-width paragraphs), which stay in place; each column and each
-    run of spanning items is a region of its own, cut again (a column may hold columns,
-    and a full-width part columns of other widths). `rtl` reads columns from the right;
-    None tells it from the text of each band.
+    tables, figures, full-width paragraphs), which stay in place; each column is a region
+    of its own, cut again (a column may hold columns). `rtl` reads columns from the
+    right; None tells it from the text of each band.
     """
     if not items:
         return []
@@ -290,11 +289,6 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: boo
     spanning = sorted((it for it in items if it.x0 < gutter < it.x1), key=lambda it: it.top)
     rest = [it for it in items if not (it.x0 < gutter < it.x1)]
     segments: list[list[Item]] = []
-
-    def flush(run: list[Item]) -> None:
-        # A run of spanning items may itself be set in columns of another width.
-        segments.extend(reading_order(run, page_width, depth + 1, rtl) if len(run) > 1 else [run])
-
     # Bands run from one spanning item's top to the next one's, so every item lands in
     # exactly one band and nothing is lost beside a spanning line.
     band_top = -math.inf
@@ -304,7 +298,7 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: boo
         band = [it for it in rest if band_top <= (it.top + it.bottom) / 2 < band_bottom]
         if band:
             if pending:
-                flush(pending)
+                segments.append(_in_rows(pending))
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
@@ -318,7 +312,7 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: boo
             pending.append(sp)
             band_top = sp.top
     if pending:
-        flush(pending)
+        segments.append(_in_rows(pending))
     return segments
 
 
