@@ -8,11 +8,23 @@ from collections import Counter
 
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
-from .layout import BOLD, Line, compat_text, is_rtl, visual_order, visual_to_logical
+from .layout import BOLD, MONO, Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
 Item = Line | Table | Figure
+
+# A gutter's left column is text wrapped at the gutter: of its lines that go on to another
+# line of the same paragraph, at least this fraction end within a quarter of the column's
+# width of the gutter (a column of labels or a table's first column does not).
+_WRAPPED_FRACTION = 0.5
+# Lines of one paragraph follow each other at most this many of their font sizes apart
+# (leading), in the same size.
+_PARAGRAPH_LEADING_EMS = 0.8
+# ... and start at most this many of their font sizes apart across (a first-line indent).
+_INDENT_EMS = 2.0
+# Cuts nested at most this deep (columns within columns): a bound on the work per page.
+_MAX_CUTS = 4
 
 # A footnote starts with its mark: a number, a symbol or superscript digits.
 _FOOTNOTE_MARK = re.compile(
@@ -24,8 +36,8 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
     """x of a gutter between text columns in `items`, or None.
 
     A gutter is an interior strip crossed by few items, with enough lines on both sides
-    that overlap vertically, and with left-side lines that mostly run up to it (prose,
-    not a label column).
+    that overlap vertically, and with left-side lines that mostly run up to it, or
+    whose paragraphs wrap at it (prose, not a label column; code and headings beside).
     """
     lines = [it for it in items if isinstance(it, Line)]
     if len(lines) < 6:
@@ -71,15 +83,25 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
     # The emptiest strip first; a strip beside a margin note or a header is no gutter,
     # but one further in may be.
     for _, _, i, j in sorted(cands)[:3]:
-        gutter = _gutter_between(lines, xmin + i * step, xmin + j * step, page_width)
+        # The gutter is the emptiest part of the strip (the strip itself may reach into
+        # the columns' ragged edges where a few lines stop early).
+        least = min(cover[i:j])
+        k = i
+        while cover[k] != least:
+            k += 1
+        m = k
+        while m < j and cover[m] == least:
+            m += 1
+        centre = xmin + (k + m) / 2 * step
+        gutter = _gutter_between(lines, xmin + i * step, centre, page_width)
         if gutter is not None:
             return gutter
     return None
 
 
-def _gutter_between(lines: list[Line], gx0: float, gx1: float, page_width: float) -> float | None:
-    """The centre of the strip gx0..gx1 if it parts two columns of text, else None."""
-    gc = (gx0 + gx1) / 2
+def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float) -> float | None:
+    """`gc` if the strip from gx0 (where the left column's ragged edge begins) to past
+    gc (its emptiest part) parts two columns of text, else None."""
     left = [ln for ln in lines if ln.x1 <= gc]
     right = [ln for ln in lines if ln.x0 >= gc]
     if len(left) < 3 or len(right) < 3:
@@ -91,7 +113,7 @@ def _gutter_between(lines: list[Line], gx0: float, gx1: float, page_width: float
         return None
     lwidth = gx0 - min(ln.x0 for ln in left)
     reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
-    if reaching < 0.4 * len(left):
+    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth):
         return None
     # Columns of prose have long lines; table cells are short. (Upper quartile, since
     # formulas and list labels inside a column are short too.) A column of short side
@@ -101,6 +123,32 @@ def _gutter_between(lines: list[Line], gx0: float, gx1: float, page_width: float
     if not all(prose) and not (prose[1] and _label_column(left, right)):
         return None
     return gc
+
+
+def _wrapped_at(side: list[Line], edge: float) -> bool:
+    """Whether the text of `side` wraps at `edge`: the lines that a paragraph goes on
+    from (the same size directly below, starting under it) mostly end at `edge` or beyond.
+
+    Code, headings and a paragraph's last line say nothing of where a column ends; only
+    lines continued by the next one do. A column of labels or short cells does not wrap.
+    """
+    body = [ln for ln in side if not ln.style & MONO]
+    body.sort(key=lambda ln: ln.top)
+    continued = 0
+    wrapped = 0
+    for k, ln in enumerate(body):
+        below = None
+        for b in body[k + 1 :]:
+            if b.top - ln.bottom > _PARAGRAPH_LEADING_EMS * ln.size:
+                break  # sorted by top: nothing further down is close enough
+            if b.top >= ln.bottom - 0.3 * ln.height and b.x0 < ln.x1:
+                below = b
+                break
+        if below is None or below.size != ln.size or abs(below.x0 - ln.x0) > _INDENT_EMS * ln.size:
+            continue
+        continued += 1
+        wrapped += ln.x1 >= edge
+    return continued > 0 and wrapped >= _WRAPPED_FRACTION * continued
 
 
 def _prose_column(side: list[Line], page_width: float) -> bool:
@@ -224,11 +272,18 @@ def _in_rows(items: list[Item]) -> list[Item]:
     return out
 
 
-def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[list[Item]]:
-    """Split `items` into segments read one after the other (columns, spanning parts)."""
+def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: bool | None = None) -> list[list[Item]]:
+    """Split `items` into segments read one after the other (columns, spanning parts).
+
+    A recursive cut along the page's whitespace: the region's gutter splits it into
+    columns, read one after the other between the items that span the gutter (titles,
+    tables, figures, full-width paragraphs), which stay in place; each column is a region
+    of its own, cut again (a column may hold columns). `rtl` reads columns from the
+    right; None tells it from the text of each band.
+    """
     if not items:
         return []
-    gutter = find_gutter(items, page_width) if depth < 4 else None
+    gutter = find_gutter(items, page_width) if depth < _MAX_CUTS else None
     if gutter is None:
         return [_in_rows(items)]
     spanning = sorted((it for it in items if it.x0 < gutter < it.x1), key=lambda it: it.top)
@@ -247,11 +302,12 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
-            if is_rtl("".join(it.text for it in band if isinstance(it, Line))):
+            from_right = rtl if rtl is not None else is_rtl("".join(it.text for it in band if isinstance(it, Line)))
+            if from_right:
                 # Columns of right-to-left text are read from the right.
                 left, right = right, left
-            segments.extend(reading_order(left, page_width, depth + 1))
-            segments.extend(reading_order(right, page_width, depth + 1))
+            segments.extend(reading_order(left, page_width, depth + 1, rtl))
+            segments.extend(reading_order(right, page_width, depth + 1, rtl))
         if sp is not None:
             pending.append(sp)
             band_top = sp.top

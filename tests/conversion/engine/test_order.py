@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from conversion.engine import convert
+from conversion.engine.layout import Line
+from conversion.engine.order import Item, reading_order
 
-from .pdfs import HEBREW, Op, Text, lines, make_pdf
+from .pdfs import HEBREW, WIDTH, Op, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -112,3 +114,62 @@ def test_sidebar_in_small_print_is_read_apart_from_the_main_column(tmp_path: Pat
     out = convert(pdf).markdown
     assert " ".join(main) in out
     assert out.index("Sidebar note 5") < out.index("Main column line 1")
+
+
+def test_column_of_code_and_headings_is_still_a_column_when_its_paragraphs_wrap_at_the_gutter(tmp_path: Path) -> None:
+    # A two-column web page: the left column holds a heading, code blocks and short lead-in
+    # lines, so most of its lines stop well short of the gutter; its paragraphs still wrap
+    # at it. Read row by row, the two columns would be joined line by line.
+    first = [f"Paragraph one line {i} wraps right at the column gutter here" for i in range(1, 4)]
+    second = [f"Paragraph two line {i} wraps right at the column gutter too" for i in range(1, 4)]
+    code = ["fn main() {", "    let x = 1;", "    let y = 2;", "    call(x, y);", "}", "", "fn call() {}"]
+    ops: list[Op] = [
+        Text(60, 720, "Motivation", 14, "B"),
+        *lines(60, 696, first, size=10, leading=13),
+        Text(60, 654, "is:", 10),
+        *lines(66, 630, code, size=7, leading=10, font="M"),
+        *lines(66, 550, code, size=7, leading=10, font="M"),
+        *lines(60, 470, second, size=10, leading=13),
+        Text(60, 428, "as follows:", 10),
+    ]
+    right = [f"The right column holds line {i} of its own text" for i in range(1, 21)]
+    ops += lines(330, 720, right, size=10, leading=13)
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert " ".join(first) in out
+    assert " ".join(second) in out
+    assert " ".join(right) in out
+    assert out.index("Paragraph two line 3") < out.index("The right column holds line 1 ")
+
+
+def test_gutter_is_found_in_the_emptiest_part_of_a_ragged_strip(tmp_path: Path) -> None:
+    # The end of a document: a heading and one short paragraph in the left column, the rest
+    # of the text in the right one. The strip crossed by few lines runs from the end of the
+    # heading to the right column; only its empty part is the gutter.
+    left = [
+        "It is not clear whether the restriction on the type",
+        "definitions is required, or it is only a workaround.",
+    ]
+    right = [f"The right column runs on with its line number {i} here" for i in range(1, 5)]
+    ops: list[Op] = [
+        Text(60, 740, "Unresolved questions", 14, "B"),
+        *lines(60, 712, left, size=10, leading=13),
+        *lines(330, 745, right, size=10, leading=13),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert " ".join(left) in out
+    assert " ".join(right) in out
+
+
+def _line(x0: float, top: float, text: str, size: float = 10) -> Line:
+    x1 = x0 + 0.5 * size * len(text)
+    return Line(x0, top, x1, top + size, text, [(text, 0)], size, 0, [x0, x1], [text])
+
+
+def test_columns_are_read_from_the_right_when_the_direction_says_so() -> None:
+    # The page's direction, when known (a right-to-left document), orders the columns,
+    # whatever script a band of it happens to hold.
+    left = [_line(60, 100 + 13 * i, f"left column line {i} of the body text here") for i in range(10)]
+    right = [_line(330, 100 + 13 * i, f"right column line {i} of the body text here") for i in range(10)]
+    items: list[Item] = [*left, *right]
+    assert [seg[0].text for seg in reading_order(items, WIDTH)] == [left[0].text, right[0].text]
+    assert [seg[0].text for seg in reading_order(items, WIDTH, rtl=True)] == [right[0].text, left[0].text]
