@@ -71,7 +71,7 @@ def build_blocks(
             # A line set in a heading style is a heading, whatever label opens it.
             marker = None if is_code or stats.heading_level_for_size(line.size) else list_marker(line, body)
             titled = line.vertical or (
-                bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
+                bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
             )
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
@@ -167,8 +167,17 @@ def _continues(
     return not (line.x0 > prev.x0 + 1.0 * size and prev.x0 - seg_left < 0.5 * size and line.x1 > seg_right - 2 * size)
 
 
-def _norm(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
+# A section number opening a heading or an outline entry ("1.", "2.3", "IV.", "B)"): an
+# outline may give it where the page does not, or the other way round.
+_SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:[.\-]\d+)*[.):]?|[IVXLCDM]+[.):]|[A-Za-z][.)])\s+")
+
+
+def outline_key(text: str) -> str:
+    """What an outline entry and a heading on the page are matched by: their letters and
+    digits, casefolded, after a section number."""
+    stripped = _SECTION_NUMBER.sub("", text, count=1)
+    key = "".join(ch for ch in stripped.casefold() if ch.isalnum())
+    return key or "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
@@ -181,15 +190,15 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size)
-        outlined = outline_titles.get(_norm(text)) if outline_titles else None
+        outlined = outline_titles.get(outline_key(text)) if outline_titles else None
         if outlined is not None:
-            # The outline says what is a heading. Its depth counts nesting, not styles (a
-            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more; but
-            # a heading the outline sets beside others is a section, never the title, even
-            # where the selected pages hold it alone.
+            # The outline says what is a heading, and how deep it nests; the styles may
+            # tell apart sections the outline keeps at one depth (a Heading 3 right under
+            # a Heading 1 is at depth 2), so the deeper of the two. A heading the outline
+            # sets beside others is a section, never the title.
             if level == 1 and outlined > 1:
                 level = None
-            block.kind, block.level = "h", min(level or outlined, 6)
+            block.kind, block.level = "h", min(max(level or 0, outlined), 6)
             continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level

@@ -16,6 +16,8 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
+from .blocks import outline_key
+from .census import census_pages, font_census
 from .assembly import Continuation, TableEdge, continuation, join_pages
 from .document import (
     MAX_PAGE_CONTENT_BYTES,
@@ -566,6 +568,12 @@ def _convert_opened(
     started: float,
 ) -> ConversionResult:
     stats = DocStats()
+    if opened.pikepdf is not None and len(selected) < page_count:
+        # The styles of the pages not selected count too: a heading's level does not
+        # depend on the selection.
+        started_census = time.monotonic()
+        stats.add_census(font_census(opened.pikepdf, census_pages(selected, page_count), should_stop))
+        timings["census"] = time.monotonic() - started_census
     outline: dict[int, dict[str, int]] = {}
     # Outline depth 1 is the first section level (`##`), unless a single root holds
     # everything else: then the root is the document's title (`#`).
@@ -573,7 +581,7 @@ def _convert_opened(
     shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
     for entry in info.outline:
         if entry.page is not None and entry.title:
-            key = "".join(ch for ch in entry.title.casefold() if ch.isalnum())
+            key = outline_key(entry.title)
             if key:
                 outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels

@@ -10,6 +10,7 @@ import math
 import re
 from collections import Counter
 
+from .census import PageFonts
 from .furniture import PAGE_NUMBER
 from .layout import BOLD, MONO, Line, PageModel
 
@@ -65,12 +66,40 @@ class DocStats:
         self._size_lines: Counter[float] = Counter()
         self._size_pages: dict[float, set[int]] = {}
         self._title: float | None = None
+        # The font census of pages that are not parsed (not selected): their sizes count
+        # toward the document's styles, so that levels do not depend on the selection.
+        self._census: dict[int, PageFonts] = {}
+        self._census_sum: PageFonts | None = None
+        self._numbers: set[int] = set()  # pages parsed
         # Words of the pages parsed so far (lowercase, hyphenated compounds whole): the
         # evidence for keeping or dropping a hyphen at a line break.
         self.words: Counter[str] = Counter()
 
+    def add_census(self, census: dict[int, PageFonts]) -> None:
+        """Count the font sizes of pages that will not be parsed (see `census`)."""
+        self._census.update((n, fonts) for n, fonts in census.items() if n not in self._numbers)
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._census_sum = None
+        self._body = None
+        self._levels = None
+        self._title = None
+
+    def _census_total(self) -> PageFonts:
+        if self._census_sum is None:
+            total = PageFonts()
+            for fonts in self._census.values():
+                total.chars.update(fonts.chars)
+                total.lines.update(fonts.lines)
+                total.prose.update(fonts.prose)
+            self._census_sum = total
+        return self._census_sum
+
     def add_page(self, page: PageModel) -> None:
         self.pages += 1
+        self._numbers.add(page.number)
+        self._census.pop(page.number, None)
         keys: set[str] = set()
         for line in page.lines:
             n = len(line.text)
@@ -82,7 +111,7 @@ class DocStats:
                 self._prose_chars[line.size] += n
             if sum(ch.isalpha() for ch in line.text) >= 2:
                 self._size_lines[line.size] += 1
-                self._size_pages.setdefault(line.size, set()).add(self.pages)
+                self._size_pages.setdefault(line.size, set()).add(page.number)
             self._chars += n
             if line.style & MONO:
                 self._mono_chars += n
@@ -100,14 +129,13 @@ class DocStats:
                 self._para_chars[above.size] += len(above.text)
                 self._para_chars[below.size] += len(below.text)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
-        self._body = None
-        self._levels = None
-        self._title = None
+        self._invalidate()
 
     @property
     def body_size(self) -> float:
         if self._body is None:
-            counts = self._prose_chars or self._size_chars
+            census = self._census_total()
+            counts = (self._prose_chars + census.prose) or (self._size_chars + census.chars)
             self._body = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))[0] if counts else 10.0
         return self._body
 
@@ -139,7 +167,10 @@ class DocStats:
     def _ranked(self) -> tuple[dict[float, int], float | None]:
         if self._levels is None:
             body = self.body_size
-            sizes = sorted((s for s in self._size_lines if self._is_heading_size(s, body)), reverse=True)
+            census = self._census_total().lines
+            sizes = sorted(
+                (s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True
+            )
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
             self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
@@ -166,7 +197,11 @@ class DocStats:
         if not sizes:
             return None
         top = sizes[0]
-        if self._size_lines[top] > 3 or self._size_pages[top] != {1} or top < _TITLE_BODY_RATIO * body:
+        # Pages are numbered in the document; the first is the first parsed or counted.
+        first = min(self._numbers | self._census.keys(), default=1)
+        pages = self._size_pages.get(top, set()) | {n for n, fonts in self._census.items() if fonts.lines[top]}
+        lines = self._size_lines[top] + self._census_total().lines[top]
+        if lines > 3 or pages != {first} or top < _TITLE_BODY_RATIO * body:
             return None
         if len(sizes) > 1 and top < 1.2 * sizes[1]:
             return None
