@@ -69,7 +69,8 @@ def build_blocks(
             line = it
             is_code = mono_is_code and bool(line.style & MONO)
             # A line set in a heading style is a heading, whatever label opens it.
-            marker = None if is_code or stats.heading_level_for_size(line.size) else list_marker(line, body)
+            heading_style = line.heading or stats.heading_level_for_size(line.size)
+            marker = None if is_code or heading_style else list_marker(line, body)
             titled = line.vertical or (
                 bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
             )
@@ -139,7 +140,8 @@ def _continues(
         return False
     if cur.kind == "code":
         return True
-    if abs(prev.size - line.size) > 0.6:
+    if abs(prev.size - line.size) > 0.6 or prev.heading != line.heading:
+        # A tagged PDF says where a heading ends.
         return False
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
         # A bold line standing above regular text is a run-in heading, not prose.
@@ -187,6 +189,12 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > 200 or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
+            continue
+        tagged = block.lines[0].heading
+        if tagged:
+            # The structure of a tagged PDF names its headings and their levels: the
+            # author's, whatever the styles.
+            block.kind, block.level, block.pinned = "h", tagged, True
             continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size)

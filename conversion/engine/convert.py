@@ -41,6 +41,7 @@ from .layout import (
 from .limits import PageAborted, StreamTooLarge, polling
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
+from .tags import StructureHeadings
 
 __all__ = [
     "ENGINE_ID",
@@ -284,6 +285,7 @@ def _iter_models(
     selected: Sequence[int],
     should_stop: Callable[[], bool] | None,
     timings: dict[str, float],
+    headings: Callable[[int], dict[int, int]] | None = None,
 ) -> Iterator[PageModel | int]:
     """Page models in order; yields a failed page's number instead of its model.
 
@@ -327,7 +329,7 @@ def _iter_models(
             continue
         model: PageModel | None
         try:
-            model = parser.parse(page, number)
+            model = parser.parse(page, number, headings(number) if headings is not None else None)
         except PageAborted:
             return
         except (PageTooComplex, StreamTooLarge) as exc:
@@ -647,7 +649,9 @@ def _convert_opened(
             return False
         return True
 
-    for item in _iter_models(opened, selected, should_stop, timings):
+    structure = StructureHeadings(opened.pikepdf) if opened.pikepdf is not None else None
+    tagged = structure.heading_mcids if structure is not None and structure.present else None
+    for item in _iter_models(opened, selected, should_stop, timings, tagged):
         if isinstance(item, PageModel):
             parsed_ok += 1
             if item.has_text_layer:
