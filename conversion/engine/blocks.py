@@ -46,7 +46,7 @@ def build_blocks(
     outline_titles: dict[str, int] | None = None,
 ) -> list[Block]:
     body = stats.body_size
-    mono_is_code = not stats.mono_body
+    mono_is_code = stats.mono_is_code
     blocks: list[Block] = []
     for segment in segments:
         seg_lines = [it for it in segment if isinstance(it, Line)]
@@ -216,8 +216,11 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             # A line at the body size right above a table is its title (a spreadsheet's title
             # row, a report's table name), not a section heading.
             and not (i + 1 < len(blocks) and blocks[i + 1].kind == "table")
-            and all(ln.style & BOLD for ln in block.lines)
-            and not all(ln.style & MONO for ln in block.lines)
+            # Set apart by its weight, or in the document's display face (not code).
+            and (
+                (all(ln.style & BOLD for ln in block.lines) and not all(ln.style & MONO for ln in block.lines))
+                or (stats.mono_display and all(ln.style & MONO for ln in block.lines))
+            )
             and len(text) <= 100
             and text.rstrip()[-1:] not in ".,;:"
             and size >= body - 0.5

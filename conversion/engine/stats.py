@@ -24,6 +24,10 @@ _TITLE_BODY_RATIO = 1.8
 # only when its lines stand alone (a slightly larger lead paragraph is still prose).
 _HEADING_RATIO = 1.15
 _HEADING_RATIO_MIN = 1.05
+# A monospaced face is display type, not code, with this many lines set wholly in it at a
+# heading size at least, and this share of the lines at heading sizes.
+_MONO_DISPLAY_LINES = 3
+_MONO_DISPLAY_SHARE = 0.25
 _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
 _MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
@@ -57,6 +61,9 @@ class DocStats:
         self._para_chars: Counter[float] = Counter()
         self._mono_chars = 0
         self._chars = 0
+        # Lines with words set at a heading size, per size, and those of them set wholly in
+        # a monospaced face, per size: is the monospaced face the document's display type?
+        self._mono_display_lines: Counter[float] = Counter()
         self._running: Counter[str] = Counter()
         self._running_texts: dict[str, set[str]] = {}
         self._body: float | None = None
@@ -111,6 +118,8 @@ class DocStats:
                 self._prose_chars[line.size] += n
             if sum(ch.isalpha() for ch in line.text) >= 2:
                 self._size_lines[line.size] += 1
+                if line.style & MONO:
+                    self._mono_display_lines[line.size] += 1
                 self._size_pages.setdefault(line.size, set()).add(page.number)
             self._chars += n
             if line.style & MONO:
@@ -143,6 +152,27 @@ class DocStats:
     def mono_body(self) -> bool:
         """Most text is monospaced: then monospace does not mean code."""
         return self._chars > 0 and self._mono_chars > 0.5 * self._chars
+
+    @property
+    def mono_is_code(self) -> bool:
+        """Whether text in a monospaced face is code: not where most text is monospaced,
+        nor where the monospaced face is the document's display type."""
+        return not self.mono_body and not self.mono_display
+
+    @property
+    def mono_display(self) -> bool:
+        """Whether the document's monospaced face is its display type.
+
+        Code is set at the size of the text around it or smaller, a book
+        that sets its chapter titles, running heads and lead-ins in a typewriter face sets
+        them larger too. Display type: at least `_MONO_DISPLAY_LINES` lines wholly in the
+        monospaced face at heading sizes, and `_MONO_DISPLAY_SHARE` of the lines set there.
+        """
+        body = self.body_size
+        display = [s for s in self._size_lines if s >= body * _HEADING_RATIO_MIN]
+        lines = sum(self._size_lines[s] for s in display)
+        mono = sum(self._mono_display_lines[s] for s in display)
+        return mono >= _MONO_DISPLAY_LINES and mono >= _MONO_DISPLAY_SHARE * lines
 
     def heading_level_for_size(self, size: float) -> int | None:
         """Markdown level of a heading set in `size`, or None when the size is no heading style.

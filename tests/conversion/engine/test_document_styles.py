@@ -13,7 +13,7 @@ from conversion.engine.census import census_pages, font_census
 from conversion.engine.convert import _open_checked, _iter_models
 from conversion.engine.layout import PageModel
 
-from .pdfs import Op, Raw, Text, add_outline, lines, make_pdf
+from .pdfs import Op, Raw, Runs, Text, add_outline, lines, make_pdf
 
 PROSE = [
     "The committee met on a Tuesday to review the plans that the staff",
@@ -181,3 +181,36 @@ def test_a_tagged_heading_set_larger_keeps_the_level_the_structure_gives(tmp_pat
     ]
     pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "P", "H3", "P"])
     assert convert(pdf).markdown == f"### Overview\n\n{PROSE[0]}\n\n### Details\n\n{PROSE[1]}"
+
+
+def test_a_monospaced_face_the_document_sets_its_titles_in_is_display_type_not_code(tmp_path: Path) -> None:
+    # A book sets its chapter titles and the first words of each chapter in a typewriter
+    # face: larger than the text for the titles, so it is the book's display type.
+    pages = [
+        [
+            Text(72, 720, f"CHAPTER {n}: Collectors", 14, "M"),
+            Runs(72, 690, (("M", "In April 1996, "), ("R", "millions of bots began to copy the pages of the Net."))),
+            *lines(72, 676, PROSE, size=11, leading=14),
+            # A section title in the display face at the text's size, standing alone.
+            Text(72, 620, "The Way Back Machine", 11, "M"),
+            *lines(72, 600, PROSE, size=11, leading=14),
+        ]
+        for n in ("ONE", "TWO", "THREE")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
+    assert "`" not in out
+    assert out.startswith("## CHAPTER ONE: Collectors\n\nIn April 1996, millions of bots")
+    assert "\n\n### The Way Back Machine\n\nThe committee met" in out
+
+
+def test_a_monospaced_face_set_at_the_text_size_is_still_code(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(72, 720, f"Step {n}", 14, "B"),
+            Runs(72, 690, (("R", "Call "), ("M", "make_pdf(path)"), ("R", " to write the file to disk."))),
+            *lines(72, 676, PROSE, size=11, leading=14),
+        ]
+        for n in ("one", "two", "three")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
+    assert "Call `make_pdf(path)` to write the file" in out
