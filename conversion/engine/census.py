@@ -140,8 +140,8 @@ class _Reader:
         leading = 0.0
         key: tuple[float, float] | None = None  # (size, baseline) of the text shown next
         line_chars, line_bold = self.line_chars, self.line_bold
-        for operands, operator in ops:
-            op = operator.unparse()
+        for instruction in ops:
+            operands, op = instruction.operands, instruction.operator.unparse()
             if op == b"Tj" or op == b"TJ" or op == b"'" or op == b'"':
                 if op == b"'" or op == b'"':
                     tlm = _mul((1.0, 0.0, 0.0, 1.0, 0.0, -leading), tlm)
@@ -166,17 +166,18 @@ class _Reader:
                     leading = -ty
                 if ty:
                     key = None
-                tlm = (tlm[0], tlm[1], tlm[2], tlm[3], tx * tlm[0] + ty * tlm[2] + tlm[4], tx * tlm[1] + ty * tlm[3] + tlm[5])
+                a, b, c, d, e, f = tlm
+                tlm = (a, b, c, d, tx * a + ty * c + e, tx * b + ty * d + f)
             elif op == b"T*":
                 tlm = _mul((1.0, 0.0, 0.0, 1.0, 0.0, -leading), tlm)
                 key = None
             elif op == b"Tm" or op == b"cm":
-                matrix = tuple(float(x) for x in operands)
-                if len(matrix) == 6:
+                if len(operands) == 6:
+                    a, b, c, d, e, f = (float(x) for x in operands)
                     if op == b"cm":
-                        ctm = _mul(matrix, ctm)  # type: ignore[arg-type]
+                        ctm = _mul((a, b, c, d, e, f), ctm)
                     else:
-                        tlm = matrix  # type: ignore[assignment]
+                        tlm = (a, b, c, d, e, f)
                 key = None
             elif op == b"Tf" and len(operands) == 2:
                 size = float(operands[1])
@@ -274,16 +275,22 @@ def font_census(
     for number in numbers:
         if (should_stop is not None and should_stop()) or budget.ops <= 0:
             break
-        try:
-            page = pdf.pages[number - 1]
-            data = _content(page.obj, budget)
-            if data is None:
-                continue
-            reader = _Reader(budget)
-            reader.read(data, _resources(page.obj), _IDENTITY, 0)
-        except Exception:  # noqa: BLE001 - the census is a hint; a page it cannot read is left to parsing
-            continue
-        fonts = reader.page()
-        if fonts.chars:
+        fonts = _page_fonts(pdf, number, budget)
+        if fonts is not None and fonts.chars:
             census[number] = fonts
     return census
+
+
+def _page_fonts(pdf: pikepdf.Pdf, number: int, budget: _Budget) -> PageFonts | None:
+    """The census of one page; None when its content is out of budget or unreadable (the
+    census is a hint: such a page is left to parsing)."""
+    try:
+        page = pdf.pages[number - 1]
+        data = _content(page.obj, budget)
+        if data is None:
+            return None
+        reader = _Reader(budget)
+        reader.read(data, _resources(page.obj), _IDENTITY, 0)
+    except Exception:
+        return None
+    return reader.page()

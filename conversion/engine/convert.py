@@ -16,9 +16,9 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
+from .assembly import Continuation, TableEdge, continuation, join_pages
 from .blocks import outline_key
 from .census import census_pages, font_census
-from .assembly import Continuation, TableEdge, continuation, join_pages
 from .document import (
     MAX_PAGE_CONTENT_BYTES,
     DocumentInfo,

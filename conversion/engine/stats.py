@@ -198,9 +198,7 @@ class DocStats:
         if self._levels is None:
             body = self.body_size
             census = self._census_total().lines
-            sizes = sorted(
-                (s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True
-            )
+            sizes = sorted((s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True)
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
             self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}

@@ -67,7 +67,8 @@ class StructureHeadings:
                 if level:
                     found[mcid] = level
             return found
-        except Exception:  # noqa: BLE001 - a broken structure tree is no structure: levels come from styles
+        except Exception:
+            # A broken structure tree is no structure: levels come from the styles.
             return {}
 
     def _lookup(self, key: int) -> Any:

@@ -10,7 +10,7 @@ import pytest
 
 from conversion.engine import census, convert
 from conversion.engine.census import census_pages, font_census
-from conversion.engine.convert import _open_checked, _iter_models
+from conversion.engine.convert import _iter_models, _open_checked
 from conversion.engine.layout import PageModel
 
 from .pdfs import Op, Raw, Runs, Text, add_outline, lines, make_pdf
@@ -67,7 +67,9 @@ def test_the_outline_nests_headings_set_in_one_style_past_their_section_numbers(
         tmp_path / "a.pdf",
         [[Text(72, 720, t, 20, "B"), *lines(72, 690, PROSE, size=10, leading=12)] for t in titles],
     )
-    add_outline(pdf, [(1, "1. Introduction", 0), (2, "1.1 Background", 1), (2, "1.2 Motivation", 2), (1, "2. Results", 3)])
+    add_outline(
+        pdf, [(1, "1. Introduction", 0), (2, "1.1 Background", 1), (2, "1.2 Motivation", 2), (1, "2. Results", 3)]
+    )
     expected = ["## Introduction", "### Background", "### Motivation", "## Results"]
     assert [p.markdown.split("\n")[0] for p in convert(pdf).pages] == expected
     assert convert(pdf, pages=[1]).markdown.split("\n")[0] == "## Introduction"
@@ -115,7 +117,8 @@ def test_a_content_stream_past_the_census_budget_is_left_out(tmp_path: Path, mon
 
 def test_the_census_samples_pages_spread_over_the_document_and_the_first() -> None:
     picked = census_pages([40], 200)
-    assert 1 in picked and 40 not in picked
+    assert 1 in picked
+    assert 40 not in picked
     assert len(picked) <= census.CENSUS_PAGES + 1
     assert max(picked) > 150
     assert census_pages([2], 4) == [1, 3, 4]
@@ -125,9 +128,7 @@ def _tag(path: Path, kinds: list[str]) -> Path:
     """Give page 1 a structure tree: marked content MCID i is an element of type kinds[i]."""
     with pikepdf.open(path, allow_overwriting_input=True) as pdf:
         root = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructTreeRoot))
-        document = pdf.make_indirect(
-            pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Document, P=root)
-        )
+        document = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Document, P=root))
         page = pdf.pages[0]
         elements = []
         for mcid, kind in enumerate(kinds):
@@ -136,9 +137,7 @@ def _tag(path: Path, kinds: list[str]) -> Path:
                 pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name("/" + kind), P=document)
             )
             span = pdf.make_indirect(
-                pikepdf.Dictionary(
-                    Type=pikepdf.Name.StructElem, S=pikepdf.Name.Span, P=element, K=mcid, Pg=page.obj
-                )
+                pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Span, P=element, K=mcid, Pg=page.obj)
             )
             element.K = span
             elements.append(span)
@@ -152,7 +151,9 @@ def _tag(path: Path, kinds: list[str]) -> Path:
 
 
 def _marked(mcid: int, y: float, text: str, size: float = 11, font: str = "R") -> Raw:
-    return Raw(b"/Span <</MCID %d>> BDC BT /F%s %g Tf 72 %g Td (%s) Tj ET EMC" % (mcid, font.encode(), size, y, text.encode()))
+    return Raw(
+        b"/Span <</MCID %d>> BDC BT /F%s %g Tf 72 %g Td (%s) Tj ET EMC" % (mcid, font.encode(), size, y, text.encode())
+    )
 
 
 def test_a_tagged_pdf_names_its_headings_and_their_levels(tmp_path: Path) -> None:
