@@ -22,7 +22,7 @@ from typing import Any
 
 import pikepdf
 
-from .layout import BOLD, font_style
+from .layout import BOLD, MONO, font_style
 
 __all__ = ["PageFonts", "census_pages", "font_census"]
 
@@ -136,7 +136,7 @@ class _Reader:
         stack: list[Matrix] = []
         tlm = _IDENTITY
         size = 0.0
-        wide = bold = False  # two bytes a character (Type0 fonts); a bold face
+        wide = bold = False  # two bytes a character (Type0 fonts); a bold or monospaced face
         leading = 0.0
         key: tuple[float, float] | None = None  # (size, baseline) of the text shown next
         line_chars, line_bold = self.line_chars, self.line_bold
@@ -233,12 +233,13 @@ class _Reader:
 
 
 def _font_facts(fonts: Any, name: str) -> tuple[bool, bool]:
-    """Whether the font named `name` in the resources is a Type0 font, and is bold."""
+    """Whether the font named `name` in the resources is a Type0 font, and is bold or
+    monospaced (its long lines are no body text: headings, code)."""
     font = fonts.get(name) if isinstance(fonts, pikepdf.Dictionary) else None
     if not isinstance(font, pikepdf.Dictionary):
         return False, False
     base = str(font.get("/BaseFont", "")).lstrip("/")
-    return font.get("/Subtype") == pikepdf.Name.Type0, bool(font_style(base) & BOLD)
+    return font.get("/Subtype") == pikepdf.Name.Type0, bool(font_style(base) & (BOLD | MONO))
 
 
 def _resources(obj: Any) -> Any:

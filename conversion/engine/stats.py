@@ -24,6 +24,9 @@ _TITLE_BODY_RATIO = 1.8
 # only when its lines stand alone (a slightly larger lead paragraph is still prose).
 _HEADING_RATIO = 1.15
 _HEADING_RATIO_MIN = 1.05
+# Share of the text (characters) set in a monospaced face above which the document is
+# typewritten and monospace does not mean code: a manual may hold more code than prose.
+_MONO_BODY_SHARE = 0.9
 # A monospaced face is display type, not code, with this many lines set wholly in it at a
 # heading size at least, and this share of the lines at heading sizes.
 _MONO_DISPLAY_LINES = 3
@@ -56,6 +59,7 @@ class DocStats:
         self.pages = 0
         self._size_chars: Counter[float] = Counter()
         self._prose_chars: Counter[float] = Counter()
+        self._mono_prose_chars: Counter[float] = Counter()
         # Characters of lines with a line of the same size directly above or below them
         # (lines of a paragraph), per size.
         self._para_chars: Counter[float] = Counter()
@@ -115,7 +119,8 @@ class DocStats:
                 # Body text is told by its long regular lines; table cells would outvote
                 # it, and long bold lines are headings. Long is also measured in ems: a
                 # column of Korean or Chinese holds fewer characters than one of Latin.
-                self._prose_chars[line.size] += n
+                # Long monospaced lines are code, unless the document is typewritten.
+                (self._mono_prose_chars if line.style & MONO else self._prose_chars)[line.size] += n
             if sum(ch.isalpha() for ch in line.text) >= 2:
                 self._size_lines[line.size] += 1
                 if line.style & MONO:
@@ -144,14 +149,17 @@ class DocStats:
     def body_size(self) -> float:
         if self._body is None:
             census = self._census_total()
-            counts = (self._prose_chars + census.prose) or (self._size_chars + census.chars)
+            prose = self._prose_chars + census.prose
+            if self.mono_body or not prose:
+                prose += self._mono_prose_chars
+            counts = prose or (self._size_chars + census.chars)
             self._body = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))[0] if counts else 10.0
         return self._body
 
     @property
     def mono_body(self) -> bool:
-        """Most text is monospaced: then monospace does not mean code."""
-        return self._chars > 0 and self._mono_chars > 0.5 * self._chars
+        """Nearly all text is monospaced (typewritten): then monospace does not mean code."""
+        return self._chars > 0 and self._mono_chars > _MONO_BODY_SHARE * self._chars
 
     @property
     def mono_is_code(self) -> bool:

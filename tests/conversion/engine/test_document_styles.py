@@ -215,3 +215,22 @@ def test_a_monospaced_face_set_at_the_text_size_is_still_code(tmp_path: Path) ->
     ]
     out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
     assert "Call `make_pdf(path)` to write the file" in out
+
+
+def test_a_page_holding_more_code_than_prose_keeps_its_prose_as_body_text(tmp_path: Path) -> None:
+    # Long lines of code at 10 pt outnumber the prose at 12 pt: the prose is still the body
+    # text (not a heading), and the code is code.
+    code = [f"{'    ' * (n % 3)}total_{n} = compute_the_value(alpha, beta, gamma) + offset_{n}" for n in range(12)]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *lines(72, 720, PROSE[:2], size=12, leading=15),
+                *lines(72, 680, code, size=10, leading=12, font="M"),
+                *lines(72, 520, PROSE[2:], size=12, leading=15),
+            ]
+        ],
+    )
+    out = convert(pdf).markdown
+    assert out.startswith(f"{PROSE[0]} {PROSE[1]}\n\n```\ntotal_0 = ")
+    assert "#" not in out
