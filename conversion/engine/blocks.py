@@ -46,7 +46,7 @@ def build_blocks(
     outline_titles: dict[str, int] | None = None,
 ) -> list[Block]:
     body = stats.body_size
-    mono_is_code = not stats.mono_body
+    mono_is_code = stats.mono_is_code
     blocks: list[Block] = []
     for segment in segments:
         seg_lines = [it for it in segment if isinstance(it, Line)]
@@ -69,9 +69,10 @@ def build_blocks(
             line = it
             is_code = mono_is_code and bool(line.style & MONO)
             # A line set in a heading style is a heading, whatever label opens it.
-            marker = None if is_code or stats.heading_level_for_size(line.size) else list_marker(line, body)
+            heading_style = line.heading or stats.heading_level_for_size(line.size)
+            marker = None if is_code or heading_style else list_marker(line, body)
             titled = line.vertical or (
-                bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
+                bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
             )
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
@@ -139,7 +140,8 @@ def _continues(
         return False
     if cur.kind == "code":
         return True
-    if abs(prev.size - line.size) > 0.6:
+    if abs(prev.size - line.size) > 0.6 or prev.heading != line.heading:
+        # A tagged PDF says where a heading ends.
         return False
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
         # A bold line standing above regular text is a run-in heading, not prose.
@@ -167,8 +169,17 @@ def _continues(
     return not (line.x0 > prev.x0 + 1.0 * size and prev.x0 - seg_left < 0.5 * size and line.x1 > seg_right - 2 * size)
 
 
-def _norm(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
+# A section number opening a heading or an outline entry ("1.", "2.3", "IV.", "B)"): an
+# outline may give it where the page does not, or the other way round.
+_SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:[.\-]\d+)*[.):]?|[IVXLCDM]+[.):]|[A-Za-z][.)])\s+")
+
+
+def outline_key(text: str) -> str:
+    """What an outline entry and a heading on the page are matched by: their letters and
+    digits, casefolded, after a section number."""
+    stripped = _SECTION_NUMBER.sub("", text, count=1)
+    key = "".join(ch for ch in stripped.casefold() if ch.isalnum())
+    return key or "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
@@ -179,17 +190,23 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > 200 or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
             continue
+        tagged = block.lines[0].heading
+        if tagged:
+            # The structure of a tagged PDF names its headings and their levels: the
+            # author's, whatever the styles.
+            block.kind, block.level, block.pinned = "h", tagged, True
+            continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size)
-        outlined = outline_titles.get(_norm(text)) if outline_titles else None
+        outlined = outline_titles.get(outline_key(text)) if outline_titles else None
         if outlined is not None:
-            # The outline says what is a heading. Its depth counts nesting, not styles (a
-            # Heading 3 under a Heading 1 is at depth 2), so a heading size says more; but
-            # a heading the outline sets beside others is a section, never the title, even
-            # where the selected pages hold it alone.
+            # The outline says what is a heading, and how deep it nests; the styles may
+            # tell apart sections the outline keeps at one depth (a Heading 3 right under
+            # a Heading 1 is at depth 2), so the deeper of the two. A heading the outline
+            # sets beside others is a section, never the title.
             if level == 1 and outlined > 1:
                 level = None
-            block.kind, block.level = "h", min(level or outlined, 6)
+            block.kind, block.level = "h", min(max(level or 0, outlined), 6)
             continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level
@@ -199,8 +216,11 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             # A line at the body size right above a table is its title (a spreadsheet's title
             # row, a report's table name), not a section heading.
             and not (i + 1 < len(blocks) and blocks[i + 1].kind == "table")
-            and all(ln.style & BOLD for ln in block.lines)
-            and not all(ln.style & MONO for ln in block.lines)
+            # Set apart by its weight, or in the document's display face (not code).
+            and (
+                (all(ln.style & BOLD for ln in block.lines) and not all(ln.style & MONO for ln in block.lines))
+                or (stats.mono_display and all(ln.style & MONO for ln in block.lines))
+            )
             and len(text) <= 100
             and text.rstrip()[-1:] not in ".,;:"
             and size >= body - 0.5

@@ -17,6 +17,8 @@ from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
 from .assembly import Continuation, TableEdge, continuation, join_pages
+from .blocks import outline_key
+from .census import census_pages, font_census
 from .document import (
     MAX_PAGE_CONTENT_BYTES,
     DocumentInfo,
@@ -39,6 +41,7 @@ from .layout import (
 from .limits import PageAborted, StreamTooLarge, polling
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
+from .tags import StructureHeadings
 
 __all__ = [
     "ENGINE_ID",
@@ -282,6 +285,7 @@ def _iter_models(
     selected: Sequence[int],
     should_stop: Callable[[], bool] | None,
     timings: dict[str, float],
+    headings: Callable[[int], dict[int, int]] | None = None,
 ) -> Iterator[PageModel | int]:
     """Page models in order; yields a failed page's number instead of its model.
 
@@ -325,7 +329,7 @@ def _iter_models(
             continue
         model: PageModel | None
         try:
-            model = parser.parse(page, number)
+            model = parser.parse(page, number, headings(number) if headings is not None else None)
         except PageAborted:
             return
         except (PageTooComplex, StreamTooLarge) as exc:
@@ -566,6 +570,12 @@ def _convert_opened(
     started: float,
 ) -> ConversionResult:
     stats = DocStats()
+    if opened.pikepdf is not None and len(selected) < page_count:
+        # The styles of the pages not selected count too: a heading's level does not
+        # depend on the selection.
+        started_census = time.monotonic()
+        stats.add_census(font_census(opened.pikepdf, census_pages(selected, page_count), should_stop))
+        timings["census"] = time.monotonic() - started_census
     outline: dict[int, dict[str, int]] = {}
     # Outline depth 1 is the first section level (`##`), unless a single root holds
     # everything else: then the root is the document's title (`#`).
@@ -573,7 +583,7 @@ def _convert_opened(
     shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
     for entry in info.outline:
         if entry.page is not None and entry.title:
-            key = "".join(ch for ch in entry.title.casefold() if ch.isalnum())
+            key = outline_key(entry.title)
             if key:
                 outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
@@ -639,7 +649,9 @@ def _convert_opened(
             return False
         return True
 
-    for item in _iter_models(opened, selected, should_stop, timings):
+    structure = StructureHeadings(opened.pikepdf) if opened.pikepdf is not None else None
+    tagged = structure.heading_mcids if structure is not None and structure.present else None
+    for item in _iter_models(opened, selected, should_stop, timings, tagged):
         if isinstance(item, PageModel):
             parsed_ok += 1
             if item.has_text_layer:

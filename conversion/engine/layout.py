@@ -96,6 +96,7 @@ class Line:
     vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
     max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
+    heading: int = 0  # level of the heading a tagged PDF's structure puts the line in (see `tags`)
 
     @property
     def chars(self) -> list[tuple[float, float, str]]:
@@ -274,10 +275,17 @@ class _BudgetedAggregator(PDFPageAggregator):
         self.covers = Covers((0.0, 0.0, 0.0, 0.0))
         self._optional: list[bool] = []  # marked content open, and whether it is optional content
         self._painting = False
+        # MCID -> heading level of the page's tagged text (`tags`), the level of each marked
+        # content open, and the boxes (level, x0, y0, x1, y1) of the text drawn in headings.
+        self.heading_mcids: dict[int, int] = {}
+        self._marked: list[int] = []
+        self.heading_boxes: list[tuple[int, float, float, float, float]] = []
 
     def begin_page(self, page: PDFPage, ctm: Any) -> None:
         self.hidden = {}
         self._optional = []
+        self._marked = []
+        self.heading_boxes = []
         self.objects = 0
         self._next_poll = _POLL_EVERY
         self.started = time.monotonic()
@@ -329,6 +337,18 @@ class _BudgetedAggregator(PDFPageAggregator):
             if reason:
                 for obj in item._objs[before:]:
                     self.hidden[id(obj)] = reason
+            level = self._marked[-1] if self._marked else 0
+            if level:
+                objs = item._objs[before:]
+                self.heading_boxes.append(
+                    (
+                        level,
+                        min(o.x0 for o in objs),
+                        min(o.y0 for o in objs),
+                        max(o.x1 for o in objs),
+                        max(o.y1 for o in objs),
+                    )
+                )
 
     def paint_path(self, gstate: PDFGraphicState, stroke: bool, fill: bool, evenodd: bool, path: Sequence[Any]) -> None:
         self._count(1)
@@ -352,10 +372,18 @@ class _BudgetedAggregator(PDFPageAggregator):
 
     def begin_tag(self, tag: PSLiteral, props: Any = None) -> None:
         self._optional.append(getattr(tag, "name", None) == "OC")
+        level = self._marked[-1] if self._marked else 0
+        if self.heading_mcids and isinstance(props, dict):
+            mcid = props.get("MCID")
+            if isinstance(mcid, int):
+                level = self.heading_mcids.get(mcid, 0)
+        self._marked.append(level)
 
     def end_tag(self) -> None:
         if self._optional:
             self._optional.pop()
+        if self._marked:
+            self._marked.pop()
 
     def begin_figure(self, *args: Any, **kwargs: Any) -> None:
         self._count(1)
@@ -409,19 +437,41 @@ class PageParser:
         self._device = _BudgetedAggregator(self._rsrcmgr, self._laparams, should_stop)
         self._interpreter = CoveringInterpreter(self._rsrcmgr, self._device)
 
-    def parse(self, page: PDFPage, number: int) -> PageModel:
-        """Lay out `page` and return its model.
+    def parse(self, page: PDFPage, number: int, headings: dict[int, int] | None = None) -> PageModel:
+        """Lay out `page` and return its model; `headings` maps the MCIDs of the page's
+        tagged text that lies in heading elements to their level (`tags`).
 
         Raises:
             PageAborted: should_stop returned True during the page.
             PageTooComplex: the page exceeded its work budget.
             Exception: whatever pdfminer raises on a broken page (caller maps it).
         """
+        self._device.heading_mcids = headings or {}
         self._interpreter.process_page(page)
         ltpage = self._device.get_result()
         if time.monotonic() - self._device.started > MAX_SECONDS_PER_PAGE:
             raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
-        return build_model(ltpage, number, self._device.hidden)
+        model = build_model(ltpage, number, self._device.hidden)
+        if self._device.heading_boxes:
+            _mark_headings(model, self._device.heading_boxes, ltpage.y1)
+        return model
+
+
+def _mark_headings(model: PageModel, boxes: list[tuple[int, float, float, float, float]], page_top: float) -> None:
+    """Give each line whose middle lies in text drawn inside a heading element that level."""
+    for line in model.lines:
+        cx, cy = (line.x0 + line.x1) / 2, page_top - line.cy
+        for level, x0, y0, x1, y1 in boxes:
+            if y0 <= cy <= y1 and x0 - line.size <= cx <= x1 + line.size:
+                line.heading = level
+                break
+        else:
+            # A line of several runs: the middle may fall between them; its first glyph does not.
+            gx = line.glyph_x[0] if line.glyph_x else line.x0
+            for level, x0, y0, x1, y1 in boxes:
+                if y0 <= cy <= y1 and x0 <= gx + 0.5 <= x1:
+                    line.heading = level
+                    break
 
 
 # Lines that may need script repairs; plain Latin lines skip them.

@@ -10,6 +10,7 @@ import math
 import re
 from collections import Counter
 
+from .census import PageFonts
 from .furniture import PAGE_NUMBER
 from .layout import BOLD, MONO, Line, PageModel
 
@@ -23,6 +24,13 @@ _TITLE_BODY_RATIO = 1.8
 # only when its lines stand alone (a slightly larger lead paragraph is still prose).
 _HEADING_RATIO = 1.15
 _HEADING_RATIO_MIN = 1.05
+# Share of the text (characters) set in a monospaced face above which the document is
+# typewritten and monospace does not mean code: a manual may hold more code than prose.
+_MONO_BODY_SHARE = 0.9
+# A monospaced face is display type, not code, with this many lines set wholly in it at a
+# heading size at least, and this share of the lines at heading sizes.
+_MONO_DISPLAY_LINES = 3
+_MONO_DISPLAY_SHARE = 0.25
 _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
 _MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
@@ -51,11 +59,15 @@ class DocStats:
         self.pages = 0
         self._size_chars: Counter[float] = Counter()
         self._prose_chars: Counter[float] = Counter()
+        self._mono_prose_chars: Counter[float] = Counter()
         # Characters of lines with a line of the same size directly above or below them
         # (lines of a paragraph), per size.
         self._para_chars: Counter[float] = Counter()
         self._mono_chars = 0
         self._chars = 0
+        # Lines with words set at a heading size, per size, and those of them set wholly in
+        # a monospaced face, per size: is the monospaced face the document's display type?
+        self._mono_display_lines: Counter[float] = Counter()
         self._running: Counter[str] = Counter()
         self._running_texts: dict[str, set[str]] = {}
         self._body: float | None = None
@@ -65,12 +77,40 @@ class DocStats:
         self._size_lines: Counter[float] = Counter()
         self._size_pages: dict[float, set[int]] = {}
         self._title: float | None = None
+        # The font census of pages that are not parsed (not selected): their sizes count
+        # toward the document's styles, so that levels do not depend on the selection.
+        self._census: dict[int, PageFonts] = {}
+        self._census_sum: PageFonts | None = None
+        self._numbers: set[int] = set()  # pages parsed
         # Words of the pages parsed so far (lowercase, hyphenated compounds whole): the
         # evidence for keeping or dropping a hyphen at a line break.
         self.words: Counter[str] = Counter()
 
+    def add_census(self, census: dict[int, PageFonts]) -> None:
+        """Count the font sizes of pages that will not be parsed (see `census`)."""
+        self._census.update((n, fonts) for n, fonts in census.items() if n not in self._numbers)
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._census_sum = None
+        self._body = None
+        self._levels = None
+        self._title = None
+
+    def _census_total(self) -> PageFonts:
+        if self._census_sum is None:
+            total = PageFonts()
+            for fonts in self._census.values():
+                total.chars.update(fonts.chars)
+                total.lines.update(fonts.lines)
+                total.prose.update(fonts.prose)
+            self._census_sum = total
+        return self._census_sum
+
     def add_page(self, page: PageModel) -> None:
         self.pages += 1
+        self._numbers.add(page.number)
+        self._census.pop(page.number, None)
         keys: set[str] = set()
         for line in page.lines:
             n = len(line.text)
@@ -79,10 +119,13 @@ class DocStats:
                 # Body text is told by its long regular lines; table cells would outvote
                 # it, and long bold lines are headings. Long is also measured in ems: a
                 # column of Korean or Chinese holds fewer characters than one of Latin.
-                self._prose_chars[line.size] += n
+                # Long monospaced lines are code, unless the document is typewritten.
+                (self._mono_prose_chars if line.style & MONO else self._prose_chars)[line.size] += n
             if sum(ch.isalpha() for ch in line.text) >= 2:
                 self._size_lines[line.size] += 1
-                self._size_pages.setdefault(line.size, set()).add(self.pages)
+                if line.style & MONO:
+                    self._mono_display_lines[line.size] += 1
+                self._size_pages.setdefault(line.size, set()).add(page.number)
             self._chars += n
             if line.style & MONO:
                 self._mono_chars += n
@@ -100,21 +143,44 @@ class DocStats:
                 self._para_chars[above.size] += len(above.text)
                 self._para_chars[below.size] += len(below.text)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
-        self._body = None
-        self._levels = None
-        self._title = None
+        self._invalidate()
 
     @property
     def body_size(self) -> float:
         if self._body is None:
-            counts = self._prose_chars or self._size_chars
+            census = self._census_total()
+            prose = self._prose_chars + census.prose
+            if self.mono_body or not prose:
+                prose += self._mono_prose_chars
+            counts = prose or (self._size_chars + census.chars)
             self._body = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))[0] if counts else 10.0
         return self._body
 
     @property
     def mono_body(self) -> bool:
-        """Most text is monospaced: then monospace does not mean code."""
-        return self._chars > 0 and self._mono_chars > 0.5 * self._chars
+        """Nearly all text is monospaced (typewritten): then monospace does not mean code."""
+        return self._chars > 0 and self._mono_chars > _MONO_BODY_SHARE * self._chars
+
+    @property
+    def mono_is_code(self) -> bool:
+        """Whether text in a monospaced face is code: not where most text is monospaced,
+        nor where the monospaced face is the document's display type."""
+        return not self.mono_body and not self.mono_display
+
+    @property
+    def mono_display(self) -> bool:
+        """Whether the document's monospaced face is its display type.
+
+        Code is set at the size of the text around it or smaller, a book
+        that sets its chapter titles, running heads and lead-ins in a typewriter face sets
+        them larger too. Display type: at least `_MONO_DISPLAY_LINES` lines wholly in the
+        monospaced face at heading sizes, and `_MONO_DISPLAY_SHARE` of the lines set there.
+        """
+        body = self.body_size
+        display = [s for s in self._size_lines if s >= body * _HEADING_RATIO_MIN]
+        lines = sum(self._size_lines[s] for s in display)
+        mono = sum(self._mono_display_lines[s] for s in display)
+        return mono >= _MONO_DISPLAY_LINES and mono >= _MONO_DISPLAY_SHARE * lines
 
     def heading_level_for_size(self, size: float) -> int | None:
         """Markdown level of a heading set in `size`, or None when the size is no heading style.
@@ -139,7 +205,8 @@ class DocStats:
     def _ranked(self) -> tuple[dict[float, int], float | None]:
         if self._levels is None:
             body = self.body_size
-            sizes = sorted((s for s in self._size_lines if self._is_heading_size(s, body)), reverse=True)
+            census = self._census_total().lines
+            sizes = sorted((s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True)
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
             self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
@@ -166,7 +233,11 @@ class DocStats:
         if not sizes:
             return None
         top = sizes[0]
-        if self._size_lines[top] > 3 or self._size_pages[top] != {1} or top < _TITLE_BODY_RATIO * body:
+        # Pages are numbered in the document; the first is the first parsed or counted.
+        first = min(self._numbers | self._census.keys(), default=1)
+        pages = self._size_pages.get(top, set()) | {n for n, fonts in self._census.items() if fonts.lines[top]}
+        lines = self._size_lines[top] + self._census_total().lines[top]
+        if lines > 3 or pages != {first} or top < _TITLE_BODY_RATIO * body:
             return None
         if len(sizes) > 1 and top < 1.2 * sizes[1]:
             return None

@@ -108,7 +108,7 @@ def render_page(
     classify_headings(blocks, stats, outline_titles or {})
     blocks = merge_wrapped_headings(blocks)
     keep_introducing_headings(blocks, stats.body_size)
-    content = render_blocks(blocks, tables, mono_code=not stats.mono_body, words=stats.words)
+    content = render_blocks(blocks, tables, mono_code=stats.mono_is_code, words=stats.words)
     content, unmapped = drop_glyph_garbage(content)
     elements = [
         *furniture_elements(running, page, top=True),

@@ -1,0 +1,123 @@
+"""Heading levels a tagged PDF declares: its structure tree's H1-H6 elements.
+
+A tagged PDF (ISO 32000-1, 14.8) says what each run of text is: its marked content carries
+an MCID, and the page's entry in the structure tree's parent tree names the structure
+element each MCID belongs to (a paragraph, a list item, a heading of level N). Browsers,
+word processors and publishing tools write it for accessibility. Where it names headings,
+their level is the author's, not a guess from font sizes: `heading_mcids` gives, for one
+page, the MCIDs whose text lies inside a heading element, with the heading's level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pikepdf
+
+__all__ = ["StructureHeadings"]
+
+_LEVELS = {f"/H{n}": n for n in range(1, 7)}
+# Structure elements climbed from a piece of text to the heading that holds it, at most
+# (a heading holds spans, links and emphasis, a few levels deep).
+_MAX_CLIMB = 8
+# Entries of one parent-tree array read at most (one per marked-content sequence of a
+# page; a page of a browser's print holds a few hundred).
+_MAX_MCIDS = 100_000
+# Nodes of the parent tree's number tree visited at most, for one page.
+_MAX_TREE_NODES = 4_096
+
+
+class StructureHeadings:
+    """The heading elements of a document's structure tree, read page by page."""
+
+    def __init__(self, pdf: pikepdf.Pdf) -> None:
+        self._pdf = pdf
+        self._levels: dict[tuple[int, int], int] = {}  # structure element -> heading level (0: none)
+        root = pdf.Root.get("/StructTreeRoot")
+        self._tree = root.get("/ParentTree") if isinstance(root, pikepdf.Dictionary) else None
+        role_map = root.get("/RoleMap") if isinstance(root, pikepdf.Dictionary) else None
+        self._roles: dict[str, str] = {}
+        if isinstance(role_map, pikepdf.Dictionary):
+            for key, value in role_map.items():
+                if isinstance(value, pikepdf.Name):
+                    self._roles[str(key)] = str(value)
+
+    @property
+    def present(self) -> bool:
+        return isinstance(self._tree, pikepdf.Dictionary)
+
+    def heading_mcids(self, number: int) -> dict[int, int]:
+        """MCID -> heading level (1-6) for the text of page `number` (1-based) inside
+        heading elements; empty without a structure tree or headings."""
+        if not self.present:
+            return {}
+        try:
+            page = self._pdf.pages[number - 1].obj
+            key = page.get("/StructParents")
+            if not isinstance(key, int):
+                return {}
+            elements = self._lookup(int(key))
+            if not isinstance(elements, pikepdf.Array):
+                return {}
+            found: dict[int, int] = {}
+            for mcid, element in enumerate(elements):
+                if mcid >= _MAX_MCIDS:
+                    break
+                level = self._level(element)
+                if level:
+                    found[mcid] = level
+            return found
+        except Exception:
+            # A broken structure tree is no structure: levels come from the styles.
+            return {}
+
+    def _lookup(self, key: int) -> Any:
+        """The value of `key` in the parent tree (a number tree)."""
+        node = self._tree
+        for _ in range(_MAX_TREE_NODES):
+            if not isinstance(node, pikepdf.Dictionary):
+                return None
+            nums = node.get("/Nums")
+            if isinstance(nums, pikepdf.Array):
+                for i in range(0, len(nums) - 1, 2):
+                    if nums[i] == key:
+                        return nums[i + 1]
+                return None
+            kids = node.get("/Kids")
+            if not isinstance(kids, pikepdf.Array):
+                return None
+            node = next(
+                (
+                    kid
+                    for kid in kids
+                    if isinstance(kid, pikepdf.Dictionary)
+                    and isinstance(kid.get("/Limits"), pikepdf.Array)
+                    and int(kid.Limits[0]) <= key <= int(kid.Limits[1])
+                ),
+                None,
+            )
+        return None
+
+    def _level(self, element: Any) -> int:
+        """Level of the heading element that holds `element` (itself or an ancestor), or 0."""
+        climbed: list[tuple[int, int]] = []
+        level = 0
+        for _ in range(_MAX_CLIMB):
+            if not isinstance(element, pikepdf.Dictionary):
+                break
+            ident = element.objgen
+            if ident != (0, 0) and ident in self._levels:
+                level = self._levels[ident]
+                break
+            if ident != (0, 0):
+                climbed.append(ident)
+            kind = element.get("/S")
+            if isinstance(kind, pikepdf.Name):
+                name = str(kind)
+                level = _LEVELS.get(self._roles.get(name, name), 0)
+                if level:
+                    break
+            element = element.get("/P")
+        for ident in climbed:
+            self._levels[ident] = level
+        return level

@@ -1,0 +1,236 @@
+"""Heading levels from the whole document: the styles of pages not selected (the font
+census), the outline's nesting, and the headings a tagged PDF's structure declares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pikepdf
+import pytest
+
+from conversion.engine import census, convert
+from conversion.engine.census import census_pages, font_census
+from conversion.engine.convert import _iter_models, _open_checked
+from conversion.engine.layout import PageModel
+
+from .pdfs import Op, Raw, Runs, Text, add_outline, lines, make_pdf
+
+PROSE = [
+    "The committee met on a Tuesday to review the plans that the staff",
+    "had drawn up over the winter, and it found most of them sound and",
+    "ready to be carried out before the end of the coming summer season.",
+]
+
+
+def _chapter(title: str, section: str) -> list[Op]:
+    """A page with a chapter heading (18 pt), prose, a section heading (14 pt), prose."""
+    return [
+        Text(72, 720, title, 18, "B"),
+        *lines(72, 690, PROSE, size=10, leading=12),
+        Text(72, 630, section, 14, "B"),
+        *lines(72, 605, PROSE, size=10, leading=12),
+    ]
+
+
+def test_a_heading_keeps_its_level_whichever_pages_are_selected(tmp_path: Path) -> None:
+    # Selected alone, page 2's chapter heading is the largest line of the selection, once
+    # on its first page: a title, were the other pages not counted. The census counts them.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [_chapter(f"Chapter {n}", f"Section {n}.1") for n in (1, 2, 3)],
+    )
+    whole = convert(pdf).pages
+    for number in (1, 2, 3):
+        alone = convert(pdf, pages=[number]).pages[0].markdown
+        assert alone == whole[number - 1].markdown
+        assert alone.startswith(f"## Chapter {number}\n\n")
+        assert f"\n\n### Section {number}.1\n\n" in alone
+
+
+def test_a_section_heading_selected_without_its_chapter_stays_a_level_below(tmp_path: Path) -> None:
+    pages = [
+        _chapter("Chapter 1", "Section 1.1"),
+        [Text(72, 720, "Section 1.2", 14, "B"), *lines(72, 690, PROSE, size=10, leading=12)],
+        _chapter("Chapter 2", "Section 2.1"),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", pages)
+    alone = convert(pdf, pages=[2]).markdown
+    assert alone == convert(pdf).pages[1].markdown
+    assert alone.startswith("### Section 1.2\n\n")
+
+
+def test_the_outline_nests_headings_set_in_one_style_past_their_section_numbers(tmp_path: Path) -> None:
+    # The page shows "Introduction", the outline "1. Introduction"; every heading shares a
+    # style, so only the outline tells that "Background" is a level below.
+    titles = ["Introduction", "Background", "Motivation", "Results"]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [[Text(72, 720, t, 20, "B"), *lines(72, 690, PROSE, size=10, leading=12)] for t in titles],
+    )
+    add_outline(
+        pdf, [(1, "1. Introduction", 0), (2, "1.1 Background", 1), (2, "1.2 Motivation", 2), (1, "2. Results", 3)]
+    )
+    expected = ["## Introduction", "### Background", "### Motivation", "## Results"]
+    assert [p.markdown.split("\n")[0] for p in convert(pdf).pages] == expected
+    assert convert(pdf, pages=[1]).markdown.split("\n")[0] == "## Introduction"
+    assert convert(pdf, pages=[2]).markdown.split("\n")[0] == "### Background"
+
+
+def _models(path: Path) -> list[PageModel]:
+    opened = _open_checked(path, None, want_outline=False)
+    try:
+        count = opened.info.page_count or 0
+        return [m for m in _iter_models(opened, list(range(1, count + 1)), None, {}) if isinstance(m, PageModel)]
+    finally:
+        opened.close()
+
+
+def test_the_census_reads_the_sizes_parsing_reads_through_scaling_and_forms(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                # 10 pt text drawn at twice its size, 9 pt text at half; a line in a form.
+                Raw(b"q 2 0 0 2 0 0 cm BT /FB 10 Tf 36 340 Td (A heading drawn scaled) Tj ET Q"),
+                Raw(b"q 0.5 0 0 0.5 0 0 cm BT /FR 18 Tf 144 1200 Td (A line at nine points in all) Tj ET Q"),
+                *lines(72, 560, PROSE, size=10, leading=12),
+            ]
+        ],
+    )
+    parsed: dict[float, int] = {}
+    for line in _models(pdf)[0].lines:
+        parsed[line.size] = parsed.get(line.size, 0) + len(line.text)
+    with pikepdf.open(pdf) as doc:
+        counted = font_census(doc, [1])[1]
+    assert set(counted.chars) == set(parsed) == {20.0, 9.0, 10.0}
+    assert counted.lines == {20.0: 1, 9.0: 1, 10.0: 3}
+    assert counted.chars[10.0] == parsed[10.0]
+
+
+def test_a_content_stream_past_the_census_budget_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [lines(72, 720, PROSE, size=10, leading=12), [Text(72, 720, "Short", 10)]])
+    with pikepdf.open(pdf) as doc:
+        assert set(font_census(doc, [1, 2])) == {1, 2}
+        monkeypatch.setattr(census, "CENSUS_STREAM_BYTES", 100)
+        assert set(font_census(doc, [1, 2])) == {2}
+
+
+def test_the_census_samples_pages_spread_over_the_document_and_the_first() -> None:
+    picked = census_pages([40], 200)
+    assert 1 in picked
+    assert 40 not in picked
+    assert len(picked) <= census.CENSUS_PAGES + 1
+    assert max(picked) > 150
+    assert census_pages([2], 4) == [1, 3, 4]
+
+
+def _tag(path: Path, kinds: list[str]) -> Path:
+    """Give page 1 a structure tree: marked content MCID i is an element of type kinds[i]."""
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        root = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructTreeRoot))
+        document = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Document, P=root))
+        page = pdf.pages[0]
+        elements = []
+        for mcid, kind in enumerate(kinds):
+            # Text sits in a span inside its element, as browsers write it.
+            element = pdf.make_indirect(
+                pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name("/" + kind), P=document)
+            )
+            span = pdf.make_indirect(
+                pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Span, P=element, K=mcid, Pg=page.obj)
+            )
+            element.K = span
+            elements.append(span)
+        document.K = pikepdf.Array(elements)
+        root.K = document
+        root.ParentTree = pikepdf.Dictionary(Nums=[0, pikepdf.Array(elements)])
+        page.obj.StructParents = 0
+        pdf.Root.StructTreeRoot = root
+        pdf.save(path)
+    return path
+
+
+def _marked(mcid: int, y: float, text: str, size: float = 11, font: str = "R") -> Raw:
+    return Raw(
+        b"/Span <</MCID %d>> BDC BT /F%s %g Tf 72 %g Td (%s) Tj ET EMC" % (mcid, font.encode(), size, y, text.encode())
+    )
+
+
+def test_a_tagged_pdf_names_its_headings_and_their_levels(tmp_path: Path) -> None:
+    # Every line is set in one style: only the structure tree says which are headings.
+    ops: list[Op] = [
+        _marked(0, 720, "Getting started"),
+        _marked(1, 700, PROSE[0]),
+        _marked(2, 680, "Installing the tools"),
+        _marked(3, 660, PROSE[1]),
+        _marked(4, 640, "Checking the result"),
+        _marked(5, 620, PROSE[2]),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H1", "P", "H2", "P", "H3", "P"])
+    assert convert(pdf).markdown == (
+        f"# Getting started\n\n{PROSE[0]}\n\n## Installing the tools\n\n{PROSE[1]}\n\n"
+        f"### Checking the result\n\n{PROSE[2]}"
+    )
+
+
+def test_a_tagged_heading_set_larger_keeps_the_level_the_structure_gives(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        _marked(0, 720, "Overview", 16, "B"),
+        _marked(1, 690, PROSE[0], 10),
+        _marked(2, 660, "Details", 16, "B"),
+        _marked(3, 630, PROSE[1], 10),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "P", "H3", "P"])
+    assert convert(pdf).markdown == f"### Overview\n\n{PROSE[0]}\n\n### Details\n\n{PROSE[1]}"
+
+
+def test_a_monospaced_face_the_document_sets_its_titles_in_is_display_type_not_code(tmp_path: Path) -> None:
+    # A book sets its chapter titles and the first words of each chapter in a typewriter
+    # face: larger than the text for the titles, so it is the book's display type.
+    pages = [
+        [
+            Text(72, 720, f"CHAPTER {n}: Collectors", 14, "M"),
+            Runs(72, 690, (("M", "In April 1996, "), ("R", "millions of bots began to copy the pages of the Net."))),
+            *lines(72, 676, PROSE, size=11, leading=14),
+            # A section title in the display face at the text's size, standing alone.
+            Text(72, 620, "The Way Back Machine", 11, "M"),
+            *lines(72, 600, PROSE, size=11, leading=14),
+        ]
+        for n in ("ONE", "TWO", "THREE")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
+    assert "`" not in out
+    assert out.startswith("## CHAPTER ONE: Collectors\n\nIn April 1996, millions of bots")
+    assert "\n\n### The Way Back Machine\n\nThe committee met" in out
+
+
+def test_a_monospaced_face_set_at_the_text_size_is_still_code(tmp_path: Path) -> None:
+    pages = [
+        [
+            Text(72, 720, f"Step {n}", 14, "B"),
+            Runs(72, 690, (("R", "Call "), ("M", "make_pdf(path)"), ("R", " to write the file to disk."))),
+            *lines(72, 676, PROSE, size=11, leading=14),
+        ]
+        for n in ("one", "two", "three")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
+    assert "Call `make_pdf(path)` to write the file" in out
+
+
+def test_a_page_holding_more_code_than_prose_keeps_its_prose_as_body_text(tmp_path: Path) -> None:
+    # Long lines of code at 10 pt outnumber the prose at 12 pt: the prose is still the body
+    # text (not a heading), and the code is code.
+    code = [f"{'    ' * (n % 3)}total_{n} = compute_the_value(alpha, beta, gamma) + offset_{n}" for n in range(12)]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *lines(72, 720, PROSE[:2], size=12, leading=15),
+                *lines(72, 680, code, size=10, leading=12, font="M"),
+                *lines(72, 520, PROSE[2:], size=12, leading=15),
+            ]
+        ],
+    )
+    out = convert(pdf).markdown
+    assert out.startswith(f"{PROSE[0]} {PROSE[1]}\n\n```\ntotal_0 = ")
+    assert "#" not in out
