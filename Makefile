@@ -7,9 +7,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-# Tests run on the real PostgreSQL and Redis of this machine unless overridden.
+# Tests run on the real PostgreSQL and Redis of this machine unless overridden, in TEST_PROCESSES
+# parallel processes (pytest-xdist; each with its own test database, Redis database and var
+# folder: tests/isolation.py), a test file to a process. Most of the suite waits on servers and
+# workers it started, so two processes on two cores halve its time. TEST_PROCESSES=0: one process.
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/svcx)
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
+TEST_PROCESSES ?= 2
 
 .PHONY: run test lint format typecheck check bench migrate manage clean
 
@@ -22,7 +26,7 @@ run: $(STAMP)
 	$(PY) -m svcx.run
 
 test: $(STAMP)
-	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

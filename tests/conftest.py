@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
-from tests import openapi_bodies
+from tests import isolation, openapi_bodies
 from tests.browser import browser, page  # noqa: F401  (one Chromium per test process, for every UI test)
 from tests.conversion.engine.pdfs import Text, make_pdf
 
@@ -120,7 +120,9 @@ def next_redis_database(url: str) -> str:
 
     parts = urlsplit(url)
     current = int(parts.path.strip("/") or 0)
-    candidates = [parts._replace(path=f"/{(current + step) % 16}").geturl() for step in range(1, 16)]
+    siblings = {int(n) for n in os.environ.get(isolation.RESERVED_ENV, "").split(",") if n}  # parallel processes'
+    numbers = [(current + step) % 16 for step in range(1, 16)]
+    candidates = [parts._replace(path=f"/{n}").geturl() for n in numbers if n not in siblings]
     for wanted in ("empty", "no workers"):
         for candidate in candidates:
             client = redis.Redis.from_url(candidate)

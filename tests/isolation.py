@@ -1,0 +1,43 @@
+"""Run the suite in parallel processes (pytest-xdist) without them seeing each other.
+
+Loaded with ``-p tests.isolation`` (pyproject's addopts) before pytest-django reads the settings,
+so each process's settings already name its own resources: pytest-django gives every xdist
+process a test database of its own (``test_svcx_gw0``, ...); this gives each its own Redis
+database (the broker, cache, meters and worker announcements: the workers a process starts
+serve only its tests) and its own ``SVCX_VAR_DIR`` (spool and file store). Without xdist, or in
+the first process, nothing changes.
+
+Redis databases are counted down from the one ``REDIS_URL`` names: process ``gwN`` takes
+database ``base - N``. ``RESERVED_ENV`` lists them all, so a test that looks for an unused
+database (``tests.conftest.next_redis_database``) never takes a sibling's.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+RESERVED_ENV = "SVCX_TEST_REDIS_DATABASES"
+REDIS_DATABASES = 16
+
+
+def _isolate() -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    url = os.environ.get("REDIS_URL")
+    if not worker.startswith("gw") or not url:
+        return
+    index = int(worker.removeprefix("gw"))
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    if count > REDIS_DATABASES:
+        raise RuntimeError(f"{count} test processes, but Redis has {REDIS_DATABASES} databases")
+    databases = [(base - i) % REDIS_DATABASES for i in range(count)]
+    os.environ[RESERVED_ENV] = ",".join(map(str, databases))
+    os.environ["REDIS_URL"] = parts._replace(path=f"/{databases[index]}").geturl()
+    if index:
+        var = os.environ.get("SVCX_VAR_DIR") or os.path.join(os.path.dirname(os.path.dirname(__file__)), "var")
+        os.environ["SVCX_VAR_DIR"] = os.path.join(var, f"test-{worker}")
+
+
+_isolate()
