@@ -74,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=["docx", "docling", "authored", *(f"authored-{f}" for f in FAMILIES)],
     )
     r.add_argument(
+        "--convert",
+        nargs="+",
+        choices=list(PYTHON_FOR),
+        help="convert only these systems; the others are scored on their outputs of the last run",
+    )
+    r.add_argument(
         "--fold", default="all", choices=["all", *FOLDS], help="only the sources tuned on, or only those held out"
     )
     r.add_argument("--jobs", type=int, default=1, help="conversions run at once (default 1)")
@@ -135,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "real":
         from bench.real.run import run as run_real
 
-        return run_real(args.systems, args.sets, args.documents, args.jobs, args.timeout, argv, args.fold)
+        return run_real(args.systems, args.sets, args.documents, args.jobs, args.timeout, argv, args.fold, args.convert)
     if args.command == "real-report":
         from bench.real.run import rerender as rerender_real
 

@@ -107,6 +107,7 @@ def run(
     timeout: float | None,
     argv: list[str],
     fold: str = "all",
+    convert: list[str] | None = None,
 ) -> int:
     if not BENCH_PYTHON.exists():
         print("the scorer needs the bench venv: run `python -m bench setup` first", file=sys.stderr)
@@ -128,7 +129,10 @@ def run(
     out_dir = REAL_CACHE / "out"
     for s in systems:
         (out_dir / s).mkdir(parents=True, exist_ok=True)
-    work = [(s, d) for d in docs for s in systems]
+    # Systems not in ``convert`` are scored on their outputs of an earlier run (an anchor's
+    # outputs do not change when the engine does); a document it has no record of is converted.
+    again = systems if convert is None else [s for s in systems if s in convert]
+    work = [(s, d) for d in docs for s in systems if s in again or not (out_dir / s / f"{d.id}.json").exists()]
 
     def one(item: tuple[str, object]) -> dict[str, object]:
         s, d = item
