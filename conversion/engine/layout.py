@@ -37,6 +37,7 @@ from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
 from pdfminer.utils import Matrix, mult_matrix
 
+from .bidi import reorder, strong_direction
 from .limits import LIMITS, PageAborted, decode_budget
 from .occlusion import CoveringInterpreter, Covers, PaintState
 
@@ -95,6 +96,7 @@ class Line:
     glyph_text: list[str]
     vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
     max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
+    rtl: bool = False  # read as a paragraph written right to left (bidi.py)
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
 
     @property
@@ -432,14 +434,6 @@ _SPACE_BEFORE_MARK = re.compile(
     r"\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])"
 )
 _RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-# Strong left-to-right letters (digits are weak: they take the direction around them).
-_LTR_CHAR = re.compile(r"[A-Za-z\u00c0-\u024f]")
-# Runs kept left to right inside right-to-left text: Latin words and numbers (European
-# and Arabic-Indic digits), with the spaces and punctuation between their characters.
-_LTR = "A-Za-z0-9\u00c0-\u024f\u0660-\u0669\u06f0-\u06f9"
-_LTR_RUN = re.compile(f"[{_LTR}](?:[{_LTR} .,:;%/'+\\-]*[{_LTR}])?")
-_RTL_LETTER = re.compile(r"[\u0590-\u065f\u066a-\u06ef\u06fa-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-_MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
 
 
 def compat_text(text: str) -> str:
@@ -452,8 +446,10 @@ _compat = compat_text
 
 def is_rtl(text: str) -> bool:
     """Whether `text` is written mainly in a right-to-left script (Arabic, Hebrew, ...)."""
-    rtl = len(_RTL_CHAR.findall(text))
-    return rtl > 0 and rtl > len(_LTR_CHAR.findall(text))
+    if not _RTL_CHAR.search(text):
+        return False
+    ltr, rtl = strong_direction(text)
+    return rtl > ltr
 
 
 def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
@@ -462,48 +458,12 @@ def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
     return [glyphs[i] for i in order]
 
 
-def visual_to_logical(glyphs: Sequence[str]) -> str:
-    """Reading order of a line written mainly right to left, from its glyphs left to right.
-
-    Reverse the line, mirror brackets, and turn embedded left-to-right runs (Latin words,
-    numbers) back around: the Unicode bidirectional algorithm undone for a paragraph of
-    right-to-left direction, which is what a line of Arabic, Hebrew or Persian is.
-    """
-    # Reverse glyph by glyph: one glyph may stand for several letters in logical order
-    # (the lam-alef ligature maps to "\u0644\u0627").
-    reversed_text = "".join(reversed(glyphs)).translate(_MIRROR)
-    return _LTR_RUN.sub(lambda m: m.group(0)[::-1], reversed_text)
-
-
-def _rtl_runs_to_logical(glyphs: Sequence[str]) -> str:
-    """A line written mainly left to right: each embedded right-to-left run (words of
-    Hebrew or Arabic and the spaces between them) read back from its end."""
-    out: list[str] = []
-    run: list[str] = []
-    spaces: list[str] = []
-
-    def end_run() -> None:
-        out.extend(reversed(run))
-        run.clear()
-
-    for g in glyphs:
-        if _RTL_LETTER.search(g):
-            if run and spaces:
-                run.extend(spaces)
-            elif spaces:
-                out.extend(spaces)
-            spaces.clear()
-            run.append(g.translate(_MIRROR))
-        elif g.isspace() and run:
-            spaces.append(g)
-        else:
-            end_run()
-            out.extend(spaces)
-            spaces.clear()
-            out.append(g)
-    end_run()
-    out.extend(spaces)
-    return "".join(out)
+def visual_to_logical(glyphs: Sequence[str], rtl: bool = True) -> str:
+    """Reading order of a line from its glyphs left to right, in a paragraph written right
+    to left (`rtl`) or left to right: the Unicode bidirectional algorithm (bidi.py) turns
+    right-to-left runs around and keeps the left-to-right runs embedded in them (Latin
+    words, numbers), brackets mirrored back."""
+    return "".join(reorder(glyphs, rtl))
 
 
 def _repair_spans(
@@ -515,8 +475,7 @@ def _repair_spans(
     if _RTL_CHAR.search(text):
         # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
         # Style runs cannot survive the reordering; keep the style the line shares.
-        visual = visual_order(glyph_x, glyphs)
-        logical = visual_to_logical(visual) if is_rtl(text) else _rtl_runs_to_logical(visual)
+        logical = visual_to_logical(visual_order(glyph_x, glyphs), is_rtl(text) and not common & MONO > 0)
         return [(_compat(logical), max(common, 0))]
     spans = [(_compat(t), s) for t, s in spans]
     joined = "".join(t for t, _ in spans)
@@ -724,7 +683,47 @@ def build_model(ltpage: LTPage, number: int, hidden: dict[int, str] | None = Non
     _collect(model, ltpage, ltpage.y1, 0, hidden or {})
     if model.hidden:
         _uncover(model)
+    _settle_directions(model)
     return model
+
+
+def _settle_directions(model: PageModel) -> None:
+    """Read each line in the paragraph direction of its page's text.
+
+    A line is laid out by the bidirectional algorithm in the direction of its paragraph,
+    and a paragraph of Arabic or Hebrew is right to left however many Latin words one of
+    its lines holds ("(parameters) المعاملات" is "المعاملات (parameters)"); a line of
+    Latin letters alone in it shows its closing punctuation at the left (":useId").
+    The page's direction is that of most of its strong letters; code (a monospaced line)
+    is written left to right on any page.
+    """
+    if not any(_RTL_CHAR.search(ln.text) for ln in model.lines):
+        return
+    ltr = rtl = 0
+    for ln in model.lines:
+        a, b = strong_direction(ln.text)
+        ltr += a
+        rtl += b
+    page_rtl = rtl > ltr
+    for ln in model.lines:
+        mono = ln.style & MONO > 0
+        has_rtl = _RTL_CHAR.search(ln.text) is not None
+        built = has_rtl and is_rtl(ln.text) and not mono  # as _repair_spans read it
+        if has_rtl:
+            ln.rtl = not mono and (page_rtl or built)
+        else:
+            ln.rtl = page_rtl and not mono and _shows_rtl_ends(ln.glyph_x, ln.glyph_text)
+        if ln.rtl != built:
+            text = compat_text(visual_to_logical(visual_order(ln.glyph_x, ln.glyph_text), ln.rtl))
+            ln.text = text
+            ln.spans = [(text, ln.style)]
+
+
+def _shows_rtl_ends(glyph_x: Sequence[float], glyphs: Sequence[str]) -> bool:
+    """A line of left-to-right letters set right to left: its closing punctuation (a colon,
+    a bracket, a full stop) shows at its left end, a letter or digit at its right."""
+    visual = [g for g in visual_order(glyph_x, glyphs) if not g.isspace()]
+    return len(visual) > 1 and not visual[0].isalnum() and visual[-1].isalnum()
 
 
 def _uncover(model: PageModel) -> None:

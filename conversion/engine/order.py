@@ -169,7 +169,7 @@ def _rtl_row(row: list[Item]) -> list[Item]:
     if len(row) < 2 or not all(isinstance(it, Line) for it in row):
         return row
     lines = [it for it in row if isinstance(it, Line)]
-    if not is_rtl("".join(ln.text for ln in lines)):
+    if not any(ln.rtl for ln in lines) and not is_rtl("".join(ln.text for ln in lines)):
         return row
     glyph_x: list[float] = []
     glyph_text: list[str] = []
@@ -200,6 +200,7 @@ def _rtl_row(row: list[Item]) -> list[Item]:
             style=style,
             glyph_x=glyph_x,
             glyph_text=glyph_text,
+            rtl=True,
         )
     ]
 
