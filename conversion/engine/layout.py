@@ -140,6 +140,7 @@ class PageModel:
     images: list[Box] = field(default_factory=list)  # (x0, top, x1, bottom) of each image
     # Shapes filled with a colour other than white (a dark band under white text).
     fills: list[Box] = field(default_factory=list)
+    rtl: bool = False  # most of its text is written right to left
 
     @property
     def has_text_layer(self) -> bool:
@@ -475,7 +476,7 @@ def _repair_spans(
     if _RTL_CHAR.search(text):
         # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
         # Style runs cannot survive the reordering; keep the style the line shares.
-        logical = visual_to_logical(visual_order(glyph_x, glyphs), is_rtl(text) and not common & MONO > 0)
+        logical = visual_to_logical(visual_order(glyph_x, glyphs), is_rtl(text) and not common & MONO)
         return [(_compat(logical), max(common, 0))]
     spans = [(_compat(t), s) for t, s in spans]
     joined = "".join(t for t, _ in spans)
@@ -704,9 +705,9 @@ def _settle_directions(model: PageModel) -> None:
         a, b = strong_direction(ln.text)
         ltr += a
         rtl += b
-    page_rtl = rtl > ltr
+    page_rtl = model.rtl = rtl > ltr
     for ln in model.lines:
-        mono = ln.style & MONO > 0
+        mono = bool(ln.style & MONO)
         has_rtl = _RTL_CHAR.search(ln.text) is not None
         built = has_rtl and is_rtl(ln.text) and not mono  # as _repair_spans read it
         if has_rtl:

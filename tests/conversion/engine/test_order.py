@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, Op, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_MONO, Op, Rule, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -55,6 +55,45 @@ def test_columns_of_hebrew_are_read_from_the_right(tmp_path: Path) -> None:
     out = md(pdf)
     assert out.index("הטור הימני") < out.index("הטור השמאלי")
     assert out.startswith("זו שורה א של הטור הימני בעמוד")
+
+
+def hebrew_page(extra: list[Op]) -> list[Op]:
+    """`extra` above eight lines of Hebrew prose: a page written right to left."""
+    prose = [visual(f"זו שורה {n} של הטקסט הרגיל בעמוד הזה") for n in "אבגדהוזח"]
+    return [*extra, *(Text(200, 560 - 14 * k, t, font=HEBREW) for k, t in enumerate(prose))]
+
+
+def test_line_with_more_latin_than_hebrew_on_a_hebrew_page_is_read_right_to_left(tmp_path: Path) -> None:
+    # Logical "הפונקציה (createRoot)": drawn with the Latin word and its brackets at the left.
+    drawn = "(createRoot) " + visual("הפונקציה")
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(300, 700, drawn, font=HEBREW)])])
+    assert md(pdf).startswith("הפונקציה (createRoot)\n")
+
+
+def test_latin_line_on_a_hebrew_page_has_its_closing_colon_put_back_at_the_end(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(300, 700, ":useId", font=HEBREW)])])
+    assert md(pdf).startswith("useId:\n")
+
+
+def test_code_line_with_a_hebrew_string_on_a_hebrew_page_stays_left_to_right(tmp_path: Path) -> None:
+    code = 'name = "' + visual("שלום עולם") + '"'
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(72, 700, code, font=HEBREW_MONO)])])
+    assert 'name = "שלום עולם"' in md(pdf)
+
+
+def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path) -> None:
+    rows = [["מוצר", "מחיר", "כמות"], ["תפוח", "12", "שלוש"], ["לחם", "8", "אחת"]]
+    xs = (72, 200, 330, 460)
+    ys = [720 - 20 * i for i in range(len(rows) + 1)]
+    grid: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    grid += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            # The first column at the right: column c sits in the grid's column 2 - c.
+            grid.append(Text(xs[2 - c] + 4, ys[r] - 14, text if text.isdigit() else visual(text), 10, font=HEBREW))
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(grid)]))
+    assert "| מוצר | מחיר | כמות |" in out
+    assert "| תפוח | 12 | שלוש |" in out
 
 
 def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(tmp_path: Path) -> None:
