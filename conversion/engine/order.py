@@ -8,7 +8,7 @@ from collections import Counter
 
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
-from .layout import BOLD, Line, compat_text, is_rtl, visual_order, visual_to_logical
+from .layout import BOLD, MONO, Line, compat_text, is_rtl, visual_order, visual_to_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
@@ -160,17 +160,34 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
 
 
 def _rtl_row(row: list[Item]) -> list[Item]:
-    """A row of several lines written mainly right to left, as one line in reading order.
+    """A row of items written mainly right to left, in reading order: from the right, and
+    the pieces of each line joined as one line in its reading order.
 
     Layout splits such a row where the font or the direction changes (a Latin word, a
     number, a full stop); the pieces, read left to right, would put the end of the
-    sentence first. The whole row is reordered as one line instead.
+    sentence first. The pieces between two other items (a picture, a table) are
+    reordered as one line; the items are read from the right.
     """
-    if len(row) < 2 or not all(isinstance(it, Line) for it in row):
-        return row
     lines = [it for it in row if isinstance(it, Line)]
-    if not any(ln.rtl for ln in lines) and not is_rtl("".join(ln.text for ln in lines)):
+    if len(row) < 2 or (not any(ln.rtl for ln in lines) and not is_rtl("".join(ln.text for ln in lines))):
         return row
+    if lines and all(ln.style & MONO for ln in lines):
+        return row  # code is written left to right
+    groups: list[list[Item]] = []
+    for it in row:
+        last = groups[-1] if groups else None
+        if last is not None and isinstance(it, Line) and all(isinstance(g, Line) for g in last):
+            last.append(it)
+        else:
+            groups.append([it])
+    return [
+        _rtl_line([g for g in group if isinstance(g, Line)]) if len(group) > 1 else group[0]
+        for group in reversed(groups)
+    ]
+
+
+def _rtl_line(lines: list[Line]) -> Line:
+    """Pieces of one row of right-to-left text as one line in reading order."""
     glyph_x: list[float] = []
     glyph_text: list[str] = []
     for ln in sorted(lines, key=lambda ln: ln.x0):
@@ -188,21 +205,19 @@ def _rtl_row(row: list[Item]) -> list[Item]:
     style = lines[0].style
     for ln in lines:
         style &= ln.style
-    return [
-        Line(
-            x0=min(ln.x0 for ln in lines),
-            top=min(ln.top for ln in lines),
-            x1=max(ln.x1 for ln in lines),
-            bottom=max(ln.bottom for ln in lines),
-            text=text,
-            spans=[(text, style)],
-            size=max(ln.size for ln in lines),
-            style=style,
-            glyph_x=glyph_x,
-            glyph_text=glyph_text,
-            rtl=True,
-        )
-    ]
+    return Line(
+        x0=min(ln.x0 for ln in lines),
+        top=min(ln.top for ln in lines),
+        x1=max(ln.x1 for ln in lines),
+        bottom=max(ln.bottom for ln in lines),
+        text=text,
+        spans=[(text, style)],
+        size=max(ln.size for ln in lines),
+        style=style,
+        glyph_x=glyph_x,
+        glyph_text=glyph_text,
+        rtl=True,
+    )
 
 
 def _in_rows(items: list[Item]) -> list[Item]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, HEBREW_MONO, Op, Rule, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, Image, Op, Rule, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -79,6 +79,21 @@ def test_code_line_with_a_hebrew_string_on_a_hebrew_page_stays_left_to_right(tmp
     code = 'name = "' + visual("שלום עולם") + '"'
     pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(72, 700, code, font=HEBREW_MONO)])])
     assert 'name = "שלום עולם"' in md(pdf)
+
+
+def test_bold_title_drawn_word_by_word_beside_a_picture_reads_from_the_right(tmp_path: Path) -> None:
+    # A logo at the left of the title's row: the row holds a picture and the title's
+    # words (each drawn on its own, from the right); read left to right, the words of
+    # the title came out reversed.
+    title = "כותרת ראשית של המסמך"
+    ops: list[Op] = [Image(40, 680, 120, 730)]
+    x = 520.0
+    for word in title.split():
+        x -= 10 * len(word)  # 20-point glyphs 500 units wide
+        ops.append(Text(x, 700, visual(word), size=20, font=HEBREW_BOLD))
+        x -= 6
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.startswith("## " + title + "\n")
 
 
 def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path) -> None:
