@@ -487,18 +487,35 @@ def _repair_spans(
     return spans
 
 
+# Glyphs per unit of a line's length (its length over its height) beyond which a line
+# may be drawn twice over: text averages about two glyphs per em, and a glyph is seldom
+# narrower than a third of the line's height.
+_OVERPRINT_DENSITY = 3.0
+# A copy of a glyph or a line drawn within this many font sizes (ems) of the first is the
+# same text overprinted (a simulated bold, a shadow); beyond it, a letter repeated (the
+# narrowest letters are about a quarter of an em wide).
+_OVERPRINT_SHIFT_EM = 0.15
+# An overprint shifted by more than this (points) thickens the strokes: a simulated bold.
+_FAKE_BOLD_SHIFT = 0.05
+
+
 def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[int, str]) -> None:
     vertical = isinstance(line, LTTextLineVertical)
     bbox = (line.x0, line.y0, line.x1, line.y1)
-    built, splits, visible = _glyph_line(line._objs, bbox, vertical, page_top, hidden, split=True)
+    objs = line._objs
+    bold = False
+    extent, across = (line.height, line.width) if vertical else (line.width, line.height)
+    if len(objs) > _OVERPRINT_DENSITY * extent / max(across, 1.0):
+        objs, bold = _drop_overprint(objs, vertical)
+    built, splits, visible = _glyph_line(objs, bbox, vertical, page_top, hidden, split=True)
     if not splits:
-        _keep(model, built, visible)
+        _keep(model, _emboldened(built) if bold else built, visible)
         return
     # Two runs of very different sizes a wide gap apart on one baseline are two lines (a
     # small label printed before a heading, a note beside a title): layout joins them
     # because the gap is narrow next to the larger glyphs. So are visible and hidden runs.
-    for a, b in pairwise([0, *splits, len(line._objs)]):
-        part = line._objs[a:b]
+    for a, b in pairwise([0, *splits, len(objs)]):
+        part = objs[a:b]
         chars = [obj for obj in part if type(obj) is LTChar]
         if chars:
             bbox = (
@@ -508,7 +525,44 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[
                 max(c.y1 for c in chars),
             )
             built, _, visible = _glyph_line(part, bbox, vertical, page_top, hidden, split=False)
-            _keep(model, built, visible)
+            _keep(model, _emboldened(built) if bold else built, visible)
+
+
+def _drop_overprint(objs: list[Any], vertical: bool) -> tuple[list[Any], bool]:
+    """`objs` without the glyphs drawn a second time over themselves, and whether a copy
+    was shifted (a bold simulated by drawing the text twice, slightly apart).
+
+    Text drawn twice over reads twice, or letter by letter doubled once glyphs are put
+    in order on the page ("HHeelllloo").
+    """
+    buckets: dict[tuple[str, int], list[float]] = {}
+    out: list[Any] = []
+    dropped = shifted = False
+    for obj in objs:
+        if type(obj) is not LTChar:
+            if not (dropped and out and type(out[-1]) is not LTChar):
+                out.append(obj)
+            continue
+        at = obj.y0 if vertical else obj.x0
+        step = max(_OVERPRINT_SHIFT_EM * obj.size, 0.1)
+        key = int(at // step)
+        near = [x for k in (key - 1, key, key + 1) for x in buckets.get((obj._text, k), ()) if abs(x - at) <= step]
+        if near:
+            dropped = True
+            shifted = shifted or min(abs(x - at) for x in near) > _FAKE_BOLD_SHIFT
+            continue
+        buckets.setdefault((obj._text, key), []).append(at)
+        out.append(obj)
+    if not dropped:
+        return objs, False
+    return out, shifted
+
+
+def _emboldened(line: Line | None) -> Line | None:
+    if line is not None:
+        line.style |= BOLD
+        line.spans = [(t, st | BOLD) for t, st in line.spans]
+    return line
 
 
 def _keep(model: PageModel, line: Line | None, visible: int) -> None:
@@ -684,8 +738,30 @@ def build_model(ltpage: LTPage, number: int, hidden: dict[int, str] | None = Non
     _collect(model, ltpage, ltpage.y1, 0, hidden or {})
     if model.hidden:
         _uncover(model)
+    _drop_overprinted_lines(model)
     _settle_directions(model)
     return model
+
+
+def _drop_overprinted_lines(model: PageModel) -> None:
+    """Keep one of the copies of a line drawn twice over itself; a copy shifted a little
+    is a simulated bold, and the line is bold."""
+    seen: dict[str, list[Line]] = {}
+    kept: list[Line] = []
+    for ln in model.lines:
+        twins = seen.setdefault(ln.text, [])
+        tol = _OVERPRINT_SHIFT_EM * ln.size
+        twin = next(
+            (t for t in twins if abs(t.x0 - ln.x0) <= tol and abs(t.x1 - ln.x1) <= tol and abs(t.top - ln.top) <= tol),
+            None,
+        )
+        if twin is None:
+            twins.append(ln)
+            kept.append(ln)
+        elif max(abs(twin.x0 - ln.x0), abs(twin.top - ln.top)) > _FAKE_BOLD_SHIFT:
+            _emboldened(twin)
+    if len(kept) < len(model.lines):
+        model.lines = kept
 
 
 def _settle_directions(model: PageModel) -> None:

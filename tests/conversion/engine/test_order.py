@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, Image, Op, Rule, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, Image, Op, Raw, Rule, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -94,6 +94,34 @@ def test_bold_title_drawn_word_by_word_beside_a_picture_reads_from_the_right(tmp
         x -= 6
     out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
     assert out.startswith("## " + title + "\n")
+
+
+def test_hebrew_title_drawn_twice_slightly_apart_reads_once_in_order(tmp_path: Path) -> None:
+    # A bold simulated by drawing the title a second time 0.4 points to the right: the
+    # two copies' glyphs, put in order on the page, doubled every letter.
+    title = "כותרת ראשית של המסמך"
+    ops: list[Op] = [Text(x, 700, visual(title), size=20, font=HEBREW) for x in (250, 250.4)]
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.splitlines()[0].endswith(" " + title)
+    assert out.count("כותרת") == 1
+
+
+def test_line_drawn_twice_slightly_apart_is_one_bold_line(tmp_path: Path) -> None:
+    prose = ["This paragraph of body text runs on for a while here."] * 4
+    ops: list[Op] = [Text(x, 700, "Results of the study", font="R") for x in (72, 72.3)]
+    out = md(make_pdf(tmp_path / "a.pdf", [[*ops, *lines(72, 680, prose)]]))
+    assert out.startswith("## Results of the study\n")
+
+
+def test_glyphs_each_drawn_twice_over_read_once(tmp_path: Path) -> None:
+    shows = [
+        b"BT /FM 20 Tf %g 700 Td (%s) Tj ET" % (72 + 12 * k + dx, ch.encode())
+        for k, ch in enumerate("All Well")
+        for dx in (0, 0.4)
+    ]
+    prose = ["This paragraph of body text runs on for a while here."] * 4
+    out = md(make_pdf(tmp_path / "a.pdf", [[Raw(b"\n".join(shows)), *lines(72, 660, prose)]]))
+    assert out.splitlines()[0].endswith(" All Well")  # doubled letters kept
 
 
 def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path) -> None:
