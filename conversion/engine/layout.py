@@ -771,16 +771,17 @@ def _settle_directions(model: PageModel) -> None:
     and a paragraph of Arabic or Hebrew is right to left however many Latin words one of
     its lines holds ("(parameters) المعاملات" is "المعاملات (parameters)"); a line of
     Latin letters alone in it shows its closing punctuation at the left (":useId").
-    The page's direction is that of most of its strong letters; code (a monospaced line)
-    is written left to right on any page.
+    The page's direction is that of most of the strong letters of its prose; code (a
+    monospaced line) is written left to right on any page.
     """
     if not any(_RTL_CHAR.search(ln.text) for ln in model.lines):
         return
     ltr = rtl = 0
     for ln in model.lines:
-        a, b = strong_direction(ln.text)
-        ltr += a
-        rtl += b
+        if not ln.style & MONO:  # code is left to right whatever the page's language
+            a, b = strong_direction(ln.text)
+            ltr += a
+            rtl += b
     page_rtl = model.rtl = rtl > ltr
     for ln in model.lines:
         mono = bool(ln.style & MONO)

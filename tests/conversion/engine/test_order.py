@@ -70,6 +70,14 @@ def test_line_with_more_latin_than_hebrew_on_a_hebrew_page_is_read_right_to_left
     assert md(pdf).startswith("הפונקציה (createRoot)\n")
 
 
+def test_code_with_more_latin_letters_than_the_prose_leaves_a_hebrew_page_right_to_left(tmp_path: Path) -> None:
+    code = [f"const value{n} = computeSomethingLong(parameterNumber{n});" for n in range(12)]
+    drawn = "(createRoot) " + visual("הפונקציה")
+    ops: list[Op] = [Text(300, 740, drawn, font=HEBREW), *lines(72, 400, code, size=9, leading=11, font="M")]
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.startswith("הפונקציה (createRoot)\n")
+
+
 def test_latin_line_on_a_hebrew_page_has_its_closing_colon_put_back_at_the_end(tmp_path: Path) -> None:
     pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(300, 700, ":useId", font=HEBREW)])])
     assert md(pdf).startswith("useId:\n")
