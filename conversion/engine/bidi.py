@@ -123,11 +123,12 @@ def _resolve_neutral(types: list[str], sos: str, eos: str, embedding: str) -> No
         i = j
 
 
-def embedding_levels(glyphs: Sequence[str], rtl: bool) -> list[int]:
-    """The resolved level of each glyph of one line, in a paragraph of direction `rtl`."""
+def embedding_levels(glyphs: Sequence[str], rtl: bool, *, classified: bool = False) -> list[int]:
+    """The resolved level of each glyph of one line, in a paragraph of direction `rtl`
+    (`classified`: `glyphs` are their bidirectional classes already)."""
     base = 1 if rtl else 0
     direction = "R" if rtl else "L"
-    raw = [bidi_class(g) for g in glyphs]
+    raw = list(glyphs) if classified else [bidi_class(g) for g in glyphs]
     # X9: boundary neutrals (joiners, format marks) drop out and take a neighbour's level.
     kept = [i for i, c in enumerate(raw) if c != "BN"]
     types = [raw[i] for i in kept]
@@ -159,12 +160,60 @@ def embedding_levels(glyphs: Sequence[str], rtl: bool) -> list[int]:
     return levels
 
 
-def reorder(glyphs: Sequence[str], rtl: bool) -> list[str]:
+def reorder(glyphs: Sequence[str], rtl: bool, isolated: Sequence[bool] | None = None) -> list[str]:
     """`glyphs` reordered by L2 (each maximal run at or above a level reversed, from the
-    highest level down to the lowest odd one), mirrored where they end at an odd level."""
-    levels = embedding_levels(glyphs, rtl)
-    out = ["".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g for g, lvl in zip(glyphs, levels, strict=True)]
-    order = list(range(len(out)))
+    highest level down to the lowest odd one), mirrored where they end at an odd level.
+
+    `isolated` marks glyphs set apart as left-to-right isolates inside a right-to-left
+    paragraph (inline code, which browsers lay out as a unit): each run of them is one
+    neutral for the paragraph (as an isolate's initiator is), its own text left to right.
+    """
+    if not rtl or isolated is None or not any(isolated):
+        return _reorder(glyphs, rtl)
+    units: list[list[str]] = []
+    kinds: list[str] = []  # the class a unit counts as: an isolate is a neutral
+    i, n = 0, len(glyphs)
+    while i < n:
+        if not isolated[i] or glyphs[i].isspace():
+            units.append([glyphs[i]])
+            kinds.append("")
+            i += 1
+            continue
+        j = i
+        while j < n and isolated[j]:
+            j += 1
+        while glyphs[j - 1].isspace():  # spaces at its ends stay outside the isolate
+            j -= 1
+        units.append(_reorder(glyphs[i:j], False))
+        kinds.append("ON")
+        i = j
+    order = _order([k or bidi_class(u[0]) for u, k in zip(units, kinds, strict=True)], rtl, isolates=kinds)
+    out: list[str] = []
+    for k, lvl in order:
+        if kinds[k]:
+            out += units[k]
+        else:
+            g = units[k][0]
+            out.append("".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g)
+    return out
+
+
+def _reorder(glyphs: Sequence[str], rtl: bool) -> list[str]:
+    out: list[str] = []
+    for k, lvl in _order([bidi_class(g) for g in glyphs], rtl):
+        g = glyphs[k]
+        out.append("".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g)
+    return out
+
+
+def _order(classes: list[str], rtl: bool, isolates: Sequence[str] = ()) -> list[tuple[int, int]]:
+    """(index, level) of each unit in reordered sequence; isolates sit at the level of
+    left-to-right text inside the paragraph."""
+    levels = embedding_levels(classes, rtl, classified=True)
+    for k, kind in enumerate(isolates):
+        if kind:
+            levels[k] = 2 if rtl else 0
+    order = list(range(len(levels)))
     top = max(levels, default=0)
     lowest_odd = min((lvl for lvl in levels if lvl % 2), default=top + 1)
     for level in range(top, lowest_odd - 1, -1):
@@ -178,4 +227,4 @@ def reorder(glyphs: Sequence[str], rtl: bool) -> list[str]:
                 j += 1
             order[i:j] = order[i:j][::-1]
             i = j
-    return [out[k] for k in order]
+    return [(k, levels[k]) for k in order]

@@ -97,6 +97,9 @@ class Line:
     vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
     max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
     rtl: bool = False  # read as a paragraph written right to left (bidi.py)
+    # Which glyphs are inline code (a monospaced run in a line that is not) in a line of
+    # right-to-left script; None for other lines.
+    code_glyphs: list[bool] | None = None
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
 
     @property
@@ -459,16 +462,44 @@ def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
     return [glyphs[i] for i in order]
 
 
-def visual_to_logical(glyphs: Sequence[str], rtl: bool = True) -> str:
+def visual_to_logical(glyphs: Sequence[str], rtl: bool = True, code: Sequence[bool] | None = None) -> str:
     """Reading order of a line from its glyphs left to right, in a paragraph written right
     to left (`rtl`) or left to right: the Unicode bidirectional algorithm (bidi.py) turns
     right-to-left runs around and keeps the left-to-right runs embedded in them (Latin
-    words, numbers), brackets mirrored back."""
-    return "".join(reorder(glyphs, rtl))
+    words, numbers), brackets mirrored back. Runs of inline code (`code`, one flag a
+    glyph) are laid out as left-to-right units, as browsers isolate them."""
+    return "".join(reorder(glyphs, rtl, code))
+
+
+def line_logical(glyph_x: Sequence[float], glyphs: Sequence[str], rtl: bool, code: Sequence[bool] | None) -> str:
+    """The text of a line read in the direction `rtl`, from its glyphs wherever drawn."""
+    order = sorted(range(len(glyphs)), key=lambda i: glyph_x[2 * i] + glyph_x[2 * i + 1])
+    flags = [code[i] for i in order] if code is not None else None
+    return compat_text(visual_to_logical([glyphs[i] for i in order], rtl, flags))
+
+
+def _code_glyphs(spans: list[tuple[str, int]], glyphs: Sequence[str]) -> list[bool] | None:
+    """One flag a glyph: set in a monospaced font, where the line mixes fonts."""
+    if all(st & MONO for _, st in spans) or not any(st & MONO for _, st in spans):
+        return None
+    flags: list[bool] = []
+    k = 0
+    left = len(spans[0][0]) if spans else 0
+    for g in glyphs:
+        while left <= 0 and k + 1 < len(spans):
+            k += 1
+            left = len(spans[k][0])
+        flags.append(bool(spans[k][1] & MONO))
+        left -= len(g)
+    return flags
 
 
 def _repair_spans(
-    spans: list[tuple[str, int]], common: int, glyph_x: Sequence[float], glyphs: Sequence[str]
+    spans: list[tuple[str, int]],
+    common: int,
+    glyph_x: Sequence[float],
+    glyphs: Sequence[str],
+    code: list[bool] | None = None,
 ) -> list[tuple[str, int]]:
     text = "".join(t for t, _ in spans)
     if not _NEEDS_REPAIR.search(text):
@@ -476,8 +507,8 @@ def _repair_spans(
     if _RTL_CHAR.search(text):
         # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
         # Style runs cannot survive the reordering; keep the style the line shares.
-        logical = visual_to_logical(visual_order(glyph_x, glyphs), is_rtl(text) and not common & MONO)
-        return [(_compat(logical), max(common, 0))]
+        logical = line_logical(glyph_x, glyphs, is_rtl(text) and not common & MONO, code)
+        return [(logical, max(common, 0))]
     spans = [(_compat(t), s) for t, s in spans]
     joined = "".join(t for t, _ in spans)
     if _SPACE_BEFORE_MARK.search(joined):
@@ -670,7 +701,8 @@ def _glyph_line(
         rounded = round(raw * 2) / 2
         size_weight[rounded] = size_weight.get(rounded, 0) + count
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    spans = _repair_spans(spans, common, glyph_x, glyph_text)
+    code = _code_glyphs(spans, glyph_text) if _RTL_CHAR.search("".join(glyph_text)) else None
+    spans = _repair_spans(spans, common, glyph_x, glyph_text, code)
     text = "".join(t for t, _ in spans)
     built = Line(
         x0=x0,
@@ -683,6 +715,7 @@ def _glyph_line(
         style=max(common, 0),
         glyph_x=glyph_x,
         glyph_text=glyph_text,
+        code_glyphs=code,
         vertical=vertical,
         max_gap=max_gap,
         hidden=reason,
@@ -792,7 +825,7 @@ def _settle_directions(model: PageModel) -> None:
         else:
             ln.rtl = page_rtl and not mono and _shows_rtl_ends(ln.glyph_x, ln.glyph_text)
         if ln.rtl != built:
-            text = compat_text(visual_to_logical(visual_order(ln.glyph_x, ln.glyph_text), ln.rtl))
+            text = line_logical(ln.glyph_x, ln.glyph_text, ln.rtl, ln.code_glyphs)
             ln.text = text
             ln.spans = [(text, ln.style)]
 

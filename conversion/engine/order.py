@@ -8,7 +8,7 @@ from collections import Counter
 
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
-from .layout import BOLD, MONO, Line, compat_text, is_rtl, visual_order, visual_to_logical
+from .layout import BOLD, MONO, Line, is_rtl, line_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
@@ -190,6 +190,7 @@ def _rtl_line(lines: list[Line]) -> Line:
     """Pieces of one row of right-to-left text as one line in reading order."""
     glyph_x: list[float] = []
     glyph_text: list[str] = []
+    code: list[bool] = []  # inline code: the glyphs of a monospaced piece or run
     for ln in sorted(lines, key=lambda ln: ln.x0):
         if glyph_text and not glyph_text[-1].isspace() and not ln.glyph_text[0].isspace():
             # A gap between the pieces, or a change of direction, is a word space; a font
@@ -199,9 +200,11 @@ def _rtl_line(lines: list[Line]) -> Line:
             if turns or ln.x0 - glyph_x[-1] > 0.15 * ln.size:
                 glyph_x += [glyph_x[-1], ln.x0]
                 glyph_text.append(" ")
+                code.append(False)
         glyph_x += ln.glyph_x
         glyph_text += ln.glyph_text
-    text = " ".join(compat_text(visual_to_logical(visual_order(glyph_x, glyph_text))).split())
+        code += ln.code_glyphs or [bool(ln.style & MONO)] * len(ln.glyph_text)
+    text = " ".join(line_logical(glyph_x, glyph_text, True, code if any(code) else None).split())
     style = lines[0].style
     for ln in lines:
         style &= ln.style
@@ -217,6 +220,7 @@ def _rtl_line(lines: list[Line]) -> Line:
         glyph_x=glyph_x,
         glyph_text=glyph_text,
         rtl=True,
+        code_glyphs=code if any(code) else None,
     )
 
 

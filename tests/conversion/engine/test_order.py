@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, Image, Op, Raw, Rule, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, Image, Op, Raw, Rule, Runs, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -76,6 +76,14 @@ def test_code_with_more_latin_letters_than_the_prose_leaves_a_hebrew_page_right_
     ops: list[Op] = [Text(300, 740, drawn, font=HEBREW), *lines(72, 400, code, size=9, leading=11, font="M")]
     out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
     assert out.startswith("הפונקציה (createRoot)\n")
+
+
+def test_inline_code_in_a_hebrew_line_keeps_its_brackets(tmp_path: Path) -> None:
+    # Logical "הערך src={x} נקרא": browsers lay inline code out as a left-to-right unit,
+    # so its closing brace stays beside it instead of moving to the Hebrew after it.
+    runs = ((HEBREW, visual("נקרא") + " "), (HEBREW_MONO, "src={x}"), (HEBREW, " " + visual("הערך")))
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Runs(300, 700, runs)])])
+    assert md(pdf).startswith("הערך src={x} נקרא\n")
 
 
 def test_latin_line_on_a_hebrew_page_has_its_closing_colon_put_back_at_the_end(tmp_path: Path) -> None:
