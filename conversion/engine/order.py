@@ -159,6 +159,21 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
     return out
 
 
+def reads_from_right(items: list[Item]) -> bool:
+    """Whether `items` are laid out right to left (their columns read from the right):
+    most of the letters of their prose are in lines read right to left. Code is left out:
+    it is written left to right whatever the language of the page."""
+    rtl = ltr = 0
+    for it in items:
+        if isinstance(it, Line) and not it.style & MONO:
+            letters = sum(ch.isalpha() for ch in it.text)
+            if it.rtl:
+                rtl += letters
+            else:
+                ltr += letters
+    return rtl > ltr
+
+
 def _rtl_row(row: list[Item]) -> list[Item]:
     """A row of items written mainly right to left, in reading order: from the right, and
     the pieces of each line joined as one line in its reading order.
@@ -267,7 +282,7 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0) -> list[
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
-            if is_rtl("".join(it.text for it in band if isinstance(it, Line))):
+            if reads_from_right(band):
                 # Columns of right-to-left text are read from the right.
                 left, right = right, left
             segments.extend(reading_order(left, page_width, depth + 1))

@@ -155,6 +155,19 @@ def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path)
     assert "| תפוח | 12 | שלוש |" in out
 
 
+def test_columns_of_hebrew_with_more_code_than_prose_are_read_from_the_right(tmp_path: Path) -> None:
+    ops: list[Op] = []
+    for x, side in ((340, "הימני"), (72, "השמאלי")):
+        for k in range(12):
+            y = 700 - 14 * k
+            if k % 3 == 0:
+                ops.append(Text(x, y, visual(f"שורה {k} בטור {side}"), font=HEBREW))
+            else:
+                ops.append(Text(x, y, f"value{k} = computeSomething({k})", size=9, font="M"))
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.index("בטור הימני") < out.index("בטור השמאלי")
+
+
 def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(tmp_path: Path) -> None:
     left = [f"The first column carries line {i} of the body" for i in range(1, 19)]
     right = [f"The second column carries line {i} of it" for i in range(1, 19)]
