@@ -478,6 +478,49 @@ def line_logical(glyph_x: Sequence[float], glyphs: Sequence[str], rtl: bool, cod
     return compat_text(visual_to_logical([glyphs[i] for i in order], rtl, flags))
 
 
+# Letters of a word are joined: the next one starts where the last one ended, give or take
+# this share of its width. (A word gap without a space glyph is wider.)
+_JOINED_GAP = 0.1
+
+
+def _drop_spaces_at_marks(
+    glyph_x: list[float], glyphs: list[str], code: list[bool] | None
+) -> tuple[list[float], list[str], list[bool] | None]:
+    """The glyphs of a line without the word spaces layout put beside a vowel mark.
+
+    A mark (Arabic harakat, Hebrew points) is a glyph of no width drawn over its letter,
+    before or after it; layout sees a gap between the mark and the letters around it and
+    inserts a space, splitting the word ("شَ رطيّ ا" for "شَرطيّا"). An inserted space (no
+    width) next to a mark goes where the letters on either side of it touch.
+    """
+    n = len(glyphs)
+    drop: set[int] = set()
+    for i, g in enumerate(glyphs):
+        if g != " " or glyph_x[2 * i] != glyph_x[2 * i + 1] or not 0 < i < n - 1:
+            continue
+        if not (_is_mark(glyphs[i - 1]) or _is_mark(glyphs[i + 1])):
+            continue
+        before = [k for k in range(max(0, i - 2), i) if not glyphs[k].isspace()]
+        after = next((k for k in range(i + 1, n) if not glyphs[k].isspace() and not _is_mark(glyphs[k])), None)
+        if not before or after is None:
+            continue
+        end = max(glyph_x[2 * k + 1] for k in before)
+        if glyph_x[2 * after] <= end + _JOINED_GAP * (glyph_x[2 * after + 1] - glyph_x[2 * after]):
+            drop.add(i)
+    if not drop:
+        return glyph_x, glyphs, code
+    keep = [i for i in range(n) if i not in drop]
+    return (
+        [v for i in keep for v in (glyph_x[2 * i], glyph_x[2 * i + 1])],
+        [glyphs[i] for i in keep],
+        [code[i] for i in keep] if code is not None else None,
+    )
+
+
+def _is_mark(glyph: str) -> bool:
+    return bool(glyph) and unicodedata.category(glyph[0]) == "Mn"
+
+
 def _code_glyphs(spans: list[tuple[str, int]], glyphs: Sequence[str]) -> list[bool] | None:
     """One flag a glyph: set in a monospaced font, where the line mixes fonts."""
     if all(st & MONO for _, st in spans) or not any(st & MONO for _, st in spans):
@@ -701,7 +744,10 @@ def _glyph_line(
         rounded = round(raw * 2) / 2
         size_weight[rounded] = size_weight.get(rounded, 0) + count
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    code = _code_glyphs(spans, glyph_text) if _RTL_CHAR.search("".join(glyph_text)) else None
+    code = None
+    if _RTL_CHAR.search("".join(glyph_text)):
+        code = _code_glyphs(spans, glyph_text)
+        glyph_x, glyph_text, code = _drop_spaces_at_marks(glyph_x, glyph_text, code)
     spans = _repair_spans(spans, common, glyph_x, glyph_text, code)
     text = "".join(t for t, _ in spans)
     built = Line(

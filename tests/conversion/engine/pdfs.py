@@ -115,7 +115,7 @@ _HEBREW_FONTS = {HEBREW: "TestHebrew", HEBREW_BOLD: "TestHebrew-Bold", HEBREW_MO
 _HEBREW_TO_UNICODE = (
     b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Hebrew def "
     b"1 begincodespacerange <00> <FF> endcodespacerange "
-    b"2 beginbfrange <20> <7E> <0020> <E0> <FA> <05D0> endbfrange endcmap "
+    b"3 beginbfrange <20> <7E> <0020> <C0> <C9> <05B0> <E0> <FA> <05D0> endbfrange endcmap "
     b"CMapName currentdict /CMap defineresource pop end end"
 )
 
@@ -241,7 +241,8 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
                 BaseFont=pikepdf.Name("/" + base),
                 FirstChar=32,
                 LastChar=255,
-                Widths=[500] * 224,
+                # The vowel points (0xC0-0xC9) have no width: they sit over their letter.
+                Widths=[0 if 0xC0 <= code <= 0xC9 else 500 for code in range(32, 256)],
                 ToUnicode=hebrew_map,
                 # The name that says bold or monospaced is the descriptor's FontName.
                 FontDescriptor=pikepdf.Dictionary(
