@@ -215,6 +215,22 @@ def _gray_image(pdf: pikepdf.Pdf, data: bytes, **extra: object) -> pikepdf.Strea
     )
 
 
+def font_descriptor(name: str, descent: int = -200) -> pikepdf.Dictionary:
+    """A FontDescriptor naming the font `name` (pdfminer reads a font's name there), its
+    glyphs 800 units above the baseline and `descent` below."""
+    return pikepdf.Dictionary(
+        Type=pikepdf.Name.FontDescriptor,
+        FontName=pikepdf.Name("/" + name),
+        Flags=32,
+        FontBBox=[0, min(descent, -200), 1000, max(-descent, 800)],
+        ItalicAngle=0,
+        Ascent=800,
+        Descent=descent,
+        CapHeight=700,
+        StemV=80,
+    )
+
+
 def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     pdf = pikepdf.new()
     fonts = pikepdf.Dictionary(
@@ -245,17 +261,7 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
                 Widths=[0 if 0xC0 <= code <= 0xC9 else 500 for code in range(32, 256)],
                 ToUnicode=hebrew_map,
                 # The name that says bold or monospaced is the descriptor's FontName.
-                FontDescriptor=pikepdf.Dictionary(
-                    Type=pikepdf.Name.FontDescriptor,
-                    FontName=pikepdf.Name("/" + base),
-                    Flags=32,
-                    FontBBox=[0, -200, 1000, 800],
-                    ItalicAngle=0,
-                    Ascent=800,
-                    Descent=-200,
-                    CapHeight=700,
-                    StemV=80,
-                ),
+                FontDescriptor=font_descriptor(base),
             )
         )
     image = _gray_image(pdf, bytes(range(0, 256, 4)))
