@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .elements import Box, ElementType
 from .figures import Figure
-from .layout import BOLD, MONO, Line, far_sizes, is_rtl
+from .layout import BOLD, MONO, Line, far_sizes
 from .lists import label_depth, list_marker, strip_marker
 from .order import Item
 from .stats import DocStats
@@ -157,7 +157,7 @@ def _continues(
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
     ends = prev.text.rstrip()[-1:]
-    if is_rtl(prev.text):
+    if prev.rtl:
         # Right-to-left lines start at the right edge and end short of the left one.
         if ends in ".!?:\u061f" and prev.x0 > seg_left + 3 * size:
             return False

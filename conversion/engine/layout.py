@@ -37,6 +37,7 @@ from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
 from pdfminer.utils import Matrix, mult_matrix
 
+from .bidi import reorder, strong_direction
 from .limits import LIMITS, PageAborted, decode_budget
 from .occlusion import CoveringInterpreter, Covers, PaintState
 
@@ -95,6 +96,10 @@ class Line:
     glyph_text: list[str]
     vertical: bool = False  # written top to bottom (CJK vertical text, rotated pages)
     max_gap: float = 0.0  # widest space between two visible glyphs (table cells set close)
+    rtl: bool = False  # read as a paragraph written right to left (bidi.py)
+    # Which glyphs are inline code (a monospaced run in a line that is not) in a line of
+    # right-to-left script; None for other lines.
+    code_glyphs: list[bool] | None = None
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
     heading: int = 0  # level of the heading a tagged PDF's structure puts the line in (see `tags`)
 
@@ -139,6 +144,7 @@ class PageModel:
     images: list[Box] = field(default_factory=list)  # (x0, top, x1, bottom) of each image
     # Shapes filled with a colour other than white (a dark band under white text).
     fills: list[Box] = field(default_factory=list)
+    rtl: bool = False  # most of its text is written right to left
 
     @property
     def has_text_layer(self) -> bool:
@@ -482,14 +488,6 @@ _SPACE_BEFORE_MARK = re.compile(
     r"\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])"
 )
 _RTL_CHAR = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-# Strong left-to-right letters (digits are weak: they take the direction around them).
-_LTR_CHAR = re.compile(r"[A-Za-z\u00c0-\u024f]")
-# Runs kept left to right inside right-to-left text: Latin words and numbers (European
-# and Arabic-Indic digits), with the spaces and punctuation between their characters.
-_LTR = "A-Za-z0-9\u00c0-\u024f\u0660-\u0669\u06f0-\u06f9"
-_LTR_RUN = re.compile(f"[{_LTR}](?:[{_LTR} .,:;%/'+\\-]*[{_LTR}])?")
-_RTL_LETTER = re.compile(r"[\u0590-\u065f\u066a-\u06ef\u06fa-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
-_MIRROR = str.maketrans("()[]{}<>", ")(][}{><")
 
 
 def compat_text(text: str) -> str:
@@ -502,8 +500,10 @@ _compat = compat_text
 
 def is_rtl(text: str) -> bool:
     """Whether `text` is written mainly in a right-to-left script (Arabic, Hebrew, ...)."""
-    rtl = len(_RTL_CHAR.findall(text))
-    return rtl > 0 and rtl > len(_LTR_CHAR.findall(text))
+    if not _RTL_CHAR.search(text):
+        return False
+    ltr, rtl = strong_direction(text)
+    return rtl > ltr
 
 
 def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
@@ -512,52 +512,87 @@ def visual_order(glyph_x: Sequence[float], glyphs: Sequence[str]) -> list[str]:
     return [glyphs[i] for i in order]
 
 
-def visual_to_logical(glyphs: Sequence[str]) -> str:
-    """Reading order of a line written mainly right to left, from its glyphs left to right.
+def visual_to_logical(glyphs: Sequence[str], rtl: bool = True, code: Sequence[bool] | None = None) -> str:
+    """Reading order of a line from its glyphs left to right, in a paragraph written right
+    to left (`rtl`) or left to right: the Unicode bidirectional algorithm (bidi.py) turns
+    right-to-left runs around and keeps the left-to-right runs embedded in them (Latin
+    words, numbers), brackets mirrored back. Runs of inline code (`code`, one flag a
+    glyph) are laid out as left-to-right units, as browsers isolate them."""
+    return "".join(reorder(glyphs, rtl, code))
 
-    Reverse the line, mirror brackets, and turn embedded left-to-right runs (Latin words,
-    numbers) back around: the Unicode bidirectional algorithm undone for a paragraph of
-    right-to-left direction, which is what a line of Arabic, Hebrew or Persian is.
+
+def line_logical(glyph_x: Sequence[float], glyphs: Sequence[str], rtl: bool, code: Sequence[bool] | None) -> str:
+    """The text of a line read in the direction `rtl`, from its glyphs wherever drawn."""
+    order = sorted(range(len(glyphs)), key=lambda i: glyph_x[2 * i] + glyph_x[2 * i + 1])
+    flags = [code[i] for i in order] if code is not None else None
+    return compat_text(visual_to_logical([glyphs[i] for i in order], rtl, flags))
+
+
+# Letters of a word are joined: the next one starts where the last one ended, give or take
+# this share of its width. (A word gap without a space glyph is wider.)
+_JOINED_GAP = 0.1
+
+
+def _drop_spaces_at_marks(
+    glyph_x: list[float], glyphs: list[str], code: list[bool] | None
+) -> tuple[list[float], list[str], list[bool] | None]:
+    """The glyphs of a line without the word spaces layout put beside a vowel mark.
+
+    A mark (Arabic harakat, Hebrew points) is a glyph of no width drawn over its letter,
+    before or after it; layout sees a gap between the mark and the letters around it and
+    inserts a space, splitting the word ("شَ رطيّ ا" for "شَرطيّا"). An inserted space (no
+    width) next to a mark goes where the letters on either side of it touch.
     """
-    # Reverse glyph by glyph: one glyph may stand for several letters in logical order
-    # (the lam-alef ligature maps to "\u0644\u0627").
-    reversed_text = "".join(reversed(glyphs)).translate(_MIRROR)
-    return _LTR_RUN.sub(lambda m: m.group(0)[::-1], reversed_text)
+    n = len(glyphs)
+    drop: set[int] = set()
+    for i, g in enumerate(glyphs):
+        if g != " " or glyph_x[2 * i] != glyph_x[2 * i + 1] or not 0 < i < n - 1:
+            continue
+        if not (_is_mark(glyphs[i - 1]) or _is_mark(glyphs[i + 1])):
+            continue
+        before = [k for k in range(max(0, i - 2), i) if not glyphs[k].isspace()]
+        after = next((k for k in range(i + 1, n) if not glyphs[k].isspace() and not _is_mark(glyphs[k])), None)
+        if not before or after is None:
+            continue
+        end = max(glyph_x[2 * k + 1] for k in before)
+        if glyph_x[2 * after] <= end + _JOINED_GAP * (glyph_x[2 * after + 1] - glyph_x[2 * after]):
+            drop.add(i)
+    if not drop:
+        return glyph_x, glyphs, code
+    keep = [i for i in range(n) if i not in drop]
+    return (
+        [v for i in keep for v in (glyph_x[2 * i], glyph_x[2 * i + 1])],
+        [glyphs[i] for i in keep],
+        [code[i] for i in keep] if code is not None else None,
+    )
 
 
-def _rtl_runs_to_logical(glyphs: Sequence[str]) -> str:
-    """A line written mainly left to right: each embedded right-to-left run (words of
-    Hebrew or Arabic and the spaces between them) read back from its end."""
-    out: list[str] = []
-    run: list[str] = []
-    spaces: list[str] = []
+def _is_mark(glyph: str) -> bool:
+    return bool(glyph) and unicodedata.category(glyph[0]) == "Mn"
 
-    def end_run() -> None:
-        out.extend(reversed(run))
-        run.clear()
 
+def _code_glyphs(spans: list[tuple[str, int]], glyphs: Sequence[str]) -> list[bool] | None:
+    """One flag a glyph: set in a monospaced font, where the line mixes fonts."""
+    if all(st & MONO for _, st in spans) or not any(st & MONO for _, st in spans):
+        return None
+    flags: list[bool] = []
+    k = 0
+    left = len(spans[0][0]) if spans else 0
     for g in glyphs:
-        if _RTL_LETTER.search(g):
-            if run and spaces:
-                run.extend(spaces)
-            elif spaces:
-                out.extend(spaces)
-            spaces.clear()
-            run.append(g.translate(_MIRROR))
-        elif g.isspace() and run:
-            spaces.append(g)
-        else:
-            end_run()
-            out.extend(spaces)
-            spaces.clear()
-            out.append(g)
-    end_run()
-    out.extend(spaces)
-    return "".join(out)
+        while left <= 0 and k + 1 < len(spans):
+            k += 1
+            left = len(spans[k][0])
+        flags.append(bool(spans[k][1] & MONO))
+        left -= len(g)
+    return flags
 
 
 def _repair_spans(
-    spans: list[tuple[str, int]], common: int, glyph_x: Sequence[float], glyphs: Sequence[str]
+    spans: list[tuple[str, int]],
+    common: int,
+    glyph_x: Sequence[float],
+    glyphs: Sequence[str],
+    code: list[bool] | None = None,
 ) -> list[tuple[str, int]]:
     text = "".join(t for t, _ in spans)
     if not _NEEDS_REPAIR.search(text):
@@ -565,9 +600,8 @@ def _repair_spans(
     if _RTL_CHAR.search(text):
         # Reorder before decomposing ligatures (lam-alef decomposes in logical order).
         # Style runs cannot survive the reordering; keep the style the line shares.
-        visual = visual_order(glyph_x, glyphs)
-        logical = visual_to_logical(visual) if is_rtl(text) else _rtl_runs_to_logical(visual)
-        return [(_compat(logical), max(common, 0))]
+        logical = line_logical(glyph_x, glyphs, is_rtl(text) and not common & MONO, code)
+        return [(logical, max(common, 0))]
     spans = [(_compat(t), s) for t, s in spans]
     joined = "".join(t for t, _ in spans)
     if _SPACE_BEFORE_MARK.search(joined):
@@ -577,18 +611,35 @@ def _repair_spans(
     return spans
 
 
+# Glyphs per unit of a line's length (its length over its height) beyond which a line
+# may be drawn twice over: text averages about two glyphs per em, and a glyph is seldom
+# narrower than a third of the line's height.
+_OVERPRINT_DENSITY = 3.0
+# A copy of a glyph or a line drawn within this many font sizes (ems) of the first is the
+# same text overprinted (a simulated bold, a shadow); beyond it, a letter repeated (the
+# narrowest letters are about a quarter of an em wide).
+_OVERPRINT_SHIFT_EM = 0.15
+# An overprint shifted by more than this (points) thickens the strokes: a simulated bold.
+_FAKE_BOLD_SHIFT = 0.05
+
+
 def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[int, str]) -> None:
     vertical = isinstance(line, LTTextLineVertical)
     bbox = (line.x0, line.y0, line.x1, line.y1)
-    built, splits, visible = _glyph_line(line._objs, bbox, vertical, page_top, hidden, split=True)
+    objs = line._objs
+    bold = False
+    extent, across = (line.height, line.width) if vertical else (line.width, line.height)
+    if len(objs) > _OVERPRINT_DENSITY * extent / max(across, 1.0):
+        objs, bold = _drop_overprint(objs, vertical)
+    built, splits, visible = _glyph_line(objs, bbox, vertical, page_top, hidden, split=True)
     if not splits:
-        _keep(model, built, visible)
+        _keep(model, _emboldened(built) if bold else built, visible)
         return
     # Two runs of very different sizes a wide gap apart on one baseline are two lines (a
     # small label printed before a heading, a note beside a title): layout joins them
     # because the gap is narrow next to the larger glyphs. So are visible and hidden runs.
-    for a, b in pairwise([0, *splits, len(line._objs)]):
-        part = line._objs[a:b]
+    for a, b in pairwise([0, *splits, len(objs)]):
+        part = objs[a:b]
         chars = [obj for obj in part if type(obj) is LTChar]
         if chars:
             bbox = (
@@ -598,7 +649,44 @@ def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[
                 max(c.y1 for c in chars),
             )
             built, _, visible = _glyph_line(part, bbox, vertical, page_top, hidden, split=False)
-            _keep(model, built, visible)
+            _keep(model, _emboldened(built) if bold else built, visible)
+
+
+def _drop_overprint(objs: list[Any], vertical: bool) -> tuple[list[Any], bool]:
+    """`objs` without the glyphs drawn a second time over themselves, and whether a copy
+    was shifted (a bold simulated by drawing the text twice, slightly apart).
+
+    Text drawn twice over reads twice, or letter by letter doubled once glyphs are put
+    in order on the page ("HHeelllloo").
+    """
+    buckets: dict[tuple[str, int], list[float]] = {}
+    out: list[Any] = []
+    dropped = shifted = False
+    for obj in objs:
+        if type(obj) is not LTChar:
+            if not (dropped and out and type(out[-1]) is not LTChar):
+                out.append(obj)
+            continue
+        at = obj.y0 if vertical else obj.x0
+        step = max(_OVERPRINT_SHIFT_EM * obj.size, 0.1)
+        key = int(at // step)
+        near = [x for k in (key - 1, key, key + 1) for x in buckets.get((obj._text, k), ()) if abs(x - at) <= step]
+        if near:
+            dropped = True
+            shifted = shifted or min(abs(x - at) for x in near) > _FAKE_BOLD_SHIFT
+            continue
+        buckets.setdefault((obj._text, key), []).append(at)
+        out.append(obj)
+    if not dropped:
+        return objs, False
+    return out, shifted
+
+
+def _emboldened(line: Line | None) -> Line | None:
+    if line is not None:
+        line.style |= BOLD
+        line.spans = [(t, st | BOLD) for t, st in line.spans]
+    return line
 
 
 def _keep(model: PageModel, line: Line | None, visible: int) -> None:
@@ -706,7 +794,11 @@ def _glyph_line(
         rounded = round(raw * 2) / 2
         size_weight[rounded] = size_weight.get(rounded, 0) + count
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    spans = _repair_spans(spans, common, glyph_x, glyph_text)
+    code = None
+    if _RTL_CHAR.search("".join(glyph_text)):
+        code = _code_glyphs(spans, glyph_text)
+        glyph_x, glyph_text, code = _drop_spaces_at_marks(glyph_x, glyph_text, code)
+    spans = _repair_spans(spans, common, glyph_x, glyph_text, code)
     text = "".join(t for t, _ in spans)
     built = Line(
         x0=x0,
@@ -719,6 +811,7 @@ def _glyph_line(
         style=max(common, 0),
         glyph_x=glyph_x,
         glyph_text=glyph_text,
+        code_glyphs=code,
         vertical=vertical,
         max_gap=max_gap,
         hidden=reason,
@@ -774,7 +867,70 @@ def build_model(ltpage: LTPage, number: int, hidden: dict[int, str] | None = Non
     _collect(model, ltpage, ltpage.y1, 0, hidden or {})
     if model.hidden:
         _uncover(model)
+    _drop_overprinted_lines(model)
+    _settle_directions(model)
     return model
+
+
+def _drop_overprinted_lines(model: PageModel) -> None:
+    """Keep one of the copies of a line drawn twice over itself; a copy shifted a little
+    is a simulated bold, and the line is bold."""
+    seen: dict[str, list[Line]] = {}
+    kept: list[Line] = []
+    for ln in model.lines:
+        twins = seen.setdefault(ln.text, [])
+        tol = _OVERPRINT_SHIFT_EM * ln.size
+        twin = next(
+            (t for t in twins if abs(t.x0 - ln.x0) <= tol and abs(t.x1 - ln.x1) <= tol and abs(t.top - ln.top) <= tol),
+            None,
+        )
+        if twin is None:
+            twins.append(ln)
+            kept.append(ln)
+        elif max(abs(twin.x0 - ln.x0), abs(twin.top - ln.top)) > _FAKE_BOLD_SHIFT:
+            _emboldened(twin)
+    if len(kept) < len(model.lines):
+        model.lines = kept
+
+
+def _settle_directions(model: PageModel) -> None:
+    """Read each line in the paragraph direction of its page's text.
+
+    A line is laid out by the bidirectional algorithm in the direction of its paragraph,
+    and a paragraph of Arabic or Hebrew is right to left however many Latin words one of
+    its lines holds ("(parameters) المعاملات" is "المعاملات (parameters)"); a line of
+    Latin letters alone in it shows its closing punctuation at the left (":useId").
+    The page's direction is that of most of the strong letters of its prose; code (a
+    monospaced line) is written left to right on any page.
+    """
+    if not any(_RTL_CHAR.search(ln.text) for ln in model.lines):
+        return
+    ltr = rtl = 0
+    for ln in model.lines:
+        if not ln.style & MONO:  # code is left to right whatever the page's language
+            a, b = strong_direction(ln.text)
+            ltr += a
+            rtl += b
+    page_rtl = model.rtl = rtl > ltr
+    for ln in model.lines:
+        mono = bool(ln.style & MONO)
+        has_rtl = _RTL_CHAR.search(ln.text) is not None
+        built = has_rtl and is_rtl(ln.text) and not mono  # as _repair_spans read it
+        if has_rtl:
+            ln.rtl = not mono and (page_rtl or built)
+        else:
+            ln.rtl = page_rtl and not mono and _shows_rtl_ends(ln.glyph_x, ln.glyph_text)
+        if ln.rtl != built:
+            text = line_logical(ln.glyph_x, ln.glyph_text, ln.rtl, ln.code_glyphs)
+            ln.text = text
+            ln.spans = [(text, ln.style)]
+
+
+def _shows_rtl_ends(glyph_x: Sequence[float], glyphs: Sequence[str]) -> bool:
+    """A line of left-to-right letters set right to left: its closing punctuation (a colon,
+    a bracket, a full stop) shows at its left end, a letter or digit at its right."""
+    visual = [g for g in visual_order(glyph_x, glyphs) if not g.isspace()]
+    return len(visual) > 1 and not visual[0].isalnum() and visual[-1].isalnum()
 
 
 def _uncover(model: PageModel) -> None:

@@ -8,7 +8,7 @@ from collections import Counter
 
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
-from .layout import BOLD, MONO, Line, compat_text, is_rtl, visual_order, visual_to_logical
+from .layout import BOLD, MONO, Line, is_rtl, line_logical
 from .lists import BARE_NUMBER, LONE_MARKER
 from .tables import Table
 
@@ -207,20 +207,53 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
     return out
 
 
+def reads_from_right(items: list[Item]) -> bool:
+    """Whether `items` are laid out right to left (their columns read from the right):
+    most of the letters of their prose are in lines read right to left. Code is left out:
+    it is written left to right whatever the language of the page."""
+    rtl = ltr = 0
+    for it in items:
+        if isinstance(it, Line) and not it.style & MONO:
+            letters = sum(ch.isalpha() for ch in it.text)
+            if it.rtl:
+                rtl += letters
+            else:
+                ltr += letters
+    return rtl > ltr
+
+
 def _rtl_row(row: list[Item]) -> list[Item]:
-    """A row of several lines written mainly right to left, as one line in reading order.
+    """A row of items written mainly right to left, in reading order: from the right, and
+    the pieces of each line joined as one line in its reading order.
 
     Layout splits such a row where the font or the direction changes (a Latin word, a
     number, a full stop); the pieces, read left to right, would put the end of the
-    sentence first. The whole row is reordered as one line instead.
+    sentence first. The pieces between two other items (a picture, a table) are
+    reordered as one line; the items are read from the right.
     """
-    if len(row) < 2 or not all(isinstance(it, Line) for it in row):
-        return row
     lines = [it for it in row if isinstance(it, Line)]
-    if not is_rtl("".join(ln.text for ln in lines)):
+    if len(row) < 2 or (not any(ln.rtl for ln in lines) and not is_rtl("".join(ln.text for ln in lines))):
         return row
+    if lines and all(ln.style & MONO for ln in lines):
+        return row  # code is written left to right
+    groups: list[list[Item]] = []
+    for it in row:
+        last = groups[-1] if groups else None
+        if last is not None and isinstance(it, Line) and all(isinstance(g, Line) for g in last):
+            last.append(it)
+        else:
+            groups.append([it])
+    return [
+        _rtl_line([g for g in group if isinstance(g, Line)]) if len(group) > 1 else group[0]
+        for group in reversed(groups)
+    ]
+
+
+def _rtl_line(lines: list[Line]) -> Line:
+    """Pieces of one row of right-to-left text as one line in reading order."""
     glyph_x: list[float] = []
     glyph_text: list[str] = []
+    code: list[bool] = []  # inline code: the glyphs of a monospaced piece or run
     for ln in sorted(lines, key=lambda ln: ln.x0):
         if glyph_text and not glyph_text[-1].isspace() and not ln.glyph_text[0].isspace():
             # A gap between the pieces, or a change of direction, is a word space; a font
@@ -230,26 +263,28 @@ def _rtl_row(row: list[Item]) -> list[Item]:
             if turns or ln.x0 - glyph_x[-1] > 0.15 * ln.size:
                 glyph_x += [glyph_x[-1], ln.x0]
                 glyph_text.append(" ")
+                code.append(False)
         glyph_x += ln.glyph_x
         glyph_text += ln.glyph_text
-    text = " ".join(compat_text(visual_to_logical(visual_order(glyph_x, glyph_text))).split())
+        code += ln.code_glyphs or [bool(ln.style & MONO)] * len(ln.glyph_text)
+    text = " ".join(line_logical(glyph_x, glyph_text, True, code if any(code) else None).split())
     style = lines[0].style
     for ln in lines:
         style &= ln.style
-    return [
-        Line(
-            x0=min(ln.x0 for ln in lines),
-            top=min(ln.top for ln in lines),
-            x1=max(ln.x1 for ln in lines),
-            bottom=max(ln.bottom for ln in lines),
-            text=text,
-            spans=[(text, style)],
-            size=max(ln.size for ln in lines),
-            style=style,
-            glyph_x=glyph_x,
-            glyph_text=glyph_text,
-        )
-    ]
+    return Line(
+        x0=min(ln.x0 for ln in lines),
+        top=min(ln.top for ln in lines),
+        x1=max(ln.x1 for ln in lines),
+        bottom=max(ln.bottom for ln in lines),
+        text=text,
+        spans=[(text, style)],
+        size=max(ln.size for ln in lines),
+        style=style,
+        glyph_x=glyph_x,
+        glyph_text=glyph_text,
+        rtl=True,
+        code_glyphs=code if any(code) else None,
+    )
 
 
 def _in_rows(items: list[Item]) -> list[Item]:
@@ -302,8 +337,7 @@ def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: boo
                 pending = []
             left = [it for it in band if (it.x0 + it.x1) / 2 < gutter]
             right = [it for it in band if (it.x0 + it.x1) / 2 >= gutter]
-            from_right = rtl if rtl is not None else is_rtl("".join(it.text for it in band if isinstance(it, Line)))
-            if from_right:
+            if rtl if rtl is not None else reads_from_right(band):
                 # Columns of right-to-left text are read from the right.
                 left, right = right, left
             segments.extend(reading_order(left, page_width, depth + 1, rtl))

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from .layout import Line, PageModel, compat_text
+from .layout import Line, PageModel, compat_text, is_rtl
 from .lists import BARE_NUMBER, LONE_MARKER
 
 
@@ -232,6 +232,7 @@ def _grid_table(
     hs: Sequence[tuple[float, float, float]],
     vs: Sequence[tuple[float, float, float]],
     page_area: float,
+    page_rtl: bool = False,
 ) -> tuple[Table | None, set[int]]:
     x0, x1, top, bottom = xs[0], xs[-1], ys[0], ys[-1]
     inside = [
@@ -301,9 +302,27 @@ def _grid_table(
     x0, x1 = min(x0, *(ln.x0 for ln in held)), max(x1, *(ln.x1 for ln in held))
     top, bottom = min(top, *(ln.top for ln in held)), max(bottom, *(ln.bottom for ln in held))
     table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans, boxes))
+    if page_rtl or is_rtl(" ".join(ln.text for ln in held)):
+        table = _from_the_right(table)
     if len(table.rows) < 2:
         return None, set()
     return table, set(inside)
+
+
+def _from_the_right(table: Table) -> Table:
+    """`table` with its columns in reading order when it is laid out right to left (on a
+    page of Arabic or Hebrew the first column is the rightmost): every row read from its
+    right end, a merged cell anchored at its right-most column."""
+    n = max(len(row) for row in table.rows)
+    spans = {(r, n - c - cs): (rs, cs) for (r, c), (rs, cs) in table.spans.items()}
+    boxes = {(r, n - c - table.spans.get((r, c), (1, 1))[1]): box for (r, c), box in table.boxes.items()}
+    rows: list[list[str]] = []
+    for r, row in enumerate(table.rows):
+        out = [""] * n
+        for c, cell in enumerate(row):
+            out[n - c - table.spans.get((r, c), (1, 1))[1]] = cell
+        rows.append(out)
+    return Table(table.x0, table.top, table.x1, table.bottom, rows, spans, boxes)
 
 
 def _trim_empty_rows(table: Table) -> Table:
@@ -428,7 +447,7 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
             # A frame with column rulings only: its text rows are its rows.
             ys = _text_rows(lines, top, bottom)
             h_rules += [(y, left, right) for y in ys]
-        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height)
+        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl)
         if table is not None and not (used & consumed):
             tables.append(table)
             consumed |= used
@@ -618,4 +637,7 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
         for r, row in enumerate(run)
         for c, (a, b) in enumerate(columns)
     }
-    return Table(x0, top, x1, bottom, rows_out, boxes=boxes)
+    table = Table(x0, top, x1, bottom, rows_out, boxes=boxes)
+    if page.rtl or is_rtl(" ".join(ln.text for row in run for ln in row)):
+        return _from_the_right(table)
+    return table

@@ -108,16 +108,20 @@ Op = Text | Rule | Runs | Box | Fill | Image | Raw
 # it with a substitute, and text extraction needs only the map and the widths. Text in it is written in visual order (left to right on the page), as PDF
 # producers write right-to-left scripts.
 HEBREW = "H"
+# The same font named bold ("HB") and monospaced ("HM"): a bold title, a line of code.
+HEBREW_BOLD = "HB"
+HEBREW_MONO = "HM"
+_HEBREW_FONTS = {HEBREW: "TestHebrew", HEBREW_BOLD: "TestHebrew-Bold", HEBREW_MONO: "TestHebrewMono"}
 _HEBREW_TO_UNICODE = (
     b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Hebrew def "
     b"1 begincodespacerange <00> <FF> endcodespacerange "
-    b"2 beginbfrange <20> <7E> <0020> <E0> <FA> <05D0> endbfrange endcmap "
+    b"3 beginbfrange <20> <7E> <0020> <C0> <C9> <05B0> <E0> <FA> <05D0> endbfrange endcmap "
     b"CMapName currentdict /CMap defineresource pop end end"
 )
 
 
 def _literal(text: str, font: str = "R") -> bytes:
-    raw = text.encode("cp1255" if font == HEBREW else "cp1252")
+    raw = text.encode("cp1255" if font in _HEBREW_FONTS else "cp1252")
     out = bytearray(b"(")
     for byte in raw:
         if byte in b"()\\":
@@ -211,6 +215,22 @@ def _gray_image(pdf: pikepdf.Pdf, data: bytes, **extra: object) -> pikepdf.Strea
     )
 
 
+def font_descriptor(name: str, descent: int = -200) -> pikepdf.Dictionary:
+    """A FontDescriptor naming the font `name` (pdfminer reads a font's name there), its
+    glyphs 800 units above the baseline and `descent` below."""
+    return pikepdf.Dictionary(
+        Type=pikepdf.Name.FontDescriptor,
+        FontName=pikepdf.Name("/" + name),
+        Flags=32,
+        FontBBox=[0, min(descent, -200), 1000, max(-descent, 800)],
+        ItalicAngle=0,
+        Ascent=800,
+        Descent=descent,
+        CapHeight=700,
+        StemV=80,
+    )
+
+
 def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     pdf = pikepdf.new()
     fonts = pikepdf.Dictionary(
@@ -228,17 +248,22 @@ def make_pdf(path: Path, pages: list[list[Op]]) -> Path:
     )
     fonts["/FX"] = pdf.make_indirect(glyph_index_font())
     fonts["/FS"] = pdf.make_indirect(private_use_font(pdf))
-    fonts[f"/F{HEBREW}"] = pdf.make_indirect(
-        pikepdf.Dictionary(
-            Type=pikepdf.Name.Font,
-            Subtype=pikepdf.Name.Type1,
-            BaseFont=pikepdf.Name("/TestHebrew"),
-            FirstChar=32,
-            LastChar=255,
-            Widths=[500] * 224,
-            ToUnicode=pdf.make_stream(_HEBREW_TO_UNICODE),
+    hebrew_map = pdf.make_stream(_HEBREW_TO_UNICODE)
+    for key, base in _HEBREW_FONTS.items():
+        fonts[f"/F{key}"] = pdf.make_indirect(
+            pikepdf.Dictionary(
+                Type=pikepdf.Name.Font,
+                Subtype=pikepdf.Name.Type1,
+                BaseFont=pikepdf.Name("/" + base),
+                FirstChar=32,
+                LastChar=255,
+                # The vowel points (0xC0-0xC9) have no width: they sit over their letter.
+                Widths=[0 if 0xC0 <= code <= 0xC9 else 500 for code in range(32, 256)],
+                ToUnicode=hebrew_map,
+                # The name that says bold or monospaced is the descriptor's FontName.
+                FontDescriptor=font_descriptor(base),
+            )
         )
-    )
     image = _gray_image(pdf, bytes(range(0, 256, 4)))
     # The same picture with a soft mask of stripes: every other column transparent.
     masked = _gray_image(pdf, bytes(range(0, 256, 4)), SMask=_gray_image(pdf, bytes([0, 255] * 32)))

@@ -8,7 +8,7 @@ from conversion.engine import convert
 from conversion.engine.layout import Line
 from conversion.engine.order import Item, reading_order
 
-from .pdfs import HEBREW, WIDTH, Op, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_BOLD, HEBREW_MONO, WIDTH, Image, Op, Raw, Rule, Runs, Text, lines, make_pdf
 
 
 def md(path: Path) -> str:
@@ -57,6 +57,132 @@ def test_columns_of_hebrew_are_read_from_the_right(tmp_path: Path) -> None:
     out = md(pdf)
     assert out.index("הטור הימני") < out.index("הטור השמאלי")
     assert out.startswith("זו שורה א של הטור הימני בעמוד")
+
+
+def hebrew_page(extra: list[Op]) -> list[Op]:
+    """`extra` above eight lines of Hebrew prose: a page written right to left."""
+    prose = [visual(f"זו שורה {n} של הטקסט הרגיל בעמוד הזה") for n in "אבגדהוזח"]
+    return [*extra, *(Text(200, 560 - 14 * k, t, font=HEBREW) for k, t in enumerate(prose))]
+
+
+def test_line_with_more_latin_than_hebrew_on_a_hebrew_page_is_read_right_to_left(tmp_path: Path) -> None:
+    # Logical "הפונקציה (createRoot)": drawn with the Latin word and its brackets at the left.
+    drawn = "(createRoot) " + visual("הפונקציה")
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(300, 700, drawn, font=HEBREW)])])
+    assert md(pdf).startswith("הפונקציה (createRoot)\n")
+
+
+def test_code_with_more_latin_letters_than_the_prose_leaves_a_hebrew_page_right_to_left(tmp_path: Path) -> None:
+    code = [f"const value{n} = computeSomethingLong(parameterNumber{n});" for n in range(12)]
+    drawn = "(createRoot) " + visual("הפונקציה")
+    ops: list[Op] = [Text(300, 740, drawn, font=HEBREW), *lines(72, 400, code, size=9, leading=11, font="M")]
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.startswith("הפונקציה (createRoot)\n")
+
+
+def test_inline_code_in_a_hebrew_line_keeps_its_brackets(tmp_path: Path) -> None:
+    # Logical "הערך src={x} נקרא": browsers lay inline code out as a left-to-right unit,
+    # so its closing brace stays beside it instead of moving to the Hebrew after it.
+    runs = ((HEBREW, visual("נקרא") + " "), (HEBREW_MONO, "src={x}"), (HEBREW, " " + visual("הערך")))
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Runs(300, 700, runs)])])
+    assert md(pdf).startswith("הערך src={x} נקרא\n")
+
+
+def test_vowel_point_drawn_over_its_letter_does_not_split_the_word(tmp_path: Path) -> None:
+    # "שָלום עולם": the point (qamats) is drawn before its letter, moved over the letter's
+    # middle (2.5 points on at size 10), as shaping engines place marks; layout saw a gap
+    # before it and put a word space there.
+    mark, shin = "\u05b8".encode("cp1255"), "ש".encode("cp1255")
+    left = visual("עולם") + " " + visual("לום")
+    shown = b"BT /FH 10 Tf 300 700 Td [(%s) -250 (\\%03o) 250 (\\%03o)] TJ ET" % (
+        left.encode("cp1255"),
+        mark[0],
+        shin[0],
+    )
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page([Raw(shown)])]))
+    assert out.startswith("שָלום עולם\n")
+
+
+def test_latin_line_on_a_hebrew_page_has_its_closing_colon_put_back_at_the_end(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(300, 700, ":useId", font=HEBREW)])])
+    assert md(pdf).startswith("useId:\n")
+
+
+def test_code_line_with_a_hebrew_string_on_a_hebrew_page_stays_left_to_right(tmp_path: Path) -> None:
+    code = 'name = "' + visual("שלום עולם") + '"'
+    pdf = make_pdf(tmp_path / "a.pdf", [hebrew_page([Text(72, 700, code, font=HEBREW_MONO)])])
+    assert 'name = "שלום עולם"' in md(pdf)
+
+
+def test_bold_title_drawn_word_by_word_beside_a_picture_reads_from_the_right(tmp_path: Path) -> None:
+    # A logo at the left of the title's row: the row holds a picture and the title's
+    # words (each drawn on its own, from the right); read left to right, the words of
+    # the title came out reversed.
+    title = "כותרת ראשית של המסמך"
+    ops: list[Op] = [Image(40, 680, 120, 730)]
+    x = 520.0
+    for word in title.split():
+        x -= 10 * len(word)  # 20-point glyphs 500 units wide
+        ops.append(Text(x, 700, visual(word), size=20, font=HEBREW_BOLD))
+        x -= 6
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.startswith("## " + title + "\n")
+
+
+def test_hebrew_title_drawn_twice_slightly_apart_reads_once_in_order(tmp_path: Path) -> None:
+    # A bold simulated by drawing the title a second time 0.4 points to the right: the
+    # two copies' glyphs, put in order on the page, doubled every letter.
+    title = "כותרת ראשית של המסמך"
+    ops: list[Op] = [Text(x, 700, visual(title), size=20, font=HEBREW) for x in (250, 250.4)]
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(ops)]))
+    assert out.splitlines()[0].endswith(" " + title)
+    assert out.count("כותרת") == 1
+
+
+def test_line_drawn_twice_slightly_apart_is_one_bold_line(tmp_path: Path) -> None:
+    prose = ["This paragraph of body text runs on for a while here."] * 4
+    ops: list[Op] = [Text(x, 700, "Results of the study", font="R") for x in (72, 72.3)]
+    out = md(make_pdf(tmp_path / "a.pdf", [[*ops, *lines(72, 680, prose)]]))
+    assert out.startswith("## Results of the study\n")
+
+
+def test_glyphs_each_drawn_twice_over_read_once(tmp_path: Path) -> None:
+    shows = [
+        b"BT /FM 20 Tf %g 700 Td (%s) Tj ET" % (72 + 12 * k + dx, ch.encode())
+        for k, ch in enumerate("All Well")
+        for dx in (0, 0.4)
+    ]
+    prose = ["This paragraph of body text runs on for a while here."] * 4
+    out = md(make_pdf(tmp_path / "a.pdf", [[Raw(b"\n".join(shows)), *lines(72, 660, prose)]]))
+    assert out.splitlines()[0].endswith(" All Well")  # doubled letters kept
+
+
+def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path) -> None:
+    rows = [["מוצר", "מחיר", "כמות"], ["תפוח", "12", "שלוש"], ["לחם", "8", "אחת"]]
+    xs = (72, 200, 330, 460)
+    ys = [720 - 20 * i for i in range(len(rows) + 1)]
+    grid: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    grid += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            # The first column at the right: column c sits in the grid's column 2 - c.
+            grid.append(Text(xs[2 - c] + 4, ys[r] - 14, text if text.isdigit() else visual(text), 10, font=HEBREW))
+    out = md(make_pdf(tmp_path / "a.pdf", [hebrew_page(grid)]))
+    assert "| מוצר | מחיר | כמות |" in out
+    assert "| תפוח | 12 | שלוש |" in out
+
+
+def test_columns_of_hebrew_with_more_code_than_prose_are_read_from_the_right(tmp_path: Path) -> None:
+    ops: list[Op] = []
+    for x, side in ((340, "הימני"), (72, "השמאלי")):
+        for k in range(12):
+            y = 700 - 14 * k
+            if k % 3 == 0:
+                ops.append(Text(x, y, visual(f"שורה {k} בטור {side}"), font=HEBREW))
+            else:
+                ops.append(Text(x, y, f"value{k} = computeSomething({k})", size=9, font="M"))
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.index("בטור הימני") < out.index("בטור השמאלי")
 
 
 def test_footnote_at_the_foot_of_the_first_column_comes_after_the_second_column(tmp_path: Path) -> None:
