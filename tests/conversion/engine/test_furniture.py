@@ -1,0 +1,69 @@
+"""Page furniture across a document: running lines, printers' slugs, crop marks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conversion.engine import convert
+from conversion.engine.elements import ElementType
+
+from .pdfs import Op, Text, lines, make_pdf
+
+WORDS = ["harvest", "river", "market", "winter", "council", "bridge", "letter", "garden", "school", "railway"]
+
+
+def body(n: int, count: int = 6) -> list[str]:
+    """Prose lines that differ from page to page in their words, not only in numbers."""
+    return [
+        f"The {WORDS[(n + i) % len(WORDS)]} and the {WORDS[(n * 3 + i) % len(WORDS)]} were talked about at length."
+        for i in range(count)
+    ]
+
+
+def roman(n: int) -> str:
+    return ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"][n - 1]
+
+
+def test_running_footers_alternating_between_pages_inside_the_sheet_are_dropped(tmp_path: Path) -> None:
+    # A book's page: its text block, and its running foot below it, sit well inside the
+    # sheet (outside the margin bands); left pages print the page number and the book's
+    # title, right pages the chapter's title and the number.
+    pages: list[list[Op]] = []
+    for n in range(1, 9):
+        foot = Text(90, 150, f"{n} FREE CULTURE", 8) if n % 2 == 0 else Text(330, 150, f"\u201cPROPERTY\u201d {n}", 8)
+        pages.append([*lines(72, 660, body(n)), foot])
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    for n, page in enumerate(result.pages, 1):
+        assert page.markdown == " ".join(body(n))
+        footers = [e.text for e in page.elements if e.type is ElementType.PAGE_FOOTER]
+        assert footers == [f"{n} FREE CULTURE" if n % 2 == 0 else f"\u201cPROPERTY\u201d {n}"]
+
+
+def test_a_printers_slug_with_roman_page_numbers_is_dropped(tmp_path: Path) -> None:
+    # Set at the body size and without a separator before "Page": only its repetition
+    # across the pages, numbers masked (roman ones too), tells it from text.
+    pages = [
+        [Text(40, 780, f"14773_00_i-xviii_r9jm.qxd 2/10/04 3:46 PM Page {roman(n)}", 11), *lines(72, 660, body(n))]
+        for n in range(1, 7)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown for p in result.pages] == [" ".join(body(n)) for n in range(1, 7)]
+
+
+def test_a_line_repeated_inside_the_text_block_is_kept(tmp_path: Path) -> None:
+    # Short pages end with the same note, numbers aside, at the same place: the last row of
+    # each, apart from the text above it, but where the full pages of the document have
+    # their text. Content, not a running footer.
+    note = "Figures of table {} are in thousands of dollars."
+    pages = [[*lines(72, 700, body(n, 40))] for n in range(1, 7)]
+    pages += [[*lines(72, 700, body(n)), Text(72, 300, note.format(n), 11)] for n in range(7, 10)]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown for p in result.pages[6:]] == [" ".join(body(n)) + "\n\n" + note.format(n) for n in range(7, 10)]
+
+
+def test_crop_marks_set_in_a_font_are_dropped(tmp_path: Path) -> None:
+    marks = "\u00a6\u00a6\u00a6\u00a6\u00a6\u00a6 \u00a6\u00a6\u00a6\u00a6 \u00a6\u00a6\u00a6\u00a6\u00a6\u00a6\u00a6"
+    pdf = make_pdf(tmp_path / "a.pdf", [[*lines(72, 660, body(1)), Text(60, 80, marks, 30)]])
+    result = convert(pdf)
+    assert result.markdown == " ".join(body(1))
+    assert [e.type for e in result.pages[0].elements if not e.in_markdown] == [ElementType.PAGE_FOOTER]
