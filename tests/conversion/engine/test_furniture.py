@@ -67,3 +67,20 @@ def test_crop_marks_set_in_a_font_are_dropped(tmp_path: Path) -> None:
     result = convert(pdf)
     assert result.markdown == " ".join(body(1))
     assert [e.type for e in result.pages[0].elements if not e.in_markdown] == [ElementType.PAGE_FOOTER]
+
+
+def test_a_word_hyphenated_across_a_page_break_is_joined_in_the_document(tmp_path: Path) -> None:
+    first = ["The council met on a cold morning to protect the commercial cre-"]
+    second = ["ativity of the town, and its part-time staff worked late that winter."]
+    third = ["Nobody asked whether the part-", "time staff had been paid."]
+    pdf = make_pdf(tmp_path / "a.pdf", [[*lines(72, 660, first)], [*lines(72, 660, second)]])
+    result = convert(pdf)
+    # Each page's Markdown stands alone; the document's joins the word.
+    assert [p.markdown for p in result.pages] == [first[0], second[0]]
+    assert result.markdown.startswith(
+        "The council met on a cold morning to protect the commercial creativity of the town, and its part-time"
+    )
+    pages = [[*lines(72, 660, second)], [*lines(72, 660, third[:1])], [*lines(72, 660, third[1:])]]
+    result = convert(make_pdf(tmp_path / "b.pdf", pages))
+    # The document writes "part-time" elsewhere: the hyphen is the word's own.
+    assert result.markdown.endswith("Nobody asked whether the part-time staff had been paid.")
