@@ -101,12 +101,14 @@ def running_text(text: str) -> str:
 class Candidate(NamedTuple):
     """Where a line that may be a running line sits: at the top or the bottom of its page,
     the distance in points from that edge to its outer side (the place a running line
-    keeps from page to page) and to its inner side, and whether it lies in the margin band."""
+    keeps from page to page) and to its inner side, whether it lies in the margin band,
+    and whether its row stands apart from the next row toward the middle of the page."""
 
     at_top: bool
     place: float
     reach: float
     in_zone: bool
+    apart: bool
 
 
 def running_candidates(page: PageModel) -> dict[int, Candidate]:
@@ -116,34 +118,38 @@ def running_candidates(page: PageModel) -> dict[int, Candidate]:
     which `DocStats` knows)."""
     out: dict[int, Candidate] = {}
     height = page.height
-    flat = [ln for ln in page.lines if not ln.vertical]
-    rows = group_rows(flat)
+    rows = group_rows([ln for ln in page.lines if not ln.vertical])
     for ordered, at_top in ((rows, True), (rows[::-1], False)):
-        for depth in range(min(_EDGE_ROWS, len(ordered) - 1)):
-            row, inner = ordered[depth], ordered[depth + 1]
+        edge = True  # the rows so far are edge rows, each apart from the next
+        for depth, row in enumerate(ordered):
+            inner = ordered[depth + 1] if depth + 1 < len(ordered) else None
             in_half = max(ln.cy for ln in row) < height / 2 if at_top else min(ln.cy for ln in row) >= height / 2
-            if len(row) > _EDGE_ROW_LINES or not in_half:
+            if not in_half:
                 break
-            if at_top:
-                gap = min(ln.top for ln in inner) - max(ln.bottom for ln in row)
-            else:
-                gap = min(ln.top for ln in row) - max(ln.bottom for ln in inner)
-            if gap < _EDGE_GAP_EMS * min(max(ln.size for ln in row), max(ln.size for ln in inner)):
+            apart = inner is None or _gap(row, inner, at_top) >= _EDGE_GAP_EMS * min(
+                max(ln.size for ln in row), max(ln.size for ln in inner)
+            )
+            edge = edge and apart and depth < _EDGE_ROWS and inner is not None and len(row) <= _EDGE_ROW_LINES
+            limit = height * RUNNING_ZONE
+            zone = [ln for ln in row if (ln.bottom <= limit if at_top else ln.top >= height - limit)]
+            if not zone and not edge:
                 break
-            for ln in row:
-                out[id(ln)] = _candidate(ln, height, at_top, in_zone=False)
-    for ln in flat:
-        if ln.bottom <= height * RUNNING_ZONE:
-            out[id(ln)] = _candidate(ln, height, True, in_zone=True)
-        elif ln.top >= height * (1 - RUNNING_ZONE):
-            out[id(ln)] = _candidate(ln, height, False, in_zone=True)
+            for ln in row if edge else zone:
+                out[id(ln)] = _candidate(ln, height, at_top, in_zone=any(ln is z for z in zone), apart=apart)
     return out
 
 
-def _candidate(ln: Line, height: float, at_top: bool, *, in_zone: bool) -> Candidate:
+def _gap(row: list[Line], inner: list[Line], at_top: bool) -> float:
+    """Points between a row and the next row toward the middle of the page."""
     if at_top:
-        return Candidate(True, ln.top, ln.bottom, in_zone)
-    return Candidate(False, height - ln.bottom, height - ln.top, in_zone)
+        return min(ln.top for ln in inner) - max(ln.bottom for ln in row)
+    return min(ln.top for ln in row) - max(ln.bottom for ln in inner)
+
+
+def _candidate(ln: Line, height: float, at_top: bool, *, in_zone: bool, apart: bool) -> Candidate:
+    if at_top:
+        return Candidate(True, ln.top, ln.bottom, in_zone, apart)
+    return Candidate(False, height - ln.bottom, height - ln.top, in_zone, apart)
 
 
 # Crop marks, registration bars and ornaments set in a font: a margin line of symbol glyphs

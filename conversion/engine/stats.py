@@ -30,6 +30,7 @@ _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters 
 _SAME_PLACE_PT = 3.0  # points: two lines this close to the same edge of their pages are at one place
 _RUNNING_WINDOW = 4  # pages either side of a page (in the selection) among which the repeats are counted
 _RUNNING_MIN_PAGES = 3  # pages of that window, the page itself included, that carry the line
+_RUNNING_SHARE = 0.3  # share of all the pages that carry a line of the margin band set close to the text
 _EDGE_2_PAGES = 0.08  # fraction of the page height: with two pages, only lines this near the edge
 # The text block: how far from the top (and the bottom) edge the prose of a page begins (ends),
 # this quantile over the pages parsed (a low one: chapter openings start lower). A margin row
@@ -200,14 +201,16 @@ class DocStats:
         of them; from five pages on, `_RUNNING_MIN_PAGES` of the pages within
         `_RUNNING_WINDOW` of this one, so that a running title that changes with the
         chapter, or alternates between left and right pages, is found as well as one
-        printed on every page. With a single page nothing is removed.
+        printed on every page. A line of the margin band that does not stand apart from
+        the text next to it (a text block reaching into the band) must be repeated on
+        `_RUNNING_SHARE` of all the pages instead. With a single page nothing is removed.
         """
         if self.pages < 2:
             return False
         candidate = self._page_running.get(page.number, {}).get(id(line))
         if candidate is None:
             return False
-        key, (at_top, place, reach, in_zone) = candidate
+        key, (at_top, place, reach, in_zone, apart) = candidate
         if not in_zone and not self._outside_text_block(at_top, reach):
             return False
         # A line in a heading style whose number changes from page to page ("Part 3") is
@@ -220,7 +223,10 @@ class DocStats:
         ):
             return False
         index = self._index[page.number]
-        window = self.pages if self.pages < 5 else _RUNNING_WINDOW
+        # A line that stands apart from the text next to it is counted among the pages
+        # around; one that does not (the first line of a text block reaching into the
+        # margin band) must repeat on a good share of all the pages.
+        window = self.pages if self.pages < 5 or not apart else _RUNNING_WINDOW
         count = sum(
             1
             for other, at in self._running[key].items()
@@ -237,7 +243,9 @@ class DocStats:
         if self.pages == 2:
             edge = page.height * _EDGE_2_PAGES
             return count == 2 and (line.bottom <= edge if at_top else line.top >= page.height - edge)
-        return count >= (2 if self.pages < 5 else _RUNNING_MIN_PAGES)
+        if self.pages < 5:
+            return count >= 2
+        return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
 
     def _outside_text_block(self, at_top: bool, reach: float) -> bool:
         """Whether a line reaching `reach` points in from the top (or bottom) edge stays

@@ -86,3 +86,18 @@ def test_a_word_hyphenated_across_a_page_break_is_joined_in_the_document(tmp_pat
     result = convert(make_pdf(tmp_path / "b.pdf", pages))
     # The document writes "part-time" elsewhere: the hyphen is the word's own.
     assert result.markdown.endswith("Nobody asked whether the part-time staff had been paid.")
+
+
+def test_a_line_that_starts_the_text_block_inside_the_margin_band_is_kept(tmp_path: Path) -> None:
+    # The text block reaches into the top band (a page printed with narrow margins), and
+    # three pages in a row start with the same line, set close to the text below it: the
+    # text goes on, it is not a running header.
+    first = "Continued from the page before, the account of the year goes on."
+
+    def text(n: int) -> list[str]:
+        return ([first] if n in (5, 6, 7) else []) + body(n)
+
+    pages: list[list[Op]] = [[*lines(72, 760, text(n))] for n in range(1, 13)]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [p.markdown.startswith(first) for p in result.pages] == [n in (5, 6, 7) for n in range(1, 13)]
+    assert not [e for p in result.pages for e in p.elements if not e.in_markdown]
