@@ -102,13 +102,16 @@ class Candidate(NamedTuple):
     """Where a line that may be a running line sits: at the top or the bottom of its page,
     the distance in points from that edge to its outer side (the place a running line
     keeps from page to page) and to its inner side, whether it lies in the margin band,
-    and whether its row stands apart from the next row toward the middle of the page."""
+    and whether its row, and every row between it and the edge, stands apart from the next
+    row toward the middle of the page (the text has not begun); `row` holds the ids of the
+    other lines of its row."""
 
     at_top: bool
     place: float
     reach: float
     in_zone: bool
     apart: bool
+    row: tuple[int, ...]
 
 
 def running_candidates(page: PageModel) -> dict[int, Candidate]:
@@ -121,13 +124,16 @@ def running_candidates(page: PageModel) -> dict[int, Candidate]:
     rows = group_rows([ln for ln in page.lines if not ln.vertical])
     for ordered, at_top in ((rows, True), (rows[::-1], False)):
         edge = True  # the rows so far are edge rows, each apart from the next
+        outside = True  # every row so far stands apart from the next: the text has not begun
         for depth, row in enumerate(ordered):
             inner = ordered[depth + 1] if depth + 1 < len(ordered) else None
             in_half = max(ln.cy for ln in row) < height / 2 if at_top else min(ln.cy for ln in row) >= height / 2
             if not in_half:
                 break
-            apart = inner is None or _gap(row, inner, at_top) >= _EDGE_GAP_EMS * min(
-                max(ln.size for ln in row), max(ln.size for ln in inner)
+            apart = outside = outside and (
+                inner is None
+                or _gap(row, inner, at_top)
+                >= _EDGE_GAP_EMS * min(max(ln.size for ln in row), max(ln.size for ln in inner))
             )
             edge = edge and apart and depth < _EDGE_ROWS and inner is not None and len(row) <= _EDGE_ROW_LINES
             limit = height * RUNNING_ZONE
@@ -135,7 +141,8 @@ def running_candidates(page: PageModel) -> dict[int, Candidate]:
             if not zone and not edge:
                 break
             for ln in row if edge else zone:
-                out[id(ln)] = _candidate(ln, height, at_top, in_zone=any(ln is z for z in zone), apart=apart)
+                mates = tuple(id(other) for other in row if other is not ln)
+                out[id(ln)] = _candidate(ln, height, at_top, in_zone=any(ln is z for z in zone), apart=apart, row=mates)
     return out
 
 
@@ -146,10 +153,10 @@ def _gap(row: list[Line], inner: list[Line], at_top: bool) -> float:
     return min(ln.top for ln in row) - max(ln.bottom for ln in inner)
 
 
-def _candidate(ln: Line, height: float, at_top: bool, *, in_zone: bool, apart: bool) -> Candidate:
+def _candidate(ln: Line, height: float, at_top: bool, *, in_zone: bool, apart: bool, row: tuple[int, ...]) -> Candidate:
     if at_top:
-        return Candidate(True, ln.top, ln.bottom, in_zone, apart)
-    return Candidate(False, height - ln.bottom, height - ln.top, in_zone, apart)
+        return Candidate(True, ln.top, ln.bottom, in_zone, apart, row)
+    return Candidate(False, height - ln.bottom, height - ln.top, in_zone, apart, row)
 
 
 # Crop marks, registration bars and ornaments set in a font: a margin line of symbol glyphs
@@ -162,16 +169,17 @@ def ornaments(page: PageModel, lines: list[Line]) -> set[int]:
     """ids of `lines` that are marks in the margin, not text: a string of symbol glyphs in
     one of the page's outermost rows or margin bands (`running_candidates`)."""
     edge = running_candidates(page)
-    drop: set[int] = set()
-    for ln in lines:
-        if id(ln) not in edge or ln.style & MONO:
-            continue
-        glyphs = [ch for ch in ln.text if not ch.isspace()]
-        if len(glyphs) >= _ORNAMENT_MIN_GLYPHS and all(
-            unicodedata.category(ch) == "So" and ch not in _CHECKBOXES for ch in glyphs
-        ):
-            drop.add(id(ln))
-    return drop
+    return {id(ln) for ln in lines if id(ln) in edge and is_ornament(ln)}
+
+
+def is_ornament(line: Line) -> bool:
+    """A line of symbol glyphs only, no letter or digit, as crop marks and ornaments are."""
+    if line.style & MONO:
+        return False
+    glyphs = [ch for ch in line.text if not ch.isspace()]
+    return len(glyphs) >= _ORNAMENT_MIN_GLYPHS and all(
+        unicodedata.category(ch) == "So" and ch not in _CHECKBOXES for ch in glyphs
+    )
 
 
 _NUMBERED_BAND = 0.16  # the same for a row that holds a page number beside other text

@@ -10,7 +10,7 @@ import math
 import re
 from collections import Counter
 
-from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, running_candidates, running_text
+from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
 from .layout import BOLD, MONO, Line, PageModel
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
@@ -56,7 +56,7 @@ class DocStats:
         # selection (its order among the pages parsed).
         self._running: dict[tuple[bool, str], dict[int, float]] = {}
         self._running_texts: dict[tuple[bool, str], set[str]] = {}
-        self._page_running: dict[int, dict[int, tuple[tuple[bool, str], Candidate]]] = {}
+        self._page_running: dict[int, dict[int, tuple[tuple[bool, str], Candidate, Line]]] = {}
         # Places of every candidate, whatever its text: at the top -> page index -> places.
         self._places: dict[bool, dict[int, list[float]]] = {True: {}, False: {}}
         self._index: dict[int, int] = {}
@@ -78,7 +78,7 @@ class DocStats:
         self.pages += 1
         self._index[page.number] = self.pages
         candidates = running_candidates(page)
-        on_page: dict[int, tuple[tuple[bool, str], Candidate]] = {}
+        on_page: dict[int, tuple[tuple[bool, str], Candidate, Line]] = {}
         prose_top, prose_bottom = math.inf, math.inf
         for line in page.lines:
             n = len(line.text)
@@ -102,7 +102,7 @@ class DocStats:
             candidate = candidates.get(id(line))
             if candidate is not None:
                 key = (candidate.at_top, running_text(line.text))
-                on_page[id(line)] = (key, candidate)
+                on_page[id(line)] = (key, candidate, line)
                 self._running.setdefault(key, {}).setdefault(self.pages, candidate.place)
                 self._places[candidate.at_top].setdefault(self.pages, []).append(candidate.place)
                 self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
@@ -207,10 +207,20 @@ class DocStats:
         """
         if self.pages < 2:
             return False
-        candidate = self._page_running.get(page.number, {}).get(id(line))
+        on_page = self._page_running.get(page.number, {})
+        candidate = on_page.get(id(line))
         if candidate is None:
             return False
-        key, (at_top, place, reach, in_zone, apart) = candidate
+        # A line that shares its row with text that is not running (a table's row at the
+        # top of each page, a number beside a caption) is part of that text; marks beside
+        # it (crop marks) are not text.
+        return self._repeats(line, candidate, page) and all(
+            mate in on_page and (is_ornament(on_page[mate][2]) or self._repeats(on_page[mate][2], on_page[mate], page))
+            for mate in candidate[1].row
+        )
+
+    def _repeats(self, line: Line, candidate: tuple[tuple[bool, str], Candidate, Line], page: PageModel) -> bool:
+        key, (at_top, place, reach, in_zone, apart, _row), _line = candidate
         if not in_zone and not self._outside_text_block(at_top, reach):
             return False
         # A line in a heading style whose number changes from page to page ("Part 3") is

@@ -101,3 +101,33 @@ def test_a_line_that_starts_the_text_block_inside_the_margin_band_is_kept(tmp_pa
     result = convert(make_pdf(tmp_path / "a.pdf", pages))
     assert [p.markdown.startswith(first) for p in result.pages] == [n in (5, 6, 7) for n in range(1, 13)]
     assert not [e for p in result.pages for e in p.elements if not e.in_markdown]
+
+
+def test_a_number_beside_text_in_the_same_row_is_kept(tmp_path: Path) -> None:
+    # Each page starts with a row of a calendar table running across the pages: the day
+    # (a number at the same place on every page) beside the event, which changes. The
+    # number is the row's, not a page number.
+    def event(n: int) -> str:
+        return f"The {WORDS[n % len(WORDS)]} festival of the {WORDS[(n + 3) % len(WORDS)]}"
+
+    pages: list[list[Op]] = [
+        [Text(72, 650, str(n + 10), 11), Text(150, 650, event(n), 11), *lines(72, 600, body(n))] for n in range(1, 9)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    for n, page in enumerate(result.pages, 1):
+        assert str(n + 10) in page.markdown
+        assert event(n) in page.markdown
+    assert not [e for p in result.pages for e in p.elements if not e.in_markdown]
+
+
+def test_a_line_below_the_start_of_the_text_is_not_a_running_line(tmp_path: Path) -> None:
+    # Three pages in a row carry the same line near the top, apart from the text below it,
+    # but right under a line that starts the page's text: the text has begun above it.
+    same = "The account of the year goes on."
+
+    def top(n: int) -> list[str]:
+        return [f"Entry of the ledger for the {WORDS[n % len(WORDS)]}.", same if n in (5, 6, 7) else f"Page text {n}."]
+
+    pages: list[list[Op]] = [[*lines(72, 775, top(n), leading=12), *lines(72, 700, body(n))] for n in range(1, 13)]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert [same in p.markdown for p in result.pages] == [n in (5, 6, 7) for n in range(1, 13)]
