@@ -57,7 +57,8 @@ class DocStats:
         self._running: dict[tuple[bool, str], dict[int, float]] = {}
         self._running_texts: dict[tuple[bool, str], set[str]] = {}
         self._page_running: dict[int, dict[int, tuple[tuple[bool, str], Candidate, Line]]] = {}
-        # Places of every candidate, whatever its text: at the top -> page index -> places.
+        # Places of every candidate standing apart, whatever its text: at the top -> page
+        # index -> places.
         self._places: dict[bool, dict[int, list[float]]] = {True: {}, False: {}}
         self._index: dict[int, int] = {}
         # Per page with prose: distance from the top edge to its first prose line, and from
@@ -104,7 +105,8 @@ class DocStats:
                 key = (candidate.at_top, running_text(line.text))
                 on_page[id(line)] = (key, candidate, line)
                 self._running.setdefault(key, {}).setdefault(self.pages, candidate.place)
-                self._places[candidate.at_top].setdefault(self.pages, []).append(candidate.place)
+                if candidate.apart:
+                    self._places[candidate.at_top].setdefault(self.pages, []).append(candidate.place)
                 self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
         self._page_running[page.number] = on_page
         if prose_top < math.inf:
@@ -242,9 +244,10 @@ class DocStats:
             for other, at in self._running[key].items()
             if abs(other - index) <= window and abs(at - place) <= _SAME_PLACE_PT
         )
-        if PAGE_NUMBER.match(" ".join(line.text.split())) and self.pages >= 5:
-            # A page number alone where the pages around carry their running lines (a
-            # chapter's first page drops the running title and keeps the number).
+        if apart and PAGE_NUMBER.match(" ".join(line.text.split())) and self.pages >= 5:
+            # A page number alone, apart from the text, where the pages around carry their
+            # running lines (a chapter's first page drops the running title and keeps the
+            # number).
             count = sum(
                 1
                 for other, places in self._places[at_top].items()

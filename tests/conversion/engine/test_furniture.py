@@ -131,3 +131,20 @@ def test_a_line_below_the_start_of_the_text_is_not_a_running_line(tmp_path: Path
     pages: list[list[Op]] = [[*lines(72, 775, top(n), leading=12), *lines(72, 700, body(n))] for n in range(1, 13)]
     result = convert(make_pdf(tmp_path / "a.pdf", pages))
     assert [same in p.markdown for p in result.pages] == [n in (5, 6, 7) for n in range(1, 13)]
+
+
+def test_a_number_that_ends_the_text_block_is_kept(tmp_path: Path) -> None:
+    # Full pages end at the same height, just inside the bottom band, above a footer; on
+    # one of them the last line is a number (the end of a listing), set close to the text
+    # above it: text, not a page number.
+    def text(n: int) -> list[str]:
+        return body(n, 50) + (["0"] if n == 6 else [f"The {WORDS[n % len(WORDS)]} ends the page."])
+
+    pages: list[list[Op]] = [
+        [*lines(72, 760, text(n)), Text(72, 25, f"Report \u00b7 page {n}", 9)] for n in range(1, 13)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    assert result.pages[5].markdown.endswith(" 0")
+    assert [e.text for p in result.pages for e in p.elements if not e.in_markdown] == [
+        f"Report \u00b7 page {n}" for n in range(1, 13)
+    ]
