@@ -53,7 +53,15 @@ GOALS = {
     "authored-rtl": {"text_fidelity": 0.93, "list_recall": 0.85, "table_cells": 0.80},
 }
 # Metrics of the per-family, per-fold overview (the ones every family's goals name).
-OVERVIEW = ("text_fidelity", "reading_order", "heading_precision", "heading_level", "list_recall", "table_cells")
+OVERVIEW = (
+    "text_fidelity",
+    "reading_order",
+    "heading_precision",
+    "heading_level",
+    "list_recall",
+    "table_cells",
+    "furniture_leaked",
+)
 SET_TITLES = {
     "docx": "Word documents rendered by LibreOffice, the author's structure as reference (`../shared/corpus/docx/`)",
     "docling": "real corpus, docling's Markdown as reference (`../shared/corpus/real/groundtruth/docling__*`)",
@@ -79,6 +87,7 @@ SHORT = {
     "list_depth_correct": "nest",
     "table_cells": "cells",
     "table_cells_any_position": "cells any",
+    "furniture_leaked": "leaked",
 }
 
 
@@ -147,7 +156,16 @@ def run(
         "output_dir": str(out_dir),
         "systems": systems,
         "documents": [
-            {"id": d.id, "set": d.set, "name": d.name, "fold": d.fold, "reference": str(d.reference)} for d in docs
+            {
+                "id": d.id,
+                "set": d.set,
+                "name": d.name,
+                "fold": d.fold,
+                "reference": str(d.reference),
+                "running": dict(d.running),
+                "pages": d.pages,
+            }
+            for d in docs
         ],
     }
     plan_path = REAL_CACHE / "plan.json"
@@ -233,7 +251,9 @@ def render(data: dict[str, object]) -> str:
         "heading (one not found is not at the right level); hierarchy compares, for consecutive",
         "headings found in both, whether each step goes deeper, stays or goes shallower; reading",
         "order is the longest run of reference blocks in the reference's order over all reference",
-        "blocks; table cells count in the right row and column.",
+        "blocks; table cells count in the right row and column. Furniture leaked (lower is better):",
+        "of the running headers and footers the PDF prints (known where the corpus says what they",
+        "are: `authored-webreport`), the share the output keeps where the reference has no such text.",
     ]
     goals: dict[str, dict[str, float]] = data["goals"]  # type: ignore[assignment]
     lines += _overview(data, goals)

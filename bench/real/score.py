@@ -24,6 +24,10 @@ Per document (reference R, output O), each a ratio hit/total:
 - table cell recall: R's non-empty cells found in the O table(s) matched to R's table, in the
   right row and column (R's rows and columns are paired with O's by the cells they share,
   so an extra or missing row or column moves nothing else); also reported at any position.
+- furniture leaked (lower is better): of the running lines the PDF prints (a header and a
+  footer on each page, known where the corpus records them), those O keeps beyond what R has
+  of the same text; a numbered one ("Page 3 of 8") counts once per page number. Undefined
+  where the running lines are not known.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ METRICS = {
     "list_depth_correct": "list nesting (of found items)",
     "table_cells": "table cells, right row and column",
     "table_cells_any_position": "table cells, any position",
+    "furniture_leaked": "furniture leaked (lower is better)",
 }
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -231,6 +236,29 @@ def reading_order(ref: Parsed, out: Parsed) -> dict[str, Counts]:
     return {"reading_order": Counts(longest_increasing(places), len(blocks))}
 
 
+def furniture_leaked(reference_md: str, output_md: str, running: dict[str, str], pages: int) -> Counts:
+    """Running lines printed (``running``: where -> text, ``{page}`` and ``{pages}`` standing for
+    the numbers) that the output keeps and the reference does not: leaked over printed.
+
+    Texts are compared by their loose keys (whitespace, punctuation and case ignored) anywhere
+    in the whole text, so a running line split over two lines or run into a paragraph counts.
+    """
+    if not running or pages <= 0:
+        return Counts()
+    ref_key, out_key = loose_key(reference_md), loose_key(output_md)
+    leaked = printed = 0
+    for template in running.values():
+        numbered = "{page}" in template
+        texts = [template.replace("{pages}", str(pages)).replace("{page}", str(n)) for n in range(1, pages + 1)]
+        for text in texts if numbered else texts[:1]:
+            key = loose_key(text)
+            once = 1 if numbered else pages
+            printed += once
+            if key:
+                leaked += min(once, max(0, out_key.count(key) - ref_key.count(key)))
+    return Counts(leaked, printed)
+
+
 def text_fidelity(ref: Parsed, out: Parsed) -> float:
     from bench.quality.score import text_fidelity as levenshtein_fidelity
 
@@ -274,11 +302,15 @@ def missed(reference_md: str, output_md: str, limit: int = 5) -> dict[str, list[
     return {k: v[:limit] + ([f"... ({len(v)} in all)"] if len(v) > limit else []) for k, v in ex.items()}
 
 
-def score_document(reference_md: str, output_md: str) -> dict[str, object]:
+def score_document(
+    reference_md: str, output_md: str, running: dict[str, str] | None = None, pages: int = 0
+) -> dict[str, object]:
     ref, out = parse(clean_reference(reference_md)), parse(output_md)
+    counts = structure(reference_md, output_md)
+    counts["furniture_leaked"] = furniture_leaked(clean_reference(reference_md), output_md, running or {}, pages)
     return {
         "text_fidelity": text_fidelity(ref, out),
-        "counts": {k: [v.hit, v.total] for k, v in structure(reference_md, output_md).items()},
+        "counts": {k: [v.hit, v.total] for k, v in counts.items()},
         "missed": missed(reference_md, output_md),
     }
 
@@ -335,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             # A failed conversion scores as empty output: it counts, it is not skipped.
             md = _read(out_dir / system / f"{doc['id']}.md") if run.get("ok") else ""
-            scored = score_document(reference, md)
+            scored = score_document(reference, md, doc.get("running"), int(doc.get("pages") or 0))
             scored.update(ok=bool(run.get("ok")), error=run.get("error"), seconds=run.get("wall_s"))
             row[system] = scored
             if int(run.get("pages") or 0) > 0:  # only the engine reports its page count

@@ -44,6 +44,10 @@ class Document:
     reference: Path
     password: str | None = None
     source: str = ""
+    # Running lines the PDF prints on every page, as (where, template) pairs ("footer",
+    # "Page {page} of {pages}"), and its page count: to measure their leak into the output.
+    running: tuple[tuple[str, str], ...] = ()
+    pages: int = 0
 
     @property
     def fold(self) -> str:
@@ -102,7 +106,13 @@ def authored_set(family: str) -> tuple[list[Document], list[str]]:
             continue
         pdf, md = AUTHORED_CORPUS_DIR / f"{name}.pdf", AUTHORED_CORPUS_DIR / f"{name}.md"
         if pdf.exists() and md.exists():
-            docs.append(Document(f"authored-{family}", name, pdf, md, source=record["source"]))
+            meta_path = AUTHORED_CORPUS_DIR / f"{name}.json"
+            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+            running = tuple(sorted((meta.get("running") or {}).items()))
+            pages = int(meta.get("pages") or 0)
+            docs.append(
+                Document(f"authored-{family}", name, pdf, md, source=record["source"], running=running, pages=pages)
+            )
         else:
             left_out.append(f"{name}: no PDF or reference")
     return docs, left_out

@@ -1,20 +1,25 @@
 """Document assembly: pages joined into one Markdown document, tables that run on across a
-page break joined into one.
+page break joined into one, and a word hyphenated across a page break made whole again.
 
 Every page's Markdown stands alone (a client may read pages one by one, and the Markdown
 response puts a page marker between them), so a table that continues on the next page is
 rendered there as a table of its own. The document's Markdown joins the two: the
 continuation's repeated header is dropped, or, where the continuation has none, its first
-row (rendered as a header so that the page's table is valid) becomes a row again.
+row (rendered as a header so that the page's table is valid) becomes a row again. Likewise a
+paragraph that ends a page with a hyphenated word ("cre-") and goes on at the top of the next
+("ativity. And ...") is left as two paragraphs in the pages and made one in the document.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .elements import Element, ElementType
+from .inline import _keeps_hyphen
 from .tables import Table
 
 
@@ -51,15 +56,65 @@ def continuation(before: TableEdge | None, after: TableEdge | None, page_width: 
     return Continuation.REPEATED_HEADER if before.header == after.header else Continuation.ROWS
 
 
-def join_pages(markdowns: Sequence[str], continuations: Sequence[Continuation]) -> str:
-    """The pages' Markdown joined with a blank line, tables continued across a break joined."""
+class WordBreak(StrEnum):
+    """How a page's first paragraph relates to the previous page's last one."""
+
+    NONE = ""
+    HYPHENATION = "hyphenation"  # a word split by the typesetter ("cre-" "ativity"): drop the hyphen
+    COMPOUND = "compound"  # a hyphenated word split at its hyphen ("part-" "time"): keep it
+
+
+_HYPHENS = ("-", "\u2010", "\u00ad")
+_WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
+
+
+def ends_in_hyphen(markdown: str) -> bool:
+    """Whether a page's Markdown ends in a hyphen: the cheap test before `word_break`."""
+    return markdown.rstrip().endswith(_HYPHENS)
+
+
+def word_break(before: Sequence[Element], after: Sequence[Element], words: Counter[str] | None) -> WordBreak:
+    """Whether the paragraph that ends the page of `before` (its elements) breaks off in a
+    hyphenated word that the paragraph starting the page of `after` finishes. The words of
+    the document tell a compound's hyphen from the typesetter's, as at a line break."""
+    last = next((e for e in reversed(before) if e.in_markdown), None)
+    first = next((e for e in after if e.in_markdown), None)
+    if last is None or first is None or last.type is not ElementType.PARAGRAPH:
+        return WordBreak.NONE
+    if first.type is not ElementType.PARAGRAPH:
+        return WordBreak.NONE
+    tail, head = last.markdown.rstrip(), first.markdown.lstrip()
+    if not (tail.endswith(_HYPHENS) and len(tail) >= 2 and tail[-2].isalpha() and head[:1].islower()):
+        return WordBreak.NONE
+    if not tail.endswith("\u00ad") and _keeps_hyphen(tail, head, words):
+        return WordBreak.COMPOUND
+    return WordBreak.HYPHENATION
+
+
+def document_words(texts: Sequence[str]) -> Counter[str]:
+    """The words of a document's texts, lowercase, hyphenated compounds whole."""
+    return Counter(_WORD.findall("\n".join(texts).lower()))
+
+
+def join_pages(
+    markdowns: Sequence[str],
+    continuations: Sequence[Continuation],
+    word_breaks: Sequence[WordBreak] | None = None,
+) -> str:
+    """The pages' Markdown joined with a blank line, tables continued across a break joined,
+    a paragraph broken off in a hyphenated word joined with its continuation."""
     out: list[str] = []
-    for markdown, cont in zip(markdowns, continuations, strict=True):
+    breaks = word_breaks if word_breaks is not None else [WordBreak.NONE] * len(markdowns)
+    for markdown, cont, brk in zip(markdowns, continuations, breaks, strict=True):
         if cont is not Continuation.NONE and out and markdown:
             joined = _join_tables(out[-1], markdown, cont)
             if joined is not None:
                 out[-1] = joined
                 continue
+        if brk is not WordBreak.NONE and out and markdown:
+            before = out[-1].rstrip()
+            out[-1] = (before if brk is WordBreak.COMPOUND else before[:-1]) + markdown.lstrip()
+            continue
         if markdown:
             out.append(markdown)
     return "\n\n".join(out)

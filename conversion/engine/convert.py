@@ -16,7 +16,16 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
-from .assembly import Continuation, TableEdge, continuation, join_pages
+from .assembly import (
+    Continuation,
+    TableEdge,
+    WordBreak,
+    continuation,
+    document_words,
+    ends_in_hyphen,
+    join_pages,
+    word_break,
+)
 from .blocks import outline_key
 from .census import census_pages, font_census
 from .document import (
@@ -111,8 +120,19 @@ class ConversionResult:
     @property
     def markdown(self) -> str:
         """The delivered pages' Markdown joined with a blank line, a table that runs on
-        across a page break joined into one."""
-        return join_pages([p.markdown for p in self.pages], [p.table_continues for p in self.pages])
+        across a page break joined into one, a word hyphenated across a break made whole."""
+        words: Counter[str] | None = None
+        breaks = [WordBreak.NONE] * len(self.pages)
+        for i in range(1, len(self.pages)):
+            before, after = self.pages[i - 1], self.pages[i]
+            if after.page != before.page + 1 or after.table_continues is not Continuation.NONE:
+                continue
+            if not ends_in_hyphen(before.markdown):
+                continue
+            if words is None:
+                words = document_words([e.text for p in self.pages for e in p.elements if e.in_markdown])
+            breaks[i] = word_break(before.elements, after.elements, words)
+        return join_pages([p.markdown for p in self.pages], [p.table_continues for p in self.pages], breaks)
 
 
 # --- opening and policy ---------------------------------------------------------------

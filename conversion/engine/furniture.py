@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from itertools import pairwise
+from typing import NamedTuple
 
-from .layout import Line, PageModel
+from .layout import MONO, Line, PageModel
 from .tables import group_rows
 
 
@@ -58,17 +60,128 @@ def strip_line_numbers(lines: list[Line]) -> list[Line]:
 
 
 # Page numbers printed in a margin: "7", "- 7 -", "vii", "7 / 12", "Page 7", "Page 7 of 12",
-# also after a running title ("Annual Report | Page 7 of 12").
+# also after a running title ("Annual Report | Page 7 of 12", "Preface | Page iv").
 PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.|pg\.?|seite|página|pagina)\s*)?\d{1,4}(?:\s*(?:of|/|von|de|sur)\s*\d{1,4})?$"
     r"|^[-\u2013\u2014]\s*\d{1,4}\s*[-\u2013\u2014]$"
     r"|^[ivxlcdm]{1,7}$"
-    r"|(?:^|\s[-\u2013\u2014|\u00b7\u2022,]\s*)(?:page|p\.|pg\.?)\s*\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$",
+    r"|(?:^|\s[-\u2013\u2014|\u00b7\u2022,]\s*)(?:page|p\.|pg\.?)\s*(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?$",
     re.IGNORECASE,
 )
+# A page label ending a line, capitalised as labels are ("... 3:46 PM Page iv" in a printer's
+# slug), where "of page 4" in a sentence is not.
+PAGE_LABEL = re.compile(r"\s(?:Page|PAGE)\s*(?:\d{1,4}|[ivxlcdm]{1,7}|[IVXLCDM]{1,7})$")
 # A footnote starts with its mark; it is text, whatever its size and place.
 _FOOTNOTE_MARK = re.compile(r"^\s*(?:\d{1,3}|[*\u2020\u2021\u00a7])\s*[A-Za-z\u00c0-\u024f]")
 _FURNITURE_BAND = 0.1  # fraction of the page height at the top and at the bottom
+# Running lines (headers, footers, printers' slugs) are told by repetition across pages
+# (`DocStats.is_running`); these say which lines of a page may be one. A line of the margin
+# bands above is, and so is one of the outermost text rows of the page, above or below the
+# text block, wherever the text block ends (a book's pages are cut from a larger sheet, and
+# its running foot sits well inside the sheet).
+RUNNING_ZONE = 0.1  # fraction of the page height at the top and at the bottom
+_EDGE_ROWS = 2  # text rows from the top (and from the bottom): a slug above a running head
+_EDGE_GAP_EMS = 1.0  # an edge row stands this many ems (of the smaller text) apart from the next row in
+_EDGE_ROW_LINES = 3  # a row of more chunks is a table row or a figure's labels, not furniture
+# Arabic numbers and roman numerals (a whole word of roman digits: "xviii", "iv"), masked in
+# running lines so that "18 FREE CULTURE" and "20 FREE CULTURE" read the same.
+_DIGIT_RUN = re.compile(r"\d+")
+_ROMAN_WORD = re.compile(
+    r"(?<![^\W\d_])(?=[mdclxvi])m{0,4}(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})(?![^\W\d_])"
+)
+
+
+def running_text(text: str) -> str:
+    """The text a running line keeps from page to page: case and spacing folded, its
+    numbers (arabic or roman) masked as `#`."""
+    folded = _DIGIT_RUN.sub("#", " ".join(text.casefold().split()))
+    return _ROMAN_WORD.sub("#", folded)
+
+
+class Candidate(NamedTuple):
+    """Where a line that may be a running line sits: at the top or the bottom of its page,
+    the distance in points from that edge to its outer side (the place a running line
+    keeps from page to page) and to its inner side, whether it lies in the margin band,
+    and whether its row, and every row between it and the edge, stands apart from the next
+    row toward the middle of the page (the text has not begun); `row` holds the ids of the
+    other lines of its row."""
+
+    at_top: bool
+    place: float
+    reach: float
+    in_zone: bool
+    apart: bool
+    row: tuple[int, ...]
+
+
+def running_candidates(page: PageModel) -> dict[int, Candidate]:
+    """Lines of `page` that may be running lines, by id: those of the margin bands, and
+    those of the outermost text rows that stand apart from the rows inside them (an edge
+    row beyond the bands is one only where it lies outside the document's text block,
+    which `DocStats` knows)."""
+    out: dict[int, Candidate] = {}
+    height = page.height
+    rows = group_rows([ln for ln in page.lines if not ln.vertical])
+    for ordered, at_top in ((rows, True), (rows[::-1], False)):
+        edge = True  # the rows so far are edge rows, each apart from the next
+        outside = True  # every row so far stands apart from the next: the text has not begun
+        for depth, row in enumerate(ordered):
+            inner = ordered[depth + 1] if depth + 1 < len(ordered) else None
+            in_half = max(ln.cy for ln in row) < height / 2 if at_top else min(ln.cy for ln in row) >= height / 2
+            if not in_half:
+                break
+            apart = outside = outside and (
+                inner is None
+                or _gap(row, inner, at_top)
+                >= _EDGE_GAP_EMS * min(max(ln.size for ln in row), max(ln.size for ln in inner))
+            )
+            edge = edge and apart and depth < _EDGE_ROWS and inner is not None and len(row) <= _EDGE_ROW_LINES
+            limit = height * RUNNING_ZONE
+            zone = [ln for ln in row if (ln.bottom <= limit if at_top else ln.top >= height - limit)]
+            if not zone and not edge:
+                break
+            for ln in row if edge else zone:
+                mates = tuple(id(other) for other in row if other is not ln)
+                out[id(ln)] = _candidate(ln, height, at_top, in_zone=any(ln is z for z in zone), apart=apart, row=mates)
+    return out
+
+
+def _gap(row: list[Line], inner: list[Line], at_top: bool) -> float:
+    """Points between a row and the next row toward the middle of the page."""
+    if at_top:
+        return min(ln.top for ln in inner) - max(ln.bottom for ln in row)
+    return min(ln.top for ln in row) - max(ln.bottom for ln in inner)
+
+
+def _candidate(ln: Line, height: float, at_top: bool, *, in_zone: bool, apart: bool, row: tuple[int, ...]) -> Candidate:
+    if at_top:
+        return Candidate(True, ln.top, ln.bottom, in_zone, apart, row)
+    return Candidate(False, height - ln.bottom, height - ln.top, in_zone, apart, row)
+
+
+# Crop marks, registration bars and ornaments set in a font: a margin line of symbol glyphs
+# only (Unicode category So: dingbats, box drawing, marks), no letter or digit among them.
+_ORNAMENT_MIN_GLYPHS = 3
+_CHECKBOXES = frozenset("\u2610\u2611\u2612")  # ballot boxes are a form's fields, not marks
+
+
+def ornaments(page: PageModel, lines: list[Line]) -> set[int]:
+    """ids of `lines` that are marks in the margin, not text: a string of symbol glyphs in
+    one of the page's outermost rows or margin bands (`running_candidates`)."""
+    edge = running_candidates(page)
+    return {id(ln) for ln in lines if id(ln) in edge and is_ornament(ln)}
+
+
+def is_ornament(line: Line) -> bool:
+    """A line of symbol glyphs only, no letter or digit, as crop marks and ornaments are."""
+    if line.style & MONO:
+        return False
+    glyphs = [ch for ch in line.text if not ch.isspace()]
+    return len(glyphs) >= _ORNAMENT_MIN_GLYPHS and all(
+        unicodedata.category(ch) == "So" and ch not in _CHECKBOXES for ch in glyphs
+    )
+
+
 _NUMBERED_BAND = 0.16  # the same for a row that holds a page number beside other text
 
 

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from .census import PageFonts
-from .furniture import PAGE_NUMBER
+from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
 from .layout import BOLD, MONO, Line, PageModel
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
@@ -32,24 +32,19 @@ _MONO_BODY_SHARE = 0.9
 _MONO_DISPLAY_LINES = 3
 _MONO_DISPLAY_SHARE = 0.25
 _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
-_MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
+# A running header or footer is a line of a page's margin (`running_candidates`) that nearby
+# pages repeat at the same place, with the same text once its numbers are masked: on every
+# page, or on every other page when left and right pages carry different ones.
+_SAME_PLACE_PT = 3.0  # points: two lines this close to the same edge of their pages are at one place
+_RUNNING_WINDOW = 4  # pages either side of a page (in the selection) among which the repeats are counted
+_RUNNING_MIN_PAGES = 3  # pages of that window, the page itself included, that carry the line
+_RUNNING_SHARE = 0.3  # share of all the pages that carry a line of the margin band set close to the text
+_EDGE_2_PAGES = 0.08  # fraction of the page height: with two pages, only lines this near the edge
+# The text block: how far from the top (and the bottom) edge the prose of a page begins (ends),
+# this quantile over the pages parsed (a low one: chapter openings start lower). A margin row
+# beyond the margin bands is a running line only outside it.
+_BLOCK_QUANTILE = 0.1
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
-_DIGITS = re.compile(r"\d+")
-_ROMAN = re.compile(r"^[ivxlcdm]+$")
-
-
-def _running_key(line: Line, page: PageModel) -> str | None:
-    if line.bottom <= page.height * _MARGIN_ZONE:
-        zone = "T"
-    elif line.top >= page.height * (1 - _MARGIN_ZONE):
-        zone = "B"
-    else:
-        return None
-    text = " ".join(line.text.lower().split())
-    if _ROMAN.match(text):
-        text = "#"
-    # Running lines sit at the same height on every page; the position is part of the key.
-    return f"{zone}{round(line.top / 6)}:" + _DIGITS.sub("#", text)
 
 
 class DocStats:
@@ -68,8 +63,19 @@ class DocStats:
         # Lines with words set at a heading size, per size, and those of them set wholly in
         # a monospaced face, per size: is the monospaced face the document's display type?
         self._mono_display_lines: Counter[float] = Counter()
-        self._running: Counter[str] = Counter()
-        self._running_texts: dict[str, set[str]] = {}
+        # Running-line candidates: (at the top, masked text) -> page index -> distance from
+        # that edge; per page, its candidates' keys by line id; each page's index in the
+        # selection (its order among the pages parsed).
+        self._running: dict[tuple[bool, str], dict[int, float]] = {}
+        self._running_texts: dict[tuple[bool, str], set[str]] = {}
+        self._page_running: dict[int, dict[int, tuple[tuple[bool, str], Candidate, Line]]] = {}
+        # Places of every candidate standing apart, whatever its text: at the top -> page
+        # index -> places.
+        self._places: dict[bool, dict[int, list[float]]] = {True: {}, False: {}}
+        self._index: dict[int, int] = {}
+        # Per page with prose: distance from the top edge to its first prose line, and from
+        # the bottom edge to its last (points).
+        self._prose_reach: tuple[list[float], list[float]] = ([], [])
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
         # Lines with words per font size, and the pages they sit on: which sizes are
@@ -111,7 +117,10 @@ class DocStats:
         self.pages += 1
         self._numbers.add(page.number)
         self._census.pop(page.number, None)
-        keys: set[str] = set()
+        self._index[page.number] = self.pages
+        candidates = running_candidates(page)
+        on_page: dict[int, tuple[tuple[bool, str], Candidate, Line]] = {}
+        prose_top, prose_bottom = math.inf, math.inf
         for line in page.lines:
             n = len(line.text)
             self._size_chars[line.size] += n
@@ -121,7 +130,12 @@ class DocStats:
                 # column of Korean or Chinese holds fewer characters than one of Latin.
                 # Long monospaced lines are code, unless the document is typewritten.
                 (self._mono_prose_chars if line.style & MONO else self._prose_chars)[line.size] += n
-            if sum(ch.isalpha() for ch in line.text) >= 2:
+            worded = sum(ch.isalpha() for ch in line.text) >= 2
+            if worded and id(line) not in candidates and (n >= 30 or line.x1 - line.x0 >= _PROSE_EMS * line.size):
+                # The text block: prose of words, not a margin's furniture.
+                prose_top = min(prose_top, line.top)
+                prose_bottom = min(prose_bottom, page.height - line.bottom)
+            if worded:
                 self._size_lines[line.size] += 1
                 if line.style & MONO:
                     self._mono_display_lines[line.size] += 1
@@ -129,11 +143,18 @@ class DocStats:
             self._chars += n
             if line.style & MONO:
                 self._mono_chars += n
-            key = _running_key(line, page)
-            if key is not None:
-                keys.add(key)
+            candidate = candidates.get(id(line))
+            if candidate is not None:
+                key = (candidate.at_top, running_text(line.text))
+                on_page[id(line)] = (key, candidate, line)
+                self._running.setdefault(key, {}).setdefault(self.pages, candidate.place)
+                if candidate.apart:
+                    self._places[candidate.at_top].setdefault(self.pages, []).append(candidate.place)
                 self._running_texts.setdefault(key, set()).add(" ".join(line.text.split()))
-        self._running.update(keys)
+        self._page_running[page.number] = on_page
+        if prose_top < math.inf:
+            self._prose_reach[0].append(prose_top)
+            self._prose_reach[1].append(prose_bottom)
         for above, below in zip(page.lines, page.lines[1:], strict=False):
             if (
                 above.size == below.size
@@ -244,17 +265,36 @@ class DocStats:
         return top
 
     def is_running(self, line: Line, page: PageModel) -> bool:
-        """True for a header, footer or page number repeated across the selected pages.
+        """True for a header, footer, page number or printer's slug repeated across the
+        selected pages.
 
-        With a single page nothing is removed; with two pages only lines at the very
-        edge that repeat on both; from three pages on, lines of the margin zones that
-        repeat (digits ignored, same height) on two pages of up to four, or on 30% of
-        the pages (at least three) of longer selections.
+        A candidate line of the page's margins (`running_candidates`) is one when other
+        pages carry a line at the same place whose text is the same once numbers are
+        masked: with two pages, both, and only at the very edge; with three or four, two
+        of them; from five pages on, `_RUNNING_MIN_PAGES` of the pages within
+        `_RUNNING_WINDOW` of this one, so that a running title that changes with the
+        chapter, or alternates between left and right pages, is found as well as one
+        printed on every page. A line of the margin band that does not stand apart from
+        the text next to it (a text block reaching into the band) must be repeated on
+        `_RUNNING_SHARE` of all the pages instead. With a single page nothing is removed.
         """
         if self.pages < 2:
             return False
-        key = _running_key(line, page)
-        if key is None:
+        on_page = self._page_running.get(page.number, {})
+        candidate = on_page.get(id(line))
+        if candidate is None:
+            return False
+        # A line that shares its row with text that is not running (a table's row at the
+        # top of each page, a number beside a caption) is part of that text; marks beside
+        # it (crop marks) are not text.
+        return self._repeats(line, candidate, page) and all(
+            mate in on_page and (is_ornament(on_page[mate][2]) or self._repeats(on_page[mate][2], on_page[mate], page))
+            for mate in candidate[1].row
+        )
+
+    def _repeats(self, line: Line, candidate: tuple[tuple[bool, str], Candidate, Line], page: PageModel) -> bool:
+        key, (at_top, place, reach, in_zone, apart, _row), _line = candidate
+        if not in_zone and not self._outside_text_block(at_top, reach):
             return False
         # A line in a heading style whose number changes from page to page ("Part 3") is
         # a heading of each page: content. A running title in a heading style repeats
@@ -262,13 +302,39 @@ class DocStats:
         if (
             len(self._running_texts[key]) > 1
             and self.heading_level_for_size(line.size) is not None
-            and not PAGE_NUMBER.search(" ".join(line.text.split()))
+            and not any(rx.search(" ".join(line.text.split())) for rx in (PAGE_NUMBER, PAGE_LABEL))
         ):
             return False
-        count = self._running[key]
+        index = self._index[page.number]
+        # A line that stands apart from the text next to it is counted among the pages
+        # around; one that does not (the first line of a text block reaching into the
+        # margin band) must repeat on a good share of all the pages.
+        window = self.pages if self.pages < 5 or not apart else _RUNNING_WINDOW
+        count = sum(
+            1
+            for other, at in self._running[key].items()
+            if abs(other - index) <= window and abs(at - place) <= _SAME_PLACE_PT
+        )
+        if apart and PAGE_NUMBER.match(" ".join(line.text.split())) and self.pages >= 5:
+            # A page number alone, apart from the text, where the pages around carry their
+            # running lines (a chapter's first page drops the running title and keeps the
+            # number).
+            count = sum(
+                1
+                for other, places in self._places[at_top].items()
+                if abs(other - index) <= window and any(abs(at - place) <= _SAME_PLACE_PT for at in places)
+            )
         if self.pages == 2:
-            edge = page.height * 0.08
-            return count == 2 and (line.bottom <= edge or line.top >= page.height - edge)
-        # Headers often alternate between odd and even pages (title, chapter), so a
-        # repetition on a third of the pages is enough.
-        return count >= (2 if self.pages < 5 else max(3, math.ceil(0.3 * self.pages)))
+            edge = page.height * _EDGE_2_PAGES
+            return count == 2 and (line.bottom <= edge if at_top else line.top >= page.height - edge)
+        if self.pages < 5:
+            return count >= 2
+        return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
+
+    def _outside_text_block(self, at_top: bool, reach: float) -> bool:
+        """Whether a line reaching `reach` points in from the top (or bottom) edge stays
+        outside the document's text block, as the pages parsed so far place it."""
+        reaches = sorted(self._prose_reach[0 if at_top else 1])
+        if not reaches:
+            return False
+        return reach <= reaches[int(_BLOCK_QUANTILE * (len(reaches) - 1))]

@@ -20,7 +20,7 @@ from .assembly import TableEdge
 from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
 from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, union
 from .figures import figures, link_captions
-from .furniture import margin_furniture, strip_line_numbers
+from .furniture import margin_furniture, ornaments, strip_line_numbers
 from .inline import escape_inline, render_blocks
 from .layout import HIDDEN_OFF_PAGE, Line, PageModel
 from .order import Item, find_gutter, footnotes_last, reading_order
@@ -71,7 +71,7 @@ def render_page(
     lines: list[Line] = []
     for ln in page.lines:
         (running if stats.is_running(ln, page) else lines).append(ln)
-    furniture = margin_furniture(lines, page, stats.body_size)
+    furniture = margin_furniture(lines, page, stats.body_size) | ornaments(page, lines)
     if furniture:
         running += [ln for ln in lines if id(ln) in furniture]
         lines = [ln for ln in lines if id(ln) not in furniture]

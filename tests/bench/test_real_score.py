@@ -196,3 +196,18 @@ def test_blocks_are_found_whatever_the_spacing_around_punctuation() -> None:
     ref = "```\nfunction add(a, b) { return a + b; }\n```\n\n" + PARAS[0]
     out = "```\nfunction add (a , b ) {\n    return a + b ;\n}\n```\n\n" + PARAS[0]
     assert counts(ref, out)["reading_order"] == (2, 2)
+
+
+def test_furniture_leaked_counts_running_lines_the_reference_does_not_have() -> None:
+    from bench.real.score import furniture_leaked
+
+    running = {"header": "Docs · Guide", "footer": "Page {page} of {pages}"}
+    ref = "# Guide\n\nSome text.\n"
+    clean = "# Guide\n\nSome text.\n\nMore text.\n"
+    assert (furniture_leaked(ref, clean, running, 3).hit, furniture_leaked(ref, clean, running, 3).total) == (0, 6)
+    leaky = "Docs · Guide\n\n# Guide\n\nSome text. Page 1 of 3\n\nDocs - Guide\n\nMore text.\n\nPage 2\nof 3\n"
+    got = furniture_leaked(ref, leaky, running, 3)
+    assert (got.hit, got.total) == (4, 6)
+    # Text the reference has too is not furniture that leaked.
+    assert furniture_leaked("Docs · Guide\n", "Docs · Guide\n", running, 3).hit == 0
+    assert furniture_leaked(ref, leaky, {}, 3).total == 0
