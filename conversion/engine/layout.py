@@ -138,6 +138,9 @@ class PageModel:
     images: list[Box] = field(default_factory=list)  # (x0, top, x1, bottom) of each image
     # Shapes filled with a colour other than white (a dark band under white text).
     fills: list[Box] = field(default_factory=list)
+    # Small shapes and pictures that may be drawn list bullets or checkboxes: each box
+    # with the glyph that stands for it (see `mark_glyph`); lists.py gives them to lines.
+    marks: list[tuple[Box, str]] = field(default_factory=list)
 
     @property
     def has_text_layer(self) -> bool:
@@ -693,11 +696,72 @@ def _collect(model: PageModel, container: Any, page_top: float, depth: int, hidd
             if depth < 32:
                 _collect(model, obj, page_top, depth + 1, hidden)
         elif isinstance(obj, LTImage):
-            model.images.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
+            box = (obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0)
+            model.images.append(box)
+            if _small(obj.width, obj.height) and len(model.marks) < MAX_MARKS_PER_PAGE:
+                model.marks.append((box, MARK_DISC))
         elif isinstance(obj, (LTRect, LTLine, LTCurve)):
             if obj.fill and not _is_white(obj.non_stroking_color):
                 model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
+            if len(model.marks) < MAX_MARKS_PER_PAGE:
+                glyph = mark_glyph(obj)
+                if glyph:
+                    model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
             _add_rulings(model, obj, page_top)
+
+
+# Drawn marks: browsers print list bullets as small shapes (a filled disc, a stroked circle
+# one level down, a filled square below that), some word processors as small pictures, and
+# forms draw their checkboxes as small squares. Each shape becomes the glyph it stands for.
+MARK_DISC = "\u2022"  # a filled round shape, or a small picture
+MARK_CIRCLE = "\u25e6"  # a stroked round shape: a hollow bullet, or an option's radio button
+MARK_SQUARE = "\u25aa"  # a filled square or polygon
+MARK_BOX = "\u2610"  # a stroked square: a checkbox (checked when something is drawn inside)
+MARK_DASH = "\u2013"  # a short thick horizontal bar
+MARK_TICK = "\u2713"  # any other small stroked path (a check mark inside a box)
+# Sides of a shape that may be a bullet or a checkbox, in points: bullets are a third to
+# two thirds of the font size and checkboxes about the cap height, so text from 5 to 20
+# points gives marks of 1.2 to 16 points. Larger shapes are figures or frames.
+MARK_MIN_SIDE = 1.2
+MARK_MAX_SIDE = 16.0
+# A round or square mark is about as wide as it is tall (width / height).
+MARK_MAX_ASPECT = 1.5
+# A dash: at least this many times wider than it is thick, and at most this thick (points).
+DASH_MIN_ASPECT = 2.5
+DASH_MAX_THICKNESS = 2.0
+# Marks kept per page at most: a chart of ten thousand dots is not a list (points past this
+# are not examined).
+MAX_MARKS_PER_PAGE = 2000
+
+
+def _small(w: float, h: float) -> bool:
+    """Whether a box of w x h points is the size and shape of a bullet or a checkbox."""
+    return (
+        MARK_MIN_SIDE <= w <= MARK_MAX_SIDE
+        and MARK_MIN_SIDE <= h <= MARK_MAX_SIDE
+        and max(w, h) <= MARK_MAX_ASPECT * min(w, h)
+    )
+
+
+def mark_glyph(obj: LTCurve) -> str:
+    """The glyph a small shape stands for as a list marker, or "" for any other shape."""
+    w, h = obj.width, obj.height
+    painted_fill = obj.fill and not _is_white(obj.non_stroking_color)
+    if DASH_MIN_ASPECT * h <= w <= MARK_MAX_SIDE and h <= DASH_MAX_THICKNESS:
+        thick_bar = painted_fill and h >= MARK_MIN_SIDE / 2
+        if thick_bar or (obj.stroke and isinstance(obj, LTLine) and w >= 2 * MARK_MIN_SIDE):
+            return MARK_DASH
+        return ""
+    if not _small(w, h) or not (painted_fill or obj.stroke):
+        return ""
+    path = obj.original_path or []
+    round_shape = any(op[0] in "cvy" for op in path)
+    if round_shape:
+        return MARK_DISC if painted_fill else MARK_CIRCLE
+    squared = isinstance(obj, LTRect) or len(obj.pts) in (4, 5)
+    if painted_fill:
+        return MARK_SQUARE
+    return MARK_BOX if squared else MARK_TICK
 
 
 def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:
