@@ -37,6 +37,7 @@ class Block:
     pinned: bool = False  # an outline title: nothing joins it
     figure: Box | None = None  # the box of a picture ("figure" blocks)
     role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
+    rtl: bool = False  # a list item written right to left (marker_x is its right end)
 
 
 def build_blocks(
@@ -84,13 +85,18 @@ def build_blocks(
                     cur.lines.append(line)
                     continue
             if marker is not None:
+                # A right-to-left item's marker stands at its right end: it nests from the
+                # column's right edge.
+                rtl = is_rtl(line.text)
                 cur = Block(
                     "li",
                     [strip_marker(line, marker[1])],
                     marker=marker[0],
-                    marker_x=line.x0,
+                    marker_x=line.x1 if rtl else line.x0,
                     # Outline numbers nest by their depth where the items share one indent.
-                    indent=line.x0 - seg_left + 2 * line.size * label_depth(marker[1]),
+                    indent=(seg_right - line.x1 if rtl else line.x0 - seg_left)
+                    + 2 * line.size * label_depth(marker[1]),
+                    rtl=rtl,
                 )
             elif is_code:
                 cur = Block("code", [line])
@@ -144,6 +150,9 @@ def _continues(
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
         # A bold line standing above regular text is a run-in heading, not prose.
         return False
+    if cur.kind == "li" and cur.rtl:
+        # Continuation lines of a right-to-left item end left of its marker.
+        return line.x1 < cur.marker_x - 0.5 * line.size
     if cur.kind == "li":
         if line.x0 > cur.marker_x + 0.5 * line.size:
             return True

@@ -277,7 +277,9 @@ def render_blocks(
                 stack.pop()
             indent = stack[-1][1] if stack else 0
             depth = len(stack)
-            stack.append((block.indent, indent + len(block.marker) + 1))
+            # Nested items line up with the text after the list marker ("- " of a task
+            # item "- [ ]": its box is part of the text).
+            stack.append((block.indent, indent + len(block.marker.split(" ", 1)[0]) + 1))
             markdown = " " * indent + block.marker + " " + render_spans(spans, mono=mono_code)
             out.append(Element(ElementType.LIST_ITEM, box, text, markdown, depth=depth, marker=block.marker))
         else:

@@ -1,0 +1,128 @@
+"""List items whose markers are drawn (browsers' bullets, checkboxes) or are checkbox glyphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conversion.engine import convert
+
+from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, make_pdf
+
+# A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
+_KAPPA = 0.5523
+
+
+def disc(cx: float, cy: float, r: float, *, filled: bool = True) -> Raw:
+    """A circle of radius r, filled (a browser's first-level bullet) or stroked (its second)."""
+    k = _KAPPA * r
+    path = b"%g %g m %g %g %g %g %g %g c %g %g %g %g %g %g c %g %g %g %g %g %g c %g %g %g %g %g %g c h" % (
+        *(cx + r, cy),
+        *(cx + r, cy + k, cx + k, cy + r, cx, cy + r),
+        *(cx - k, cy + r, cx - r, cy + k, cx - r, cy),
+        *(cx - r, cy - k, cx - k, cy - r, cx, cy - r),
+        *(cx + k, cy - r, cx + r, cy - k, cx + r, cy),
+    )
+    return Raw(b"q 0 g 0 G 0.7 w " + path + (b" f Q" if filled else b" S Q"))
+
+
+def square(x: float, y: float, side: float) -> Raw:
+    """A filled square (a browser's third-level bullet)."""
+    return Raw(b"q 0 g %g %g %g %g re f Q" % (x, y, side, side))
+
+
+def md(path: Path) -> str:
+    return convert(path).markdown
+
+
+def test_bullets_drawn_as_discs_circles_and_squares_become_a_nested_list(tmp_path: Path) -> None:
+    # As Chromium prints <ul>: a disc 0.75 em before the text, a circle one level down, a
+    # square below that, each level 30 points further in; continuation lines under the text.
+    ops: list[Op] = [
+        Text(72, 720, "The plan has three parts:"),
+        disc(84, 704, 1.8),
+        Text(93, 700, "Gather the wood from the shed behind the barn before the rain comes,"),
+        Text(93, 686, "and stack it by the door."),
+        disc(114, 676, 1.8, filled=False),
+        Text(123, 672, "Oak burns longest."),
+        square(142, 656, 3.6),
+        Text(153, 658, "Split it small."),
+        disc(84, 648, 1.8),
+        Text(93, 644, "Light the fire."),
+        Text(72, 616, "That is all."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The plan has three parts:\n\n"
+        "- Gather the wood from the shed behind the barn before the rain comes, and stack it by the door.\n"
+        "  - Oak burns longest.\n"
+        "    - Split it small.\n"
+        "- Light the fire.\n\n"
+        "That is all."
+    )
+
+
+def test_a_small_picture_before_each_line_is_a_bullet(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Image(72, 699, 78, 705),
+        Text(90, 700, "First point of the list"),
+        Image(72, 685, 78, 691),
+        Text(90, 686, "Second point of the list"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "- First point of the list\n- Second point of the list"
+
+
+def test_a_shape_between_words_or_far_from_the_text_is_no_bullet(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 700, "Home"),
+        disc(104, 704, 1.5),
+        Text(110, 700, "Products and services for everyone"),
+        # A dot far out in the margin, level with a line.
+        disc(20, 690, 1.8),
+        Text(72, 686, "A plain sentence of the page."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "- " not in out
+    assert "A plain sentence of the page." in out
+
+
+def test_right_to_left_items_have_their_bullets_at_the_right(tmp_path: Path) -> None:
+    # Hebrew written in visual order, as producers write it; the disc after the line's end.
+    first, second = "\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5", "\u05d6\u05d7\u05d8 \u05d9\u05db\u05dc"
+    ops: list[Op] = [
+        Text(400, 700, first[::-1], font=HEBREW),
+        disc(445, 704, 1.8),
+        Text(400, 686, second[::-1], font=HEBREW),
+        disc(445, 690, 1.8),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == f"- {first}\n- {second}"
+
+
+def test_checkbox_glyphs_become_task_items(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Which fruit do you like?"),
+        Runs(72, 700, (("S", "o"), ("R", " Apples"))),
+        Runs(72, 686, (("S", "x"), ("R", " Pears"))),
+        Runs(72, 672, (("S", "\u00fe"), ("R", " Plums"))),
+        Runs(90, 658, (("S", "\u00b7"), ("R", " Damsons too"))),
+    ]
+    # A list under a task item lines up with the item's text after "- ".
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Which fruit do you like?\n\n- [ ] Apples\n- [x] Pears\n- [x] Plums\n  - Damsons too"
+    )
+
+
+def test_drawn_checkboxes_become_task_items_checked_when_marked_inside(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Which fruit do you like?"),
+        Box(72, 699, 80, 707),
+        Text(88, 700, "Apples"),
+        Box(72, 685, 80, 693),
+        Raw(b"q 1 w 73.5 689 m 75.5 687 l 78.5 691.5 l S Q"),  # a tick inside the box
+        Text(88, 686, "Pears"),
+        disc(76, 668, 1.8),
+        Text(88, 664, "A bullet below"),
+        Box(102, 657, 110, 665),
+        Text(118, 658, "Nested option"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Which fruit do you like?\n\n- [ ] Apples\n- [x] Pears\n- A bullet below\n  - [ ] Nested option"
+    )
