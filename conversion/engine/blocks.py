@@ -74,11 +74,15 @@ def build_blocks(
             titled = line.vertical or (
                 bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
             )
+            sibling: Block | None = None  # the option of the same row before this one
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
                 same_row = line.top < prev.bottom - 0.5 * line.height and not far_sizes(line.size, prev.size)
                 gap = line.top - prev.bottom
-                if same_row:
+                if same_row and marker is not None and marker[0].startswith("- ["):
+                    # Options of a row each open an item: "[ ] Yes  [ ] No".
+                    sibling = cur if cur.kind == "li" else None
+                elif same_row:
                     cur.lines.append(line)
                     continue
                 if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body):
@@ -98,6 +102,8 @@ def build_blocks(
                     + 2 * line.size * label_depth(marker[1]),
                     rtl=rtl,
                 )
+                if sibling is not None:
+                    cur.indent, cur.marker_x = sibling.indent, sibling.marker_x
             elif is_code:
                 cur = Block("code", [line])
             else:
@@ -137,11 +143,13 @@ def _continues(
     """Whether `line` continues block `cur` whose last line is `prev`."""
     if marker is not None:
         return False
-    if (cur.kind == "code") != is_code:
-        return False
     size = max(prev.size, line.size)
     # Leading grows with the font size, so the allowed gap scales with it too.
     if gap > page_gap * size / body + 0.45 * size or gap < -2 * size:
+        return False
+    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right):
+        return True
+    if (cur.kind == "code") != is_code:
         return False
     if cur.kind == "code":
         return True
@@ -174,6 +182,19 @@ def _continues(
     # A full-width line indented under a flush-left one is a first-line indent, so a new
     # paragraph. (Centred lines do not reach the right edge.)
     return not (line.x0 > prev.x0 + 1.0 * size and prev.x0 - seg_left < 0.5 * size and line.x1 > seg_right - 2 * size)
+
+
+# A list item's line that ends this close to its column's right edge (in ems) was broken
+# by wrapping: the next line under its text continues it, whatever its font (a line that
+# is mostly inline code is set in a smaller monospaced font).
+WRAPPED_EM = 2.0
+
+
+def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
+    """Whether `line` is the wrapped rest of list item `cur` (left to right)."""
+    if cur.rtl or prev.x1 < seg_right - WRAPPED_EM * prev.size:
+        return False
+    return line.x0 > cur.marker_x + 0.5 * line.size and not line.vertical
 
 
 def _norm(text: str) -> str:

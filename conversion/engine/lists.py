@@ -20,6 +20,8 @@ _BULLET = re.compile(rf"^\s*([{_BULLET_CLASS}]|\(cid:\d+\)(?:\(cid:\d+\))?)\s+(?
 _UNCHECKED = "\u2610"
 _CHECKED = "\u2611\u2612\u2705\u274e\uf0fe\uf0fd"
 _CHECKBOX = re.compile(rf"^\s*([{_UNCHECKED}{_CHECKED}])\s*(\S.*)$", re.S)
+# A checkbox after a space and before text, inside a line: the next option of a row.
+_INNER_CHECKBOX = re.compile(rf"(?<=\S)\s+([{_UNCHECKED}{_CHECKED}])(?=\s*\S)")
 _ORDERED = re.compile(r"^\s*(\d{1,3})([.)])\s+(\S.*)$", re.S)
 # Labels Markdown has no ordered marker for: "a)", "(a)", "(iv)", "(1)", "A)", "b.", "iv.",
 # and outline numbers "1.2", "1.2.3." before a capital. The item keeps its label as text.
@@ -108,59 +110,85 @@ OPTION_MIN_EM = 0.5
 
 
 def attach_drawn_marks(model: PageModel) -> None:
-    """Give each line its drawn bullet or checkbox as a leading glyph.
+    """Give each line its drawn bullet or checkbox as a leading glyph; one line per option
+    of a row of options ("[ ] Yes [ ] No").
 
     A small shape (or picture) that stands just before the start of a line (just after
     its end for a line written right to left), level with the line's middle, with no
     text between them, is the line's list marker: the line gets its glyph and reaches
     out to the shape, so that nesting follows the marker's position as for glyph bullets.
     """
-    if not model.marks or not model.lines:
+    if not model.lines:
         return
-    marks = _checked_boxes(model.marks)
+    if model.marks:
+        marks = _checked_boxes(model.marks)
+        options = [(box, glyph) for box, glyph in marks if glyph in (MARK_BOX, CHECKED, MARK_CIRCLE)]
+        if options:
+            _split_at_options(model, options)
+        rows = _rows(model.lines)
+        best: dict[int, tuple[float, Box, str]] = {}  # line index -> (gap, box, glyph)
+        for box, glyph in marks:
+            if glyph == MARK_TICK:
+                continue
+            found = _opened_line(model.lines, _level_with(model.lines, rows, box), box, glyph)
+            if found is not None:
+                i, gap, shown = found
+                if i not in best or gap < best[i][0]:
+                    best[i] = (gap, box, shown)
+        for i, (_, box, glyph) in best.items():
+            model.lines[i] = _with_marker(model.lines[i], box, glyph)
+    if any(_INNER_CHECKBOX.search(ln.text) for ln in model.lines):
+        model.lines = [part for ln in model.lines for part in _split_glyph_options(ln)]
+
+
+def _rows(lines: list[Line]) -> dict[int, list[int]]:
+    """Indexes of the (horizontal) lines that reach into each row bucket."""
     rows: dict[int, list[int]] = defaultdict(list)
-    for i, ln in enumerate(model.lines):
+    for i, ln in enumerate(lines):
         if not ln.vertical:
             for r in range(int(ln.top // _ROW), int(ln.bottom // _ROW) + 1):
                 rows[r].append(i)
-    best: dict[int, tuple[float, Box, str]] = {}  # line index -> (gap, box, glyph)
-    for box, glyph in marks:
-        if glyph == MARK_TICK:
-            continue
-        cy = (box[1] + box[3]) / 2
-        near = [i for i in rows.get(int(cy // _ROW), ()) if model.lines[i].top <= cy <= model.lines[i].bottom]
-        found = _opened_line(model.lines, near, box, glyph)
-        if found is not None:
-            i, gap = found
-            if i not in best or gap < best[i][0]:
-                best[i] = (gap, box, glyph)
-    for i, (_, box, glyph) in best.items():
-        model.lines[i] = _with_marker(model.lines[i], box, glyph)
+    return rows
 
 
-def _opened_line(lines: list[Line], near: list[int], box: Box, glyph: str) -> tuple[int, float] | None:
-    """(index, gap) of the line among `near` (level with the mark) that the mark opens."""
+def _level_with(lines: list[Line], rows: dict[int, list[int]], box: Box) -> list[int]:
+    """Indexes of the lines whose height spans the middle of `box`."""
+    cy = (box[1] + box[3]) / 2
+    return [i for i in rows.get(int(cy // _ROW), ()) if lines[i].top <= cy <= lines[i].bottom]
+
+
+def _is_option(glyph: str, w: float, size: float) -> bool:
+    """Whether a drawn mark `w` wide beside text of `size` is a checkbox or radio button."""
+    return glyph in (MARK_BOX, CHECKED) or (glyph == MARK_CIRCLE and w >= OPTION_MIN_EM * size)
+
+
+def _opened_line(lines: list[Line], near: list[int], box: Box, glyph: str) -> tuple[int, float, str] | None:
+    """(index, gap, glyph shown) of the line among `near` (level with the mark) that the
+    mark opens."""
     x0, top, x1, bottom = box
     w, h = x1 - x0, bottom - top
-    chosen: tuple[int, float] | None = None
+    chosen: tuple[int, float, str] | None = None
     for i in near:
         ln = lines[i]
         size = ln.size
-        rtl = is_rtl(ln.text)
-        gap = x0 - ln.x1 if rtl else ln.x0 - x1
+        gap = x0 - ln.x1 if is_rtl(ln.text) else ln.x0 - x1
         if not -0.1 * size <= gap <= MARK_GAP_EM * size:
             continue
-        boxed = glyph in (MARK_BOX, CHECKED) or (glyph == MARK_CIRCLE and w >= OPTION_MIN_EM * size)
-        limit = BOX_MAX_EM if boxed else BULLET_MAX_EM
+        option = _is_option(glyph, w, size)
         thin = h if glyph == MARK_DASH else min(w, h)
-        if max(w, h) > limit * size or (glyph != MARK_DASH and thin < MARK_MIN_EM * size):
+        if max(w, h) > (BOX_MAX_EM if option else BULLET_MAX_EM) * size or (
+            glyph != MARK_DASH and thin < MARK_MIN_EM * size
+        ):
             continue
         if chosen is None or gap < chosen[1]:
-            chosen = (i, gap)
+            # An empty radio button is an unchecked option, as an empty box is.
+            chosen = (i, gap, MARK_BOX if option and glyph == MARK_CIRCLE else glyph)
     if chosen is None:
         return None
     ln = lines[chosen[0]]
-    clear = MARK_CLEAR_EM * ln.size
+    # Text may stand just before a checkbox (the previous option of a row, a question);
+    # just before a bullet it makes the shape a mark inside the text.
+    clear = 0.0 if chosen[2] in (MARK_BOX, CHECKED) else MARK_CLEAR_EM * ln.size
     for i in near:
         other = lines[i]
         if i == chosen[0]:
@@ -172,6 +200,109 @@ def _opened_line(lines: list[Line], near: list[int], box: Box, glyph: str) -> tu
         elif other.x1 > x0 - clear and other.x0 < ln.x0 + 0.1 * ln.size:
             return None
     return chosen
+
+
+def _split_at_options(model: PageModel, options: list[tuple[Box, str]]) -> None:
+    """Cut lines where a checkbox or radio button is drawn between their words: each
+    option of a row starts a line of its own."""
+    rows = _rows(model.lines)
+    cuts: dict[int, list[float]] = defaultdict(list)  # line index -> x where a part starts
+    for box, glyph in options:
+        x0, _, x1, _ = box
+        for i in _level_with(model.lines, rows, box):
+            ln = model.lines[i]
+            if _is_option(glyph, x1 - x0, ln.size) and ln.x0 < x0 and x1 < ln.x1 and not is_rtl(ln.text):
+                cuts[i].append(x1)
+    if not cuts:
+        return
+    out: list[Line] = []
+    for i, ln in enumerate(model.lines):
+        out.extend(_cut(ln, sorted(cuts[i])) if i in cuts else [ln])
+    model.lines = out
+
+
+def _cut(line: Line, xs: list[float]) -> list[Line]:
+    """`line` cut before the first glyph at or after each x in `xs` (where no glyph
+    straddles it); the line itself when its glyphs do not spell its text."""
+    if "".join(line.glyph_text) != line.text:
+        return [line]
+    starts: list[int] = []
+    gx = line.glyph_x
+    for x in xs:
+        k = next((k for k in range(len(line.glyph_text)) if gx[2 * k] >= x - 0.5), None)
+        if k is None or (k > 0 and gx[2 * k - 1] > x):
+            continue
+        if k > 0 and (not starts or starts[-1] < k):
+            starts.append(k)
+    return _parts(line, starts)
+
+
+def _split_glyph_options(line: Line) -> list[Line]:
+    """A line of several options each opened by a checkbox glyph, one line per option."""
+    if "".join(line.glyph_text) != line.text:
+        return [line]
+    starts = [m.start(1) for m in _INNER_CHECKBOX.finditer(line.text)]
+    offsets = [0]  # character offset of each glyph
+    for g in line.glyph_text:
+        offsets.append(offsets[-1] + len(g))
+    ks = [offsets.index(c) for c in starts if c in offsets]
+    if not ks:
+        return [line]
+    return _parts(line, ks)
+
+
+def _parts(line: Line, starts: list[int]) -> list[Line]:
+    """`line` cut before each glyph index in `starts` (ascending)."""
+    bounds = zip([0, *starts], [*starts, len(line.glyph_text)], strict=True)
+    return [part for a, b in bounds if (part := _part(line, a, b)) is not None]
+
+
+def _part(line: Line, a: int, b: int) -> Line | None:
+    """Glyphs a to b of `line` as a line of their own (None if they are all spaces)."""
+    glyphs = line.glyph_text[a:b]
+    visible = [k for k in range(a, b) if not line.glyph_text[k].isspace()]
+    if not visible:
+        return None
+    start = sum(len(g) for g in line.glyph_text[:a])
+    end = start + sum(len(g) for g in glyphs)
+    spans: list[tuple[str, int]] = []
+    pos = 0
+    for text, style in line.spans:
+        lo, hi = max(start, pos), min(end, pos + len(text))
+        if lo < hi:
+            spans.append((text[lo - pos : hi - pos], style))
+        pos += len(text)
+    text = "".join(t for t, _ in spans)
+    style = -1
+    for t, st in spans:
+        if not t.isspace():
+            style &= st
+    return Line(
+        line.glyph_x[2 * visible[0]],
+        line.top,
+        line.glyph_x[2 * visible[-1] + 1],
+        line.bottom,
+        text.strip(),
+        _strip_spans(spans),
+        line.size,
+        max(style, 0),
+        line.glyph_x[2 * a : 2 * b],
+        glyphs,
+        hidden=line.hidden,
+    )
+
+
+def _strip_spans(spans: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """`spans` without the spaces that open the first and close the last."""
+    out = [s for s in spans if s[0]]
+    while out and not out[0][0].strip():
+        out.pop(0)
+    while out and not out[-1][0].strip():
+        out.pop()
+    if out:
+        out[0] = (out[0][0].lstrip(), out[0][1])
+        out[-1] = (out[-1][0].rstrip(), out[-1][1])
+    return out
 
 
 def _checked_boxes(marks: list[tuple[Box, str]]) -> list[tuple[Box, str]]:

@@ -126,3 +126,38 @@ def test_drawn_checkboxes_become_task_items_checked_when_marked_inside(tmp_path:
     assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
         "Which fruit do you like?\n\n- [ ] Apples\n- [x] Pears\n- A bullet below\n  - [ ] Nested option"
     )
+
+
+def test_a_row_of_options_gives_an_item_per_option(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Do you own a bicycle?"),
+        # Glyph checkboxes on one line, and drawn ones (a radio button checked by a dot).
+        Runs(72, 700, (("S", "o"), ("R", " Yes   "), ("S", "x"), ("R", " No   "), ("S", "o"), ("R", " Not yet"))),
+        Box(72, 685, 80, 693),
+        Text(88, 686, "Daily"),
+        disc(136, 689, 4, filled=False),
+        disc(136, 689, 1.8),
+        Text(146, 686, "Weekly"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Do you own a bicycle?\n\n- [ ] Yes\n- [x] No\n- [ ] Not yet\n- [ ] Daily\n- [x] Weekly"
+    )
+
+
+def test_an_item_wrapped_onto_a_line_of_inline_code_keeps_it(tmp_path: Path) -> None:
+    # The second line is mostly code, set smaller in a monospaced font: the first line ran
+    # to the column's edge, so the item goes on.
+    ops: list[Op] = [
+        disc(76, 704, 1.8),
+        Text(84, 700, "Declare the counter once, so that every thread of the program can write"),
+        Runs(84, 686, (("M", "static COUNTER: AtomicUsize"), ("R", " and read it.")), size=9),
+        disc(76, 676, 1.8),
+        Text(84, 672, "Start the threads."),
+        Text(72, 640, "A paragraph of prose that runs on for a while to set the column's right edge."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "- Declare the counter once, so that every thread of the program can write "
+        "`static COUNTER: AtomicUsize` and read it.\n"
+        "- Start the threads.\n\n"
+        "A paragraph of prose that runs on for a while to set the column's right edge."
+    )
