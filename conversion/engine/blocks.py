@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .elements import Box, ElementType
 from .figures import Figure
 from .layout import BOLD, MONO, Line, far_sizes, is_rtl
-from .lists import label_depth, list_marker, strip_marker
+from .lists import label_depth, list_marker, opens_with_bullet, strip_marker
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -69,8 +69,12 @@ def build_blocks(
                 continue
             line = it
             is_code = mono_is_code and bool(line.style & MONO)
-            # A line set in a heading style is a heading, whatever label opens it.
-            marker = None if is_code or stats.heading_level_for_size(line.size) else list_marker(line, body)
+            # A line set in a heading style is a heading, whatever number or label opens it;
+            # a bullet or a checkbox opens an item at any size (the body's size is that of
+            # most glyphs, and inline code in a smaller font of its own may be most).
+            marker = None if is_code else list_marker(line, body)
+            if marker is not None and stats.heading_level_for_size(line.size) and not opens_with_bullet(line):
+                marker = None
             titled = line.vertical or (
                 bool(outline_titles) and _norm(line.text) in outline_titles  # type: ignore[operator]
             )

@@ -34,7 +34,7 @@ LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\)|{_LA
 
 def list_marker(line: Line, body: float) -> tuple[str, str] | None:
     """(markdown marker, text after the source marker) for a list item line."""
-    if line.size > body * 1.12 or (line.style & BOLD and len(line.text) < 80):
+    if line.style & BOLD and len(line.text) < 80:
         return None
     text = line.text
     m = _CHECKBOX.match(text)
@@ -44,7 +44,12 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
     if m:
         if m.group(1) in "-\u2013\u2014*" and not m.group(2)[:1].isalnum():
             return None
+        # (A bullet opens an item at any size: a line of inline code, set in a font of
+        # its own, may outnumber the body's glyphs. Heading sizes are ruled out before.)
         return "-", m.group(2)
+    if line.size > body * 1.12:
+        # A numbered line set larger than the body is a numbered heading.
+        return None
     m = _ORDERED.match(text)
     if m:
         return f"{int(m.group(1))}{m.group(2)}", m.group(3)
@@ -63,6 +68,12 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
         if rest[:1].isalnum():
             return "-", rest
     return None
+
+
+def opens_with_bullet(line: Line) -> bool:
+    """Whether `line` opens with a bullet or a checkbox (not a number or a label, which
+    headings carry too)."""
+    return bool(_CHECKBOX.match(line.text) or _BULLET.match(line.text))
 
 
 def label_depth(text: str) -> int:

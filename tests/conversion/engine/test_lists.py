@@ -161,3 +161,16 @@ def test_an_item_wrapped_onto_a_line_of_inline_code_keeps_it(tmp_path: Path) -> 
         "- Start the threads.\n\n"
         "A paragraph of prose that runs on for a while to set the column's right edge."
     )
+
+
+def test_bullets_open_items_where_code_outnumbers_the_prose(tmp_path: Path) -> None:
+    # Most glyphs are code in a smaller font: the prose's size then looks like a heading's.
+    code = [f"let value_{i} = compute_the_next_value(value_{i - 1}, &table);" for i in range(1, 25)]
+    ops: list[Op] = [
+        Runs(72, 720, (("S", "\u00b7"), ("R", " Start Date: 2015-10-04"))),
+        Runs(72, 706, (("S", "\u00b7"), ("R", " Tracking issue: none yet"))),
+        Text(72, 680, "The change is small; the code below shows it."),
+        *(Text(72, 660 - 11 * i, line, 9, "M") for i, line in enumerate(code)),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.startswith("- Start Date: 2015-10-04\n- Tracking issue: none yet\n\n")
