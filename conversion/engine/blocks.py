@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .elements import Box, ElementType
 from .figures import Figure
 from .layout import BOLD, MONO, Line, far_sizes, is_rtl
-from .lists import label_depth, list_marker, opens_with_bullet, strip_marker
+from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -95,7 +95,7 @@ def build_blocks(
             if marker is not None:
                 # A right-to-left item's marker stands at its right end: it nests from the
                 # column's right edge.
-                rtl = is_rtl(line.text)
+                rtl = is_rtl(line.text) or opens_at_right(line)
                 cur = Block(
                     "li",
                     [strip_marker(line, marker[1])],

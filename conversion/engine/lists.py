@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 
 from .layout import BOLD, MARK_BOX, MARK_CIRCLE, MARK_DASH, MARK_TICK, Box, Line, PageModel, is_rtl
 
@@ -76,6 +77,17 @@ def opens_with_bullet(line: Line) -> bool:
     return bool(_CHECKBOX.match(line.text) or _BULLET.match(line.text))
 
 
+def opens_at_right(line: Line) -> bool:
+    """Whether the glyph that opens `line`'s text is drawn at its right end (a list
+    marker of a page written right to left)."""
+    return (
+        bool(line.glyph_text)
+        and line.glyph_text[-1] == line.text[:1]
+        and line.glyph_x[-1] >= line.x1 - 0.5
+        and (len(line.glyph_text) < 2 or line.glyph_text[0] != line.text[:1])
+    )
+
+
 def label_depth(text: str) -> int:
     """Levels below the first of an outline-numbered item ("1.2.3 Title" -> 2), else 0."""
     label = text.split(None, 1)[0] if text.strip() else ""
@@ -116,6 +128,9 @@ _ROW = 8.0
 # A stroked square or circle with something drawn inside is checked (a tick, a cross, a
 # dot); the glyph it becomes.
 CHECKED = "\u2611"
+# A page where at least this share of the lines is written right to left may have list
+# markers at the right of its lines of Latin text too.
+RTL_PAGE_SHARE = 0.2
 # A stroked circle at least this wide (in ems) is an option's radio button, not a bullet.
 OPTION_MIN_EM = 0.5
 
@@ -136,18 +151,24 @@ def attach_drawn_marks(model: PageModel) -> None:
         options = [(box, glyph) for box, glyph in marks if glyph in (MARK_BOX, CHECKED, MARK_CIRCLE)]
         if options:
             _split_at_options(model, options)
+        # A line written right to left has its marker at the right; on a page with some
+        # such lines, so may a line of Latin text (a parameter's description in a list
+        # of a right-to-left page): it takes a marker on either side.
+        rtl = {id(ln) for ln in model.lines if is_rtl(ln.text)}
+        mixed = len(rtl) >= RTL_PAGE_SHARE * len(model.lines)
+        right = {id(ln): (True,) if id(ln) in rtl else (False, True) if mixed else (False,) for ln in model.lines}
         rows = _rows(model.lines)
-        best: dict[int, tuple[float, Box, str]] = {}  # line index -> (gap, box, glyph)
+        best: dict[int, tuple[float, Box, str, bool]] = {}  # line index -> (gap, box, glyph, at right)
         for box, glyph in marks:
             if glyph == MARK_TICK:
                 continue
-            found = _opened_line(model.lines, _level_with(model.lines, rows, box), box, glyph)
+            found = _opened_line(model.lines, _level_with(model.lines, rows, box), box, glyph, right)
             if found is not None:
-                i, gap, shown = found
+                i, gap, shown, at_right = found
                 if i not in best or gap < best[i][0]:
-                    best[i] = (gap, box, shown)
-        for i, (_, box, glyph) in best.items():
-            model.lines[i] = _with_marker(model.lines[i], box, glyph)
+                    best[i] = (gap, box, shown, at_right)
+        for i, (_, box, glyph, at_right) in best.items():
+            model.lines[i] = _with_marker(model.lines[i], box, glyph, at_right=at_right)
     if any(_INNER_CHECKBOX.search(ln.text) for ln in model.lines):
         model.lines = [part for ln in model.lines for part in _split_glyph_options(ln)]
 
@@ -173,27 +194,29 @@ def _is_option(glyph: str, w: float, size: float) -> bool:
     return glyph in (MARK_BOX, CHECKED) or (glyph == MARK_CIRCLE and w >= OPTION_MIN_EM * size)
 
 
-def _opened_line(lines: list[Line], near: list[int], box: Box, glyph: str) -> tuple[int, float, str] | None:
-    """(index, gap, glyph shown) of the line among `near` (level with the mark) that the
-    mark opens."""
+def _opened_line(
+    lines: list[Line], near: list[int], box: Box, glyph: str, sides: Mapping[int, tuple[bool, ...]]
+) -> tuple[int, float, str, bool] | None:
+    """(index, gap, glyph shown, at right) of the line among `near` (level with the mark)
+    that the mark opens; `sides` gives by id() of each line where its marker may stand
+    (True: at its right end)."""
     x0, top, x1, bottom = box
     w, h = x1 - x0, bottom - top
-    chosen: tuple[int, float, str] | None = None
+    chosen: tuple[int, float, str, bool] | None = None
     for i in near:
         ln = lines[i]
         size = ln.size
-        gap = x0 - ln.x1 if is_rtl(ln.text) else ln.x0 - x1
-        if not -0.1 * size <= gap <= MARK_GAP_EM * size:
-            continue
         option = _is_option(glyph, w, size)
         thin = h if glyph == MARK_DASH else min(w, h)
         if max(w, h) > (BOX_MAX_EM if option else BULLET_MAX_EM) * size or (
             glyph != MARK_DASH and thin < MARK_MIN_EM * size
         ):
             continue
-        if chosen is None or gap < chosen[1]:
-            # An empty radio button is an unchecked option, as an empty box is.
-            chosen = (i, gap, MARK_BOX if option and glyph == MARK_CIRCLE else glyph)
+        for at_right in sides[id(ln)]:
+            gap = x0 - ln.x1 if at_right else ln.x0 - x1
+            if -0.1 * size <= gap <= MARK_GAP_EM * size and (chosen is None or gap < chosen[1]):
+                # An empty radio button is an unchecked option, as an empty box is.
+                chosen = (i, gap, MARK_BOX if option and glyph == MARK_CIRCLE else glyph, at_right)
     if chosen is None:
         return None
     ln = lines[chosen[0]]
@@ -204,7 +227,7 @@ def _opened_line(lines: list[Line], near: list[int], box: Box, glyph: str) -> tu
         other = lines[i]
         if i == chosen[0]:
             continue
-        if is_rtl(ln.text):
+        if chosen[3]:
             # Nothing over the mark or between it and the line's end, nor just after it.
             if other.x0 < x1 + clear and other.x1 > ln.x1 - 0.1 * ln.size:
                 return None
@@ -339,12 +362,12 @@ def _checked_boxes(marks: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
     return [(box, CHECKED if k in checked else glyph) for k, (box, glyph) in enumerate(marks) if k not in inside]
 
 
-def _with_marker(line: Line, box: Box, glyph: str) -> Line:
-    """`line` opened by `glyph`, drawn in `box` before it (after it, right to left)."""
+def _with_marker(line: Line, box: Box, glyph: str, *, at_right: bool) -> Line:
+    """`line` opened by `glyph`, drawn in `box` before it (after it, `at_right`)."""
     x0, _, x1, _ = box
     prefix = glyph + " "
     spans = [(prefix, 0), *line.spans]
-    if is_rtl(line.text):
+    if at_right:
         # Glyph positions run left to right on the page: the mark is the rightmost.
         glyph_x = [*line.glyph_x, line.x1, x0, x0, x1]
         glyph_text = [*line.glyph_text, " ", glyph]

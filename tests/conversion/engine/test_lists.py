@@ -92,8 +92,11 @@ def test_right_to_left_items_have_their_bullets_at_the_right(tmp_path: Path) -> 
         disc(445, 704, 1.8),
         Text(400, 686, second[::-1], font=HEBREW),
         disc(445, 690, 1.8),
+        # A line of Latin text in the same list: its marker is at the right too.
+        Text(350, 672, "optional: a callback"),
+        disc(445, 676, 1.8),
     ]
-    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == f"- {first}\n- {second}"
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == f"- {first}\n- {second}\n- optional: a callback"
 
 
 def test_checkbox_glyphs_become_task_items(tmp_path: Path) -> None:
