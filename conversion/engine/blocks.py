@@ -194,11 +194,22 @@ def _continues(
 WRAPPED_EM = 2.0
 
 
+# Inline code is set in a monospaced font this much smaller than the text around it at
+# most (a share of the text's size): a line that is mostly code has that smaller size.
+CODE_SIZE_SHARE = 0.25
+
+
 def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
-    """Whether `line` is the wrapped rest of list item `cur` (left to right)."""
-    if cur.rtl or prev.x1 < seg_right - WRAPPED_EM * prev.size:
+    """Whether `line` is the wrapped rest of list item `cur` (left to right): it stands
+    under the item's text, and either the line before it ran to the column's edge or the
+    two differ in size only as a line of inline code does."""
+    if cur.rtl or line.vertical or line.x0 <= cur.marker_x + 0.5 * line.size:
         return False
-    return line.x0 > cur.marker_x + 0.5 * line.size and not line.vertical
+    if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
+        return True
+    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
+    big = max(prev.size, line.size)
+    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
 
 
 def _norm(text: str) -> str:

@@ -177,3 +177,19 @@ def test_bullets_open_items_where_code_outnumbers_the_prose(tmp_path: Path) -> N
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert out.startswith("- Start Date: 2015-10-04\n- Tracking issue: none yet\n\n")
+
+
+def test_an_item_opened_by_inline_code_goes_on_in_prose(tmp_path: Path) -> None:
+    # The first line is mostly code in a smaller monospaced font, and stops well short of
+    # the column's edge; the prose under the item's text goes on with it.
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        disc(76, 704, 1.8),
+        Runs(84, 700, (("M", "dynamic-linking-available"), ("R", ": whether the")), size=9),
+        Text(84, 686, "dylib crate type is allowed."),
+        disc(76, 676, 1.8),
+        Text(84, 672, "Another item."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])).endswith(
+        "- `dynamic-linking-available`: whether the dylib crate type is allowed.\n- Another item."
+    )
