@@ -205,9 +205,12 @@ def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
     two differ in size only as a line of inline code does."""
     if cur.rtl or line.vertical or line.x0 <= cur.marker_x + 0.5 * line.size:
         return False
+    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;":
+        # A line all of code after a finished sentence is a code block under the item.
+        return False
     if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
         return True
-    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
+    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans) and not line.style & MONO
     big = max(prev.size, line.size)
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
 

@@ -193,3 +193,16 @@ def test_an_item_opened_by_inline_code_goes_on_in_prose(tmp_path: Path) -> None:
     assert md(make_pdf(tmp_path / "a.pdf", [ops])).endswith(
         "- `dynamic-linking-available`: whether the dylib crate type is allowed.\n- Another item."
     )
+
+
+def test_a_code_block_under_an_item_stays_a_code_block(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        Text(72, 700, "1. Deploy the previous version with the deployment tool:"),
+        Text(86, 686, "deploy --service orders --version 4.18.2", 9, "M"),
+        Text(86, 675, "deploy --service billing --version 2.0.1", 9, "M"),
+        Text(72, 656, "2. Wait until every instance reports healthy."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "1. Deploy the previous version with the deployment tool:\n" in out
+    assert "```\ndeploy --service orders --version 4.18.2\ndeploy --service billing --version 2.0.1\n```" in out
