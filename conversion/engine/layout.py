@@ -703,11 +703,12 @@ def _collect(model: PageModel, container: Any, page_top: float, depth: int, hidd
         elif isinstance(obj, (LTRect, LTLine, LTCurve)):
             if obj.fill and not _is_white(obj.non_stroking_color):
                 model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
-            if len(model.marks) < MAX_MARKS_PER_PAGE:
-                glyph = mark_glyph(obj)
-                if glyph:
-                    model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
-            _add_rulings(model, obj, page_top)
+            glyph = mark_glyph(obj) if len(model.marks) < MAX_MARKS_PER_PAGE else ""
+            if glyph:
+                model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
+            if glyph not in _NOT_RULINGS:
+                # (A checkbox's edges are no table's rules.)
+                _add_rulings(model, obj, page_top)
 
 
 # Drawn marks: browsers print list bullets as small shapes (a filled disc, a stroked circle
@@ -719,13 +720,17 @@ MARK_SQUARE = "\u25aa"  # a filled square or polygon
 MARK_BOX = "\u2610"  # a stroked square: a checkbox (checked when something is drawn inside)
 MARK_DASH = "\u2013"  # a short thick horizontal bar
 MARK_TICK = "\u2713"  # any other small stroked path (a check mark inside a box)
+# Marks whose edges are not rulings of a table: a checkbox, a square or round bullet. (A
+# dash may be a piece of a dashed rule.)
+_NOT_RULINGS = frozenset({MARK_DISC, MARK_CIRCLE, MARK_SQUARE, MARK_BOX})
 # Sides of a shape that may be a bullet or a checkbox, in points: bullets are a third to
 # two thirds of the font size and checkboxes about the cap height, so text from 5 to 20
 # points gives marks of 1.2 to 16 points. Larger shapes are figures or frames.
 MARK_MIN_SIDE = 1.2
 MARK_MAX_SIDE = 16.0
-# A round or square mark is about as wide as it is tall (width / height).
-MARK_MAX_ASPECT = 1.5
+# A round or square mark is about as wide as it is tall (width / height): browsers draw
+# true circles and squares; an arrowhead of a diagram is half as wide again as it is tall.
+MARK_MAX_ASPECT = 1.25
 # A dash: at least this many times wider than it is thick, and at most this thick (points).
 DASH_MIN_ASPECT = 2.5
 DASH_MAX_THICKNESS = 2.0
@@ -748,20 +753,29 @@ def mark_glyph(obj: LTCurve) -> str:
     w, h = obj.width, obj.height
     painted_fill = obj.fill and not _is_white(obj.non_stroking_color)
     if DASH_MIN_ASPECT * h <= w <= MARK_MAX_SIDE and h <= DASH_MAX_THICKNESS:
-        thick_bar = painted_fill and h >= MARK_MIN_SIDE / 2
-        if thick_bar or (obj.stroke and isinstance(obj, LTLine) and w >= 2 * MARK_MIN_SIDE):
-            return MARK_DASH
-        return ""
+        # A filled bar, not a stroked line (an edge of a diagram, a piece of a rule).
+        return MARK_DASH if painted_fill and h >= MARK_MIN_SIDE / 2 else ""
     if not _small(w, h) or not (painted_fill or obj.stroke):
         return ""
     path = obj.original_path or []
-    round_shape = any(op[0] in "cvy" for op in path)
-    if round_shape:
+    if any(op[0] in "cvy" for op in path):
         return MARK_DISC if painted_fill else MARK_CIRCLE
-    squared = isinstance(obj, LTRect) or len(obj.pts) in (4, 5)
-    if painted_fill:
-        return MARK_SQUARE
-    return MARK_BOX if squared else MARK_TICK
+    if not _rectangular(obj):
+        # A triangle or another polygon: an arrowhead, or a check mark inside a box.
+        return MARK_TICK
+    return MARK_SQUARE if painted_fill else MARK_BOX
+
+
+def _rectangular(obj: LTCurve) -> bool:
+    """Whether a shape of straight lines is an axis-aligned rectangle."""
+    if isinstance(obj, LTRect):
+        return True
+    pts = obj.pts[:-1] if len(obj.pts) == 5 and obj.pts[0] == obj.pts[-1] else obj.pts
+    if len(pts) != 4:
+        return False
+    xs = {round(x, 1) for x, _ in pts}
+    ys = {round(y, 1) for _, y in pts}
+    return len(xs) == 2 and len(ys) == 2
 
 
 def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:

@@ -47,6 +47,10 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
             return None
         # (A bullet opens an item at any size: a line of inline code, set in a font of
         # its own, may outnumber the body's glyphs. Heading sizes are ruled out before.)
+        box = _CHECKBOX.match(m.group(2))
+        if box:
+            # A checkbox after a bullet or an unmapped label glyph: a task item still.
+            return ("- [ ]" if box.group(1) in _UNCHECKED else "- [x]"), box.group(2)
         return "-", m.group(2)
     if line.size > body * 1.12:
         # A numbered line set larger than the body is a numbered heading.

@@ -206,3 +206,39 @@ def test_a_code_block_under_an_item_stays_a_code_block(tmp_path: Path) -> None:
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert "1. Deploy the previous version with the deployment tool:\n" in out
     assert "```\ndeploy --service orders --version 4.18.2\ndeploy --service billing --version 2.0.1\n```" in out
+
+
+def test_arrowheads_of_a_diagram_are_no_bullets(tmp_path: Path) -> None:
+    # Filled triangles and short stroked edges before small labels, as diagrams draw them.
+    ops: list[Op] = [
+        Text(72, 720, "The trace tree of the loop:"),
+        Raw(b"q 0 g 120 700 m 123.7 701.2 l 120 702.5 l h f Q"),
+        Text(130, 699, "hot", 5),
+        Raw(b"q 0.5 w 120 690 m 122.5 690 l S Q"),
+        Text(130, 689, "t2", 5),
+    ]
+    assert "- " not in md(make_pdf(tmp_path / "a.pdf", [ops]))
+
+
+def test_checkboxes_in_stacked_field_frames_are_a_task_list_not_a_table(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Nationality:"),
+        # Each option in the frame of its form field, the frames stacked edge to edge.
+        Box(70, 696, 240, 712),
+        Box(72, 699, 83, 710),
+        Text(90, 700, "Agree to privacy policy"),
+        Box(70, 680, 150, 696),
+        Box(72, 683, 83, 694),
+        Text(90, 684, "Other"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "Nationality:\n\n- [ ] Agree to privacy policy\n- [ ] Other"
+
+
+def test_a_checkbox_after_a_label_glyph_is_a_task_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Runs(72, 700, (("S", "\u00b7"), ("R", " "), ("S", "o"), ("R", " I live with the insured person."))),
+        Runs(72, 686, (("S", "\u00b7"), ("R", " "), ("S", "x"), ("R", " I am a member of the family."))),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "- [ ] I live with the insured person.\n- [x] I am a member of the family."
+    )
