@@ -751,6 +751,8 @@ def _small(w: float, h: float) -> bool:
 def mark_glyph(obj: LTCurve) -> str:
     """The glyph a small shape stands for as a list marker, or "" for any other shape."""
     w, h = obj.width, obj.height
+    if w > MARK_MAX_SIDE or h > MARK_MAX_SIDE:
+        return ""  # (most shapes: rules, frames, fills; decided before anything else is read)
     painted_fill = obj.fill and not _is_white(obj.non_stroking_color)
     if DASH_MIN_ASPECT * h <= w <= MARK_MAX_SIDE and h <= DASH_MAX_THICKNESS:
         # A filled bar, not a stroked line (an edge of a diagram, a piece of a rule).
