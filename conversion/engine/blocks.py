@@ -210,7 +210,7 @@ def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
         return False
     if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
         return True
-    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans) and not line.style & MONO
+    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
     big = max(prev.size, line.size)
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
 

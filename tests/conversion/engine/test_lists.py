@@ -242,3 +242,15 @@ def test_a_checkbox_after_a_label_glyph_is_a_task_item(tmp_path: Path) -> None:
     assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
         "- [ ] I live with the insured person.\n- [x] I am a member of the family."
     )
+
+
+def test_an_item_whose_sentence_runs_on_into_a_line_of_code_keeps_it(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        Text(72, 700, "4. If the registry gave you a subject, run"),
+        Text(86, 686, 'cargo login --key-subject="the data"', 9, "M"),
+        Text(72, 666, "That is all."),
+    ]
+    assert '4. If the registry gave you a subject, run `cargo login --key-subject="the data"`' in md(
+        make_pdf(tmp_path / "a.pdf", [ops])
+    )
