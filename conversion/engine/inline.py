@@ -246,9 +246,13 @@ def render_blocks(
     out: list[Element] = []
     stack: list[tuple[float, int]] = []  # (marker indent, content column) of the open list
 
+    item: Block | None = None  # the list item the open list ends with
     for block in blocks:
-        if block.kind != "li":
+        inside = block.kind == "p" and stack and item is not None and _inside_item(block, item)
+        if block.kind != "li" and not inside:
             stack.clear()
+        if block.kind == "li":
+            item = block
         if block.kind == "table":
             assert block.table is not None
             out.append(table_element(block.table, tables_mode))
@@ -286,8 +290,21 @@ def render_blocks(
             rendered = render_spans(spans, mono=mono_code)
             if rendered:
                 kind = ElementType.CAPTION if CAPTION.match(text) else block.role or ElementType.PARAGRAPH
-                out.append(Element(kind, box, text, _escape_block_start(rendered)))
+                markdown = _escape_block_start(rendered)
+                if inside:
+                    # A paragraph of the item above: indented to the item's text.
+                    markdown = " " * stack[-1][1] + markdown
+                out.append(Element(kind, box, text, markdown))
     return out
+
+
+def _inside_item(block: Block, item: Block) -> bool:
+    """Whether paragraph `block`, right after list item `item` (or a paragraph of it), is
+    one more paragraph of the item: every line stands in from the item's marker, under
+    its text (left to right)."""
+    if item.rtl or block.rtl:
+        return False
+    return all(ln.x0 > item.marker_x + 0.5 * ln.size for ln in block.lines)
 
 
 FIGURE_MARKDOWN = "<!-- figure -->"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, make_pdf
+from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
 
 # A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
 _KAPPA = 0.5523
@@ -253,4 +253,25 @@ def test_an_item_whose_sentence_runs_on_into_a_line_of_code_keeps_it(tmp_path: P
     ]
     assert '4. If the registry gave you a subject, run `cargo login --key-subject="the data"`' in md(
         make_pdf(tmp_path / "a.pdf", [ops])
+    )
+
+
+def test_a_paragraph_under_an_items_text_is_a_paragraph_of_the_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 730, "The drawbacks:"),
+        Text(72, 706, "1. It exposes the layout at compile time, which"),
+        Text(86, 692, "is otherwise known at run time only."),
+        Text(86, 668, "That said, the layout is known anyway to"),
+        Text(86, 654, "anyone who reads the source."),
+        Text(72, 630, "2. It reduces dynamism."),
+        *lines(
+            72, 606, ["A closing paragraph flush with the markers,", "which runs on over", "four lines", "of text."]
+        ),
+        *lines(72, 540, ["And a last one", "that runs on", "for a while", "to set the", "leading."]),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The drawbacks:\n\n1. It exposes the layout at compile time, which is otherwise known at run time only.\n\n"
+        "   That said, the layout is known anyway to anyone who reads the source.\n\n2. It reduces dynamism.\n\n"
+        "A closing paragraph flush with the markers, which runs on over four lines of text.\n\n"
+        "And a last one that runs on for a while to set the leading."
     )
