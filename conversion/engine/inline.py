@@ -298,13 +298,19 @@ def render_blocks(
     return out
 
 
+# An item's text starts at most this far after its marker, in ems (browsers: about one;
+# word processors' hanging indents: up to two and a half). A paragraph further in is no
+# paragraph of the item (a column beside the list, a quotation).
+ITEM_TEXT_EM = 3.0
+
+
 def _inside_item(block: Block, item: Block) -> bool:
     """Whether paragraph `block`, right after list item `item` (or a paragraph of it), is
     one more paragraph of the item: every line stands in from the item's marker, under
     its text (left to right)."""
     if item.rtl or block.rtl:
         return False
-    return all(ln.x0 > item.marker_x + 0.5 * ln.size for ln in block.lines)
+    return all(item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + ITEM_TEXT_EM * ln.size for ln in block.lines)
 
 
 FIGURE_MARKDOWN = "<!-- figure -->"

@@ -275,3 +275,14 @@ def test_a_paragraph_under_an_items_text_is_a_paragraph_of_the_item(tmp_path: Pa
         "A closing paragraph flush with the markers, which runs on over four lines of text.\n\n"
         "And a last one that runs on for a while to set the leading."
     )
+
+
+def test_a_paragraph_far_to_the_right_of_an_item_is_not_the_items(tmp_path: Path) -> None:
+    # A line of a column beside the list, read after the item: no paragraph of the item.
+    ops: list[Op] = [
+        *lines(72, 730, ["A paragraph that runs on", "over a few lines", "to set the leading", "of the page."]),
+        Text(72, 666, "1. The first step."),
+        Text(300, 642, "A note set in the right half of the page."),
+        *lines(72, 618, ["A closing paragraph", "over a few lines", "of text."]),
+    ]
+    assert "\n\nA note set in the right half of the page.\n\n" in md(make_pdf(tmp_path / "a.pdf", [ops]))
