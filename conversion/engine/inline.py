@@ -308,7 +308,8 @@ def _inside_item(block: Block, item: Block) -> bool:
     """Whether paragraph `block`, right after list item `item` (or a paragraph of it), is
     one more paragraph of the item: every line stands in from the item's marker, under
     its text (left to right)."""
-    if item.rtl or block.rtl:
+    if item.rtl or block.rtl or all(ln.style & MONO for ln in block.lines):
+        # (A line of code under an item is a code block of its own, not item text.)
         return False
     return all(item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + ITEM_TEXT_EM * ln.size for ln in block.lines)
 

@@ -286,3 +286,14 @@ def test_a_paragraph_far_to_the_right_of_an_item_is_not_the_items(tmp_path: Path
         *lines(72, 618, ["A closing paragraph", "over a few lines", "of text."]),
     ]
     assert "\n\nA note set in the right half of the page.\n\n" in md(make_pdf(tmp_path / "a.pdf", [ops]))
+
+
+def test_a_lone_line_of_code_under_an_item_is_not_a_paragraph_of_the_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        *lines(72, 740, ["A paragraph that runs on", "over a few lines", "to set the leading", "of the page."]),
+        Text(72, 680, "1. Deploy the previous version with the deployment tool:"),
+        Text(86, 656, "deploy --service orders --version 4.18.2", 9, "M"),
+        Text(72, 632, "2. Wait until every instance reports healthy."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "tool:\n\n`deploy --service orders --version 4.18.2`\n\n2. Wait" in out
