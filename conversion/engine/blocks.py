@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from .elements import Box, ElementType
 from .figures import Figure
-from .layout import BOLD, MONO, Line, far_sizes
-from .lists import label_depth, list_marker, strip_marker
+from .layout import BOLD, MONO, Line, far_sizes, is_rtl
+from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -37,6 +37,7 @@ class Block:
     pinned: bool = False  # an outline title: nothing joins it
     figure: Box | None = None  # the box of a picture ("figure" blocks)
     role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
+    rtl: bool = False  # a list item written right to left (marker_x is its right end)
 
 
 def build_blocks(
@@ -68,31 +69,48 @@ def build_blocks(
                 continue
             line = it
             is_code = mono_is_code and bool(line.style & MONO)
-            # A line set in a heading style is a heading, whatever label opens it.
-            heading_style = line.heading or stats.heading_level_for_size(line.size)
-            marker = None if is_code or heading_style else list_marker(line, body)
+            # A line set in a heading style is a heading, whatever number or label opens it;
+            # a bullet or a checkbox opens an item at any size (the body's size is that of
+            # most glyphs, and inline code in a smaller font of its own may be most). A line
+            # the document tags as a heading is one.
+            marker = None if is_code else list_marker(line, body)
+            if marker is not None and (
+                line.heading or (stats.heading_level_for_size(line.size) and not opens_with_bullet(line))
+            ):
+                marker = None
             titled = line.vertical or (
                 bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
             )
+            sibling: Block | None = None  # the option of the same row before this one
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
                 same_row = line.top < prev.bottom - 0.5 * line.height and not far_sizes(line.size, prev.size)
                 gap = line.top - prev.bottom
-                if same_row:
+                if same_row and marker is not None and marker[0].startswith("- ["):
+                    # Options of a row each open an item: "[ ] Yes  [ ] No".
+                    sibling = cur if cur.kind == "li" else None
+                elif same_row:
                     cur.lines.append(line)
                     continue
                 if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body):
                     cur.lines.append(line)
                     continue
             if marker is not None:
+                # A right-to-left item's marker stands at its right end: it nests from the
+                # column's right edge.
+                rtl = is_rtl(line.text) or opens_at_right(line)
                 cur = Block(
                     "li",
                     [strip_marker(line, marker[1])],
                     marker=marker[0],
-                    marker_x=line.x0,
+                    marker_x=line.x1 if rtl else line.x0,
                     # Outline numbers nest by their depth where the items share one indent.
-                    indent=line.x0 - seg_left + 2 * line.size * label_depth(marker[1]),
+                    indent=(seg_right - line.x1 if rtl else line.x0 - seg_left)
+                    + 2 * line.size * label_depth(marker[1]),
+                    rtl=rtl,
                 )
+                if sibling is not None:
+                    cur.indent, cur.marker_x = sibling.indent, sibling.marker_x
             elif is_code:
                 cur = Block("code", [line])
             else:
@@ -132,11 +150,13 @@ def _continues(
     """Whether `line` continues block `cur` whose last line is `prev`."""
     if marker is not None:
         return False
-    if (cur.kind == "code") != is_code:
-        return False
     size = max(prev.size, line.size)
     # Leading grows with the font size, so the allowed gap scales with it too.
     if gap > page_gap * size / body + 0.45 * size or gap < -2 * size:
+        return False
+    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right):
+        return True
+    if (cur.kind == "code") != is_code:
         return False
     if cur.kind == "code":
         return True
@@ -146,6 +166,9 @@ def _continues(
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
         # A bold line standing above regular text is a run-in heading, not prose.
         return False
+    if cur.kind == "li" and cur.rtl:
+        # Continuation lines of a right-to-left item end left of its marker.
+        return line.x1 < cur.marker_x - 0.5 * line.size
     if cur.kind == "li":
         if line.x0 > cur.marker_x + 0.5 * line.size:
             return True
@@ -180,6 +203,33 @@ def outline_key(text: str) -> str:
     stripped = _SECTION_NUMBER.sub("", text, count=1)
     key = "".join(ch for ch in stripped.casefold() if ch.isalnum())
     return key or "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+# A list item's line that ends this close to its column's right edge (in ems) was broken
+# by wrapping: the next line under its text continues it, whatever its font (a line that
+# is mostly inline code is set in a smaller monospaced font).
+WRAPPED_EM = 2.0
+
+
+# Inline code is set in a monospaced font this much smaller than the text around it at
+# most (a share of the text's size): a line that is mostly code has that smaller size.
+CODE_SIZE_SHARE = 0.25
+
+
+def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
+    """Whether `line` is the wrapped rest of list item `cur` (left to right): it stands
+    under the item's text, and either the line before it ran to the column's edge or the
+    two differ in size only as a line of inline code does."""
+    if cur.rtl or line.vertical or line.x0 <= cur.marker_x + 0.5 * line.size:
+        return False
+    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;":
+        # A line all of code after a finished sentence is a code block under the item.
+        return False
+    if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
+        return True
+    code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
+    big = max(prev.size, line.size)
+    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
 
 
 def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:

@@ -48,6 +48,7 @@ from .layout import (
     PageTooComplex,
 )
 from .limits import PageAborted, StreamTooLarge, polling
+from .lists import attach_drawn_marks
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 from .tags import StructureHeadings
@@ -366,7 +367,12 @@ def _iter_models(
             model = None
         finally:
             timings["layout"] = timings.get("layout", 0.0) + time.monotonic() - started
-        yield model if model is not None else number
+        if model is None:
+            yield number
+            continue
+        # Bullets and checkboxes drawn as shapes become the glyphs of the lines they open.
+        attach_drawn_marks(model)
+        yield model
 
 
 def text_sample(

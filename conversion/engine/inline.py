@@ -246,9 +246,13 @@ def render_blocks(
     out: list[Element] = []
     stack: list[tuple[float, int]] = []  # (marker indent, content column) of the open list
 
+    item: Block | None = None  # the list item the open list ends with
     for block in blocks:
-        if block.kind != "li":
+        inside = block.kind == "p" and stack and item is not None and _inside_item(block, item)
+        if block.kind != "li" and not inside:
             stack.clear()
+        if block.kind == "li":
+            item = block
         if block.kind == "table":
             assert block.table is not None
             out.append(table_element(block.table, tables_mode))
@@ -277,15 +281,37 @@ def render_blocks(
                 stack.pop()
             indent = stack[-1][1] if stack else 0
             depth = len(stack)
-            stack.append((block.indent, indent + len(block.marker) + 1))
+            # Nested items line up with the text after the list marker ("- " of a task
+            # item "- [ ]": its box is part of the text).
+            stack.append((block.indent, indent + len(block.marker.split(" ", 1)[0]) + 1))
             markdown = " " * indent + block.marker + " " + render_spans(spans, mono=mono_code)
             out.append(Element(ElementType.LIST_ITEM, box, text, markdown, depth=depth, marker=block.marker))
         else:
             rendered = render_spans(spans, mono=mono_code)
             if rendered:
                 kind = ElementType.CAPTION if CAPTION.match(text) else block.role or ElementType.PARAGRAPH
-                out.append(Element(kind, box, text, _escape_block_start(rendered)))
+                markdown = _escape_block_start(rendered)
+                if inside:
+                    # A paragraph of the item above: indented to the item's text.
+                    markdown = " " * stack[-1][1] + markdown
+                out.append(Element(kind, box, text, markdown))
     return out
+
+
+# An item's text starts at most this far after its marker, in ems (browsers: about one;
+# word processors' hanging indents: up to two and a half). A paragraph further in is no
+# paragraph of the item (a column beside the list, a quotation).
+ITEM_TEXT_EM = 3.0
+
+
+def _inside_item(block: Block, item: Block) -> bool:
+    """Whether paragraph `block`, right after list item `item` (or a paragraph of it), is
+    one more paragraph of the item: every line stands in from the item's marker, under
+    its text (left to right)."""
+    if item.rtl or block.rtl or all(ln.style & MONO for ln in block.lines):
+        # (A line of code under an item is a code block of its own, not item text.)
+        return False
+    return all(item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + ITEM_TEXT_EM * ln.size for ln in block.lines)
 
 
 FIGURE_MARKDOWN = "<!-- figure -->"

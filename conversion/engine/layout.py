@@ -145,6 +145,9 @@ class PageModel:
     # Shapes filled with a colour other than white (a dark band under white text).
     fills: list[Box] = field(default_factory=list)
     rtl: bool = False  # most of its text is written right to left
+    # Small shapes and pictures that may be drawn list bullets or checkboxes: each box
+    # with the glyph that stands for it (see `mark_glyph`); lists.py gives them to lines.
+    marks: list[tuple[Box, str]] = field(default_factory=list)
 
     @property
     def has_text_layer(self) -> bool:
@@ -836,11 +839,88 @@ def _collect(model: PageModel, container: Any, page_top: float, depth: int, hidd
             if depth < 32:
                 _collect(model, obj, page_top, depth + 1, hidden)
         elif isinstance(obj, LTImage):
-            model.images.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
+            box = (obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0)
+            model.images.append(box)
+            if _small(obj.width, obj.height) and len(model.marks) < MAX_MARKS_PER_PAGE:
+                model.marks.append((box, MARK_DISC))
         elif isinstance(obj, (LTRect, LTLine, LTCurve)):
             if obj.fill and not _is_white(obj.non_stroking_color):
                 model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
-            _add_rulings(model, obj, page_top)
+            glyph = mark_glyph(obj) if len(model.marks) < MAX_MARKS_PER_PAGE else ""
+            if glyph:
+                model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
+            if glyph not in _NOT_RULINGS:
+                # (A checkbox's edges are no table's rules.)
+                _add_rulings(model, obj, page_top)
+
+
+# Drawn marks: browsers print list bullets as small shapes (a filled disc, a stroked circle
+# one level down, a filled square below that), some word processors as small pictures, and
+# forms draw their checkboxes as small squares. Each shape becomes the glyph it stands for.
+MARK_DISC = "\u2022"  # a filled round shape, or a small picture
+MARK_CIRCLE = "\u25e6"  # a stroked round shape: a hollow bullet, or an option's radio button
+MARK_SQUARE = "\u25aa"  # a filled square or polygon
+MARK_BOX = "\u2610"  # a stroked square: a checkbox (checked when something is drawn inside)
+MARK_DASH = "\u2013"  # a short thick horizontal bar
+MARK_TICK = "\u2713"  # any other small stroked path (a check mark inside a box)
+# Marks whose edges are not rulings of a table: a checkbox, a square or round bullet. (A
+# dash may be a piece of a dashed rule.)
+_NOT_RULINGS = frozenset({MARK_DISC, MARK_CIRCLE, MARK_SQUARE, MARK_BOX})
+# Sides of a shape that may be a bullet or a checkbox, in points: bullets are a third to
+# two thirds of the font size and checkboxes about the cap height, so text from 5 to 20
+# points gives marks of 1.2 to 16 points. Larger shapes are figures or frames.
+MARK_MIN_SIDE = 1.2
+MARK_MAX_SIDE = 16.0
+# A round or square mark is about as wide as it is tall (width / height): browsers draw
+# true circles and squares; an arrowhead of a diagram is half as wide again as it is tall.
+MARK_MAX_ASPECT = 1.25
+# A dash: at least this many times wider than it is thick, and at most this thick (points).
+DASH_MIN_ASPECT = 2.5
+DASH_MAX_THICKNESS = 2.0
+# Marks kept per page at most: a chart of ten thousand dots is not a list (points past this
+# are not examined).
+MAX_MARKS_PER_PAGE = 2000
+
+
+def _small(w: float, h: float) -> bool:
+    """Whether a box of w x h points is the size and shape of a bullet or a checkbox."""
+    return (
+        MARK_MIN_SIDE <= w <= MARK_MAX_SIDE
+        and MARK_MIN_SIDE <= h <= MARK_MAX_SIDE
+        and max(w, h) <= MARK_MAX_ASPECT * min(w, h)
+    )
+
+
+def mark_glyph(obj: LTCurve) -> str:
+    """The glyph a small shape stands for as a list marker, or "" for any other shape."""
+    w, h = obj.width, obj.height
+    if w > MARK_MAX_SIDE or h > MARK_MAX_SIDE:
+        return ""  # (most shapes: rules, frames, fills; decided before anything else is read)
+    painted_fill = obj.fill and not _is_white(obj.non_stroking_color)
+    if DASH_MIN_ASPECT * h <= w <= MARK_MAX_SIDE and h <= DASH_MAX_THICKNESS:
+        # A filled bar, not a stroked line (an edge of a diagram, a piece of a rule).
+        return MARK_DASH if painted_fill and h >= MARK_MIN_SIDE / 2 else ""
+    if not _small(w, h) or not (painted_fill or obj.stroke):
+        return ""
+    path = obj.original_path or []
+    if any(op[0] in "cvy" for op in path):
+        return MARK_DISC if painted_fill else MARK_CIRCLE
+    if not _rectangular(obj):
+        # A triangle or another polygon: an arrowhead, or a check mark inside a box.
+        return MARK_TICK
+    return MARK_SQUARE if painted_fill else MARK_BOX
+
+
+def _rectangular(obj: LTCurve) -> bool:
+    """Whether a shape of straight lines is an axis-aligned rectangle."""
+    if isinstance(obj, LTRect):
+        return True
+    pts = obj.pts[:-1] if len(obj.pts) == 5 and obj.pts[0] == obj.pts[-1] else obj.pts
+    if len(pts) != 4:
+        return False
+    xs = {round(x, 1) for x, _ in pts}
+    ys = {round(y, 1) for _, y in pts}
+    return len(xs) == 2 and len(ys) == 2
 
 
 def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:

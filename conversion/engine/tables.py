@@ -591,6 +591,20 @@ def _split_wide_gaps(line: Line) -> list[Line]:
     return parts
 
 
+def _list_rows(rows: list[list[str]]) -> bool:
+    """Whether each row is a list marker and one text, or one text alone (a wrapped line)."""
+    marked = 0
+    for row in rows:
+        filled = [c for c in row if c]
+        if len(filled) > 2:
+            return False
+        if len(filled) == 2:
+            if not (LONE_MARKER.match(filled[0]) or BARE_NUMBER.match(filled[0])):
+                return False
+            marked += 1
+    return 2 * marked > len(rows)
+
+
 def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     spans = sorted((ln.x0, ln.x1) for row in run for ln in row)
     bands: list[list[float]] = []
@@ -614,8 +628,10 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     rows_out = _compact_columns(rows_out, columns)
     if len(rows_out[0]) < 2:
         return None
-    if len(rows_out[0]) == 2 and all(LONE_MARKER.match(r[0]) or BARE_NUMBER.match(r[0]) for r in rows_out if r[0]):
-        # A column of bullets or item numbers beside one of text is a list, not a table.
+    first_markers = all(LONE_MARKER.match(r[0]) or BARE_NUMBER.match(r[0]) for r in rows_out if r[0])
+    if (len(rows_out[0]) == 2 and first_markers) or _list_rows(rows_out):
+        # Bullets or item numbers, each beside one text, are a list (nested where the
+        # markers stand further in), not a table.
         return None
     # Prose columns side by side look like a two- or three-band table; their bands are
     # each as wide as a text column, while a table has at least one narrow band.

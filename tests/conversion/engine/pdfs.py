@@ -20,7 +20,9 @@ FONTS = {
 # Besides FONTS: "X" names its glyphs by TrueType glyph index only ("g68" for "a") at
 # codes of its own (see `glyph_index_codes`), so nothing maps them to Unicode but the glyph
 # order; "S" is a symbol font whose ToUnicode
-# maps "\u00b7" to the private-use bullet U+F0B7 and "n" to the private-use icon U+F06E.
+# maps "\u00b7" to the private-use bullet U+F0B7 and "n" to the private-use icon U+F06E,
+# "o" to the ballot box U+2610, "x" to the ballot box with X U+2612, and "\u00fe" to U+F0FE
+# (Wingdings' box with a check, where a font maps it nowhere else).
 WIDTH, HEIGHT = 612, 792
 
 
@@ -190,7 +192,7 @@ def private_use_font(pdf: pikepdf.Pdf) -> pikepdf.Dictionary:
 /CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def
 /CMapName /Symbolic def /CMapType 2 def
 1 begincodespacerange <00> <FF> endcodespacerange
-2 beginbfchar <B7> <F0B7> <6E> <F06E> endbfchar
+5 beginbfchar <B7> <F0B7> <6E> <F06E> <6F> <2610> <78> <2612> <FE> <F0FE> endbfchar
 endcmap CMapName currentdict /CMap defineresource pop end end"""
     return pikepdf.Dictionary(
         Type=pikepdf.Name.Font,

@@ -1,0 +1,299 @@
+"""List items whose markers are drawn (browsers' bullets, checkboxes) or are checkbox glyphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conversion.engine import convert
+
+from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
+
+# A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
+_KAPPA = 0.5523
+
+
+def disc(cx: float, cy: float, r: float, *, filled: bool = True) -> Raw:
+    """A circle of radius r, filled (a browser's first-level bullet) or stroked (its second)."""
+    k = _KAPPA * r
+    path = b"%g %g m %g %g %g %g %g %g c %g %g %g %g %g %g c %g %g %g %g %g %g c %g %g %g %g %g %g c h" % (
+        *(cx + r, cy),
+        *(cx + r, cy + k, cx + k, cy + r, cx, cy + r),
+        *(cx - k, cy + r, cx - r, cy + k, cx - r, cy),
+        *(cx - r, cy - k, cx - k, cy - r, cx, cy - r),
+        *(cx + k, cy - r, cx + r, cy - k, cx + r, cy),
+    )
+    return Raw(b"q 0 g 0 G 0.7 w " + path + (b" f Q" if filled else b" S Q"))
+
+
+def square(x: float, y: float, side: float) -> Raw:
+    """A filled square (a browser's third-level bullet)."""
+    return Raw(b"q 0 g %g %g %g %g re f Q" % (x, y, side, side))
+
+
+def md(path: Path) -> str:
+    return convert(path).markdown
+
+
+def test_bullets_drawn_as_discs_circles_and_squares_become_a_nested_list(tmp_path: Path) -> None:
+    # As Chromium prints <ul>: a disc 0.75 em before the text, a circle one level down, a
+    # square below that, each level 30 points further in; continuation lines under the text.
+    ops: list[Op] = [
+        Text(72, 720, "The plan has three parts:"),
+        disc(84, 704, 1.8),
+        Text(93, 700, "Gather the wood from the shed behind the barn before the rain comes,"),
+        Text(93, 686, "and stack it by the door."),
+        disc(114, 676, 1.8, filled=False),
+        Text(123, 672, "Oak burns longest."),
+        square(142, 656, 3.6),
+        Text(153, 658, "Split it small."),
+        disc(84, 648, 1.8),
+        Text(93, 644, "Light the fire."),
+        Text(72, 616, "That is all."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The plan has three parts:\n\n"
+        "- Gather the wood from the shed behind the barn before the rain comes, and stack it by the door.\n"
+        "  - Oak burns longest.\n"
+        "    - Split it small.\n"
+        "- Light the fire.\n\n"
+        "That is all."
+    )
+
+
+def test_a_small_picture_before_each_line_is_a_bullet(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Image(72, 699, 78, 705),
+        Text(90, 700, "First point of the list"),
+        Image(72, 685, 78, 691),
+        Text(90, 686, "Second point of the list"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "- First point of the list\n- Second point of the list"
+
+
+def test_a_shape_between_words_or_far_from_the_text_is_no_bullet(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 700, "Home"),
+        disc(104, 704, 1.5),
+        Text(110, 700, "Products and services for everyone"),
+        # A dot far out in the margin, level with a line.
+        disc(20, 690, 1.8),
+        Text(72, 686, "A plain sentence of the page."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "- " not in out
+    assert "A plain sentence of the page." in out
+
+
+def test_right_to_left_items_have_their_bullets_at_the_right(tmp_path: Path) -> None:
+    # Hebrew written in visual order, as producers write it; the disc after the line's end.
+    first, second = "\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5", "\u05d6\u05d7\u05d8 \u05d9\u05db\u05dc"
+    ops: list[Op] = [
+        Text(400, 700, first[::-1], font=HEBREW),
+        disc(445, 704, 1.8),
+        Text(400, 686, second[::-1], font=HEBREW),
+        disc(445, 690, 1.8),
+        # A line of Latin text in the same list: its marker is at the right too.
+        Text(350, 672, "optional: a callback"),
+        disc(445, 676, 1.8),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == f"- {first}\n- {second}\n- optional: a callback"
+
+
+def test_checkbox_glyphs_become_task_items(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Which fruit do you like?"),
+        Runs(72, 700, (("S", "o"), ("R", " Apples"))),
+        Runs(72, 686, (("S", "x"), ("R", " Pears"))),
+        Runs(72, 672, (("S", "\u00fe"), ("R", " Plums"))),
+        Runs(90, 658, (("S", "\u00b7"), ("R", " Damsons too"))),
+    ]
+    # A list under a task item lines up with the item's text after "- ".
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Which fruit do you like?\n\n- [ ] Apples\n- [x] Pears\n- [x] Plums\n  - Damsons too"
+    )
+
+
+def test_drawn_checkboxes_become_task_items_checked_when_marked_inside(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Which fruit do you like?"),
+        Box(72, 699, 80, 707),
+        Text(88, 700, "Apples"),
+        Box(72, 685, 80, 693),
+        Raw(b"q 1 w 73.5 689 m 75.5 687 l 78.5 691.5 l S Q"),  # a tick inside the box
+        Text(88, 686, "Pears"),
+        disc(76, 668, 1.8),
+        Text(88, 664, "A bullet below"),
+        Box(102, 657, 110, 665),
+        Text(118, 658, "Nested option"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Which fruit do you like?\n\n- [ ] Apples\n- [x] Pears\n- A bullet below\n  - [ ] Nested option"
+    )
+
+
+def test_a_row_of_options_gives_an_item_per_option(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Do you own a bicycle?"),
+        # Glyph checkboxes on one line, and drawn ones (a radio button checked by a dot).
+        Runs(72, 700, (("S", "o"), ("R", " Yes   "), ("S", "x"), ("R", " No   "), ("S", "o"), ("R", " Not yet"))),
+        Box(72, 685, 80, 693),
+        Text(88, 686, "Daily"),
+        disc(136, 689, 4, filled=False),
+        disc(136, 689, 1.8),
+        Text(146, 686, "Weekly"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Do you own a bicycle?\n\n- [ ] Yes\n- [x] No\n- [ ] Not yet\n- [ ] Daily\n- [x] Weekly"
+    )
+
+
+def test_an_item_wrapped_onto_a_line_of_inline_code_keeps_it(tmp_path: Path) -> None:
+    # The second line is mostly code, set smaller in a monospaced font: the first line ran
+    # to the column's edge, so the item goes on.
+    ops: list[Op] = [
+        disc(76, 704, 1.8),
+        Text(84, 700, "Declare the counter once, so that every thread of the program can write"),
+        Runs(84, 686, (("M", "static COUNTER: AtomicUsize"), ("R", " and read it.")), size=9),
+        disc(76, 676, 1.8),
+        Text(84, 672, "Start the threads."),
+        Text(72, 640, "A paragraph of prose that runs on for a while to set the column's right edge."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "- Declare the counter once, so that every thread of the program can write "
+        "`static COUNTER: AtomicUsize` and read it.\n"
+        "- Start the threads.\n\n"
+        "A paragraph of prose that runs on for a while to set the column's right edge."
+    )
+
+
+def test_bullets_open_items_where_code_outnumbers_the_prose(tmp_path: Path) -> None:
+    # Most glyphs are code in a smaller font: the prose's size then looks like a heading's.
+    code = [f"let value_{i} = compute_the_next_value(value_{i - 1}, &table);" for i in range(1, 25)]
+    ops: list[Op] = [
+        Runs(72, 720, (("S", "\u00b7"), ("R", " Start Date: 2015-10-04"))),
+        Runs(72, 706, (("S", "\u00b7"), ("R", " Tracking issue: none yet"))),
+        Text(72, 680, "The change is small; the code below shows it."),
+        *(Text(72, 660 - 11 * i, line, 9, "M") for i, line in enumerate(code)),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.startswith("- Start Date: 2015-10-04\n- Tracking issue: none yet\n\n")
+
+
+def test_an_item_opened_by_inline_code_goes_on_in_prose(tmp_path: Path) -> None:
+    # The first line is mostly code in a smaller monospaced font, and stops well short of
+    # the column's edge; the prose under the item's text goes on with it.
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        disc(76, 704, 1.8),
+        Runs(84, 700, (("M", "dynamic-linking-available"), ("R", ": whether the")), size=9),
+        Text(84, 686, "dylib crate type is allowed."),
+        disc(76, 676, 1.8),
+        Text(84, 672, "Another item."),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])).endswith(
+        "- `dynamic-linking-available`: whether the dylib crate type is allowed.\n- Another item."
+    )
+
+
+def test_a_code_block_under_an_item_stays_a_code_block(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        Text(72, 700, "1. Deploy the previous version with the deployment tool:"),
+        Text(86, 686, "deploy --service orders --version 4.18.2", 9, "M"),
+        Text(86, 675, "deploy --service billing --version 2.0.1", 9, "M"),
+        Text(72, 656, "2. Wait until every instance reports healthy."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "1. Deploy the previous version with the deployment tool:\n" in out
+    assert "```\ndeploy --service orders --version 4.18.2\ndeploy --service billing --version 2.0.1\n```" in out
+
+
+def test_arrowheads_of_a_diagram_are_no_bullets(tmp_path: Path) -> None:
+    # Filled triangles and short stroked edges before small labels, as diagrams draw them.
+    ops: list[Op] = [
+        Text(72, 720, "The trace tree of the loop:"),
+        Raw(b"q 0 g 120 700 m 123.7 701.2 l 120 702.5 l h f Q"),
+        Text(130, 699, "hot", 5),
+        Raw(b"q 0.5 w 120 690 m 122.5 690 l S Q"),
+        Text(130, 689, "t2", 5),
+    ]
+    assert "- " not in md(make_pdf(tmp_path / "a.pdf", [ops]))
+
+
+def test_checkboxes_in_stacked_field_frames_are_a_task_list_not_a_table(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "Nationality:"),
+        # Each option in the frame of its form field, the frames stacked edge to edge.
+        Box(70, 696, 240, 712),
+        Box(72, 699, 83, 710),
+        Text(90, 700, "Agree to privacy policy"),
+        Box(70, 680, 150, 696),
+        Box(72, 683, 83, 694),
+        Text(90, 684, "Other"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == "Nationality:\n\n- [ ] Agree to privacy policy\n- [ ] Other"
+
+
+def test_a_checkbox_after_a_label_glyph_is_a_task_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Runs(72, 700, (("S", "\u00b7"), ("R", " "), ("S", "o"), ("R", " I live with the insured person."))),
+        Runs(72, 686, (("S", "\u00b7"), ("R", " "), ("S", "x"), ("R", " I am a member of the family."))),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "- [ ] I live with the insured person.\n- [x] I am a member of the family."
+    )
+
+
+def test_an_item_whose_sentence_runs_on_into_a_line_of_code_keeps_it(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        Text(72, 700, "4. If the registry gave you a subject, run"),
+        Text(86, 686, 'cargo login --key-subject="the data"', 9, "M"),
+        Text(72, 666, "That is all."),
+    ]
+    assert '4. If the registry gave you a subject, run `cargo login --key-subject="the data"`' in md(
+        make_pdf(tmp_path / "a.pdf", [ops])
+    )
+
+
+def test_a_paragraph_under_an_items_text_is_a_paragraph_of_the_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 730, "The drawbacks:"),
+        Text(72, 706, "1. It exposes the layout at compile time, which"),
+        Text(86, 692, "is otherwise known at run time only."),
+        Text(86, 668, "That said, the layout is known anyway to"),
+        Text(86, 654, "anyone who reads the source."),
+        Text(72, 630, "2. It reduces dynamism."),
+        *lines(
+            72, 606, ["A closing paragraph flush with the markers,", "which runs on over", "four lines", "of text."]
+        ),
+        *lines(72, 540, ["And a last one", "that runs on", "for a while", "to set the", "leading."]),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The drawbacks:\n\n1. It exposes the layout at compile time, which is otherwise known at run time only.\n\n"
+        "   That said, the layout is known anyway to anyone who reads the source.\n\n2. It reduces dynamism.\n\n"
+        "A closing paragraph flush with the markers, which runs on over four lines of text.\n\n"
+        "And a last one that runs on for a while to set the leading."
+    )
+
+
+def test_a_paragraph_far_to_the_right_of_an_item_is_not_the_items(tmp_path: Path) -> None:
+    # A line of a column beside the list, read after the item: no paragraph of the item.
+    ops: list[Op] = [
+        *lines(72, 730, ["A paragraph that runs on", "over a few lines", "to set the leading", "of the page."]),
+        Text(72, 666, "1. The first step."),
+        Text(300, 642, "A note set in the right half of the page."),
+        *lines(72, 618, ["A closing paragraph", "over a few lines", "of text."]),
+    ]
+    assert "\n\nA note set in the right half of the page.\n\n" in md(make_pdf(tmp_path / "a.pdf", [ops]))
+
+
+def test_a_lone_line_of_code_under_an_item_is_not_a_paragraph_of_the_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        *lines(72, 740, ["A paragraph that runs on", "over a few lines", "to set the leading", "of the page."]),
+        Text(72, 680, "1. Deploy the previous version with the deployment tool:"),
+        Text(86, 656, "deploy --service orders --version 4.18.2", 9, "M"),
+        Text(72, 632, "2. Wait until every instance reports healthy."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "tool:\n\n`deploy --service orders --version 4.18.2`\n\n2. Wait" in out
