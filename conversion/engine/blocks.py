@@ -228,6 +228,40 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             block.kind, block.level = "h", stats.bold_heading_level
 
 
+# A line is centred under the title when the centres of the two lie this many ems (of the
+# line's size) apart at most.
+_CENTRED_EMS = 1.0
+
+
+def title_front_matter(blocks: list[Block]) -> None:
+    """Turn back into paragraphs the lines centred under the title: its front matter.
+
+    A title is followed by its subtitle, authors, date or the word "Abstract", each set in a
+    style of its own and centred under it like the title; they belong to the title, not to
+    sections, which start where the text does (at the margin). So the headings right after
+    the title (`#`) that share its centre, up to the first other block, are paragraphs.
+    """
+    for i, block in enumerate(blocks):
+        if block.kind != "h" or block.level != 1 or block.pinned:
+            continue
+        centre = _centre(block)
+        for other in blocks[i + 1 :]:
+            if other.kind != "h" or other.pinned or other.level == 1:
+                break
+            size = max(ln.size for ln in other.lines)
+            if abs(_centre(other) - centre) > _CENTRED_EMS * size or _width(other) >= _width(block):
+                break
+            other.kind, other.level = "p", 0
+
+
+def _centre(block: Block) -> float:
+    return (min(ln.x0 for ln in block.lines) + max(ln.x1 for ln in block.lines)) / 2
+
+
+def _width(block: Block) -> float:
+    return max(ln.x1 for ln in block.lines) - min(ln.x0 for ln in block.lines)
+
+
 def keep_introducing_headings(blocks: list[Block], body: float) -> None:
     """Turn back into paragraphs the headings that introduce nothing.
 

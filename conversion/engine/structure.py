@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .assembly import TableEdge
-from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
+from .blocks import (
+    build_blocks,
+    classify_headings,
+    keep_introducing_headings,
+    merge_wrapped_headings,
+    title_front_matter,
+)
 from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, union
 from .figures import figures, link_captions
 from .furniture import margin_furniture, strip_line_numbers
@@ -107,6 +113,7 @@ def render_page(
             block.role = ElementType.FOOTNOTE
     classify_headings(blocks, stats, outline_titles or {})
     blocks = merge_wrapped_headings(blocks)
+    title_front_matter(blocks)
     keep_introducing_headings(blocks, stats.body_size)
     content = render_blocks(blocks, tables, mono_code=stats.mono_is_code, words=stats.words)
     content, unmapped = drop_glyph_garbage(content)
