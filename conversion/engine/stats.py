@@ -206,7 +206,10 @@ class DocStats:
     def bold_heading_level(self) -> int:
         """Level of a heading set in bold at the body size: below every sized heading."""
         levels, title = self._ranked()
-        deepest = max((level for s, level in levels.items() if s != title), default=FIRST_SECTION_LEVEL - 1)
+        # Bold at the body size is the document's only heading style when nothing is set
+        # larger: under `_FIRST_SECTION_RATIO` times the body, so sections of the second level.
+        alone = FIRST_SECTION_LEVEL if title is None else FIRST_SECTION_LEVEL - 1
+        deepest = max((level for s, level in levels.items() if s != title), default=alone)
         return min(deepest + 1, 6)
 
     @property
