@@ -182,40 +182,8 @@ def outline_key(text: str) -> str:
     return key or "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-# Gaps between blocks (points, as ems of the body size) count as the spacing of paragraphs
-# up to this much; larger ones part columns or sections.
-_BLOCK_GAP_EMS = 3.0
-# A bold line whose distance to the blocks around it is the page's spacing of paragraphs
-# within this many ems of the body size is not set apart: a paragraph's lead-in, a term.
-_EVEN_GAP_EMS = 0.15
-# Gaps between paragraphs needed on a page to tell its spacing of paragraphs.
-_MIN_GAPS = 3
-
-
-def _gaps_above(blocks: list[Block], body: float) -> list[float | None]:
-    """The space above each block's first line from the block before it, where both hold
-    text and the gap is one of paragraphs (not a column's top or a page's blank)."""
-    gaps: list[float | None] = [None]
-    for above, below in zip(blocks, blocks[1:], strict=False):
-        gap = below.lines[0].top - above.lines[-1].bottom if above.lines and below.lines else -1.0
-        gaps.append(gap if 0 <= gap <= _BLOCK_GAP_EMS * body else None)
-    return gaps
-
-
-def _set_apart(i: int, gaps: list[float | None], spacing: float | None, body: float) -> bool:
-    """Whether block `i` stands apart from the blocks around it by its spacing: its gap
-    above or below differs from the spacing of the page's paragraphs (or that is unknown)."""
-    if spacing is None:
-        return True
-    around = [g for g in (gaps[i], gaps[i + 1] if i + 1 < len(gaps) else None) if g is not None]
-    return not around or any(abs(g - spacing) > _EVEN_GAP_EMS * body for g in around)
-
-
 def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
     body = stats.body_size
-    gaps = _gaps_above(blocks, body)
-    measured = sorted(g for g in gaps if g is not None)
-    spacing = measured[len(measured) // 2] if len(measured) >= _MIN_GAPS else None
     for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > 3:
             continue
@@ -238,9 +206,6 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             # sets beside others is a section, never the title.
             if level == 1 and outlined > 1:
                 level = None
-            if level is None and all(ln.style & BOLD for ln in block.lines) and size >= body - 0.5:
-                # A bold line at about the body size has the level of the bold style.
-                level = stats.bold_heading_level
             block.kind, block.level = "h", min(max(level or 0, outlined), 6)
             continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
@@ -259,8 +224,6 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             and len(text) <= 100
             and text.rstrip()[-1:] not in ".,;:"
             and size >= body - 0.5
-            # A bold line spaced like the paragraphs around it opens the text below it.
-            and _set_apart(i, gaps, spacing, body)
         ):
             block.kind, block.level = "h", stats.bold_heading_level
 

@@ -24,11 +24,6 @@ _TITLE_BODY_RATIO = 1.8
 # only when its lines stand alone (a slightly larger lead paragraph is still prose).
 _HEADING_RATIO = 1.15
 _HEADING_RATIO_MIN = 1.05
-# Where a document without a title uses one heading size only, the ranking says nothing of
-# its depth; its size does: a first-level section style is set at least this many times the
-# body size (Word's Heading 1 is 1.45-1.67 times its body text, Heading 2 1.18-1.33; a
-# browser's h2 1.5 times, h3 1.17), a smaller one heads sections of the second level.
-_FIRST_SECTION_RATIO = 1.4
 # Share of the text (characters) set in a monospaced face above which the document is
 # typewritten and monospace does not mean code: a manual may hold more code than prose.
 _MONO_BODY_SHARE = 0.9
@@ -36,9 +31,6 @@ _MONO_BODY_SHARE = 0.9
 # heading size at least, and this share of the lines at heading sizes.
 _MONO_DISPLAY_LINES = 3
 _MONO_DISPLAY_SHARE = 0.25
-# Characters of long regular lines (about five lines of prose) below which they do not
-# tell the body size; the size that holds most characters does.
-_THIN_PROSE_CHARS = 400
 _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
 _MARGIN_ZONE = 0.1  # fraction of page height at top and bottom where running lines live
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
@@ -160,10 +152,7 @@ class DocStats:
             prose = self._prose_chars + census.prose
             if self.mono_body or not prose:
                 prose += self._mono_prose_chars
-            # Little prose (a page of headings, a table and a few short lines) does not
-            # outvote the rest of the text: a two-line heading would pass for the body.
-            thin = sum(prose.values()) < _THIN_PROSE_CHARS
-            counts = (self._size_chars + census.chars) if thin or not prose else prose
+            counts = prose or (self._size_chars + census.chars)
             self._body = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))[0] if counts else 10.0
         return self._body
 
@@ -205,12 +194,9 @@ class DocStats:
     @property
     def bold_heading_level(self) -> int:
         """Level of a heading set in bold at the body size: below every sized heading."""
-        levels, title = self._ranked()
-        # Bold at the body size is the document's only heading style when nothing is set
-        # larger: under `_FIRST_SECTION_RATIO` times the body, so sections of the second level.
-        alone = FIRST_SECTION_LEVEL if title is None else FIRST_SECTION_LEVEL - 1
-        deepest = max((level for s, level in levels.items() if s != title), default=alone)
-        return min(deepest + 1, 6)
+        levels = self._ranked()[0]
+        sections = sum(1 for s in levels if s != self._title)
+        return min(FIRST_SECTION_LEVEL + sections, 6)
 
     @property
     def has_title(self) -> bool:
@@ -223,10 +209,7 @@ class DocStats:
             sizes = sorted((s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True)
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
-            first = FIRST_SECTION_LEVEL
-            if self._title is None and len(sections) == 1 and sections[0] < _FIRST_SECTION_RATIO * body:
-                first += 1
-            self._levels = {s: min(first + i, 6) for i, s in enumerate(sections)}
+            self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
             if self._title is not None:
                 self._levels[self._title] = 1
         return self._levels, self._title

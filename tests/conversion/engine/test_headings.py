@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pdfminer.fontmetrics import FONT_METRICS
+
 from conversion.engine import convert
 
 from .pdfs import Op, Rule, Text, lines, make_pdf
@@ -233,3 +235,56 @@ def test_small_label_on_the_baseline_of_a_heading_is_not_part_of_it(tmp_path: Pa
     assert "# Securing the data\n\nThe committee met" in out
     assert "Chapter 1." in out.split("Securing")[0]
     assert "# Chapter" not in out
+
+
+def _centred(y: float, text: str, size: float) -> Text:
+    # Helvetica's widths, so that the line is centred on the page as a word processor sets it.
+    widths = FONT_METRICS["Helvetica"][1]
+    width = sum(widths.get(ch, 500) for ch in text) * size / 1000
+    return Text((612 - width) / 2, y, text, size)
+
+
+def test_lines_centred_under_the_title_are_its_front_matter_not_sections(tmp_path: Path) -> None:
+    # A Word document's Title, then its Subtitle and Author styles centred under it: part of
+    # the title, plain paragraphs; the sections start at the margin with their own style.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [
+                    _centred(720, "Annual Review", 28),
+                    _centred(690, "Plans for the coming year", 14),
+                    _centred(670, "A. Smith", 12),
+                    Text(72, 640, "Introduction", 16),
+                ],
+                lines(72, 620, PROSE, size=10, leading=12),
+                [Text(72, 570, "Methods", 16)],
+                lines(72, 550, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\nPlans for the coming year\n\nA. Smith\n\n## Introduction\n\n")
+    assert "\n\n## Methods\n\nThe committee met" in out
+
+
+def test_a_centred_section_heading_after_body_text_stays_a_heading(tmp_path: Path) -> None:
+    # Only what comes right after the title belongs to it: a centred heading below the
+    # first paragraph heads a section.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_centred(720, "Annual Review", 28)],
+                lines(72, 690, PROSE, size=10, leading=12),
+                [_centred(640, "Plans for the year", 14)],
+                lines(72, 620, PROSE, size=10, leading=12),
+                [_centred(570, "Budget", 14)],
+                lines(72, 550, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\nThe committee met")
+    assert "\n\n## Plans for the year\n\nThe committee met" in out
+    assert "\n\n## Budget\n\nThe committee met" in out
