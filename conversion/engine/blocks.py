@@ -182,7 +182,13 @@ def outline_key(text: str) -> str:
     return key or "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
+def classify_headings(
+    blocks: list[Block], stats: DocStats, outline_titles: dict[str, int], *, outline_complete: bool = False
+) -> None:
+    """Mark the headings among the paragraphs. With `outline_complete` the outline lists
+    every section heading (a word processor's export writes its Heading paragraphs as the
+    outline), so a line the outline leaves out is no section, whatever its style: a bold
+    term, a lead-in, a subtitle; the title (`#`, a style no outline level has) still is."""
     body = stats.body_size
     for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > 3:
@@ -207,6 +213,8 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             if level == 1 and outlined > 1:
                 level = None
             block.kind, block.level = "h", min(max(level or 0, outlined), 6)
+            continue
+        if outline_complete and level != 1:
             continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level

@@ -70,9 +70,11 @@ def render_page(
     *,
     tables: str,
     outline_titles: dict[str, int] | None = None,
+    outline_complete: bool = False,
 ) -> RenderedPage:
     """The elements and Markdown of one page, given statistics of the document around it,
-    and the tables at its edges (which may run on from the page before or onto the next)."""
+    and the tables at its edges (which may run on from the page before or onto the next).
+    `outline_complete`: the outline lists every section heading (none where it is empty)."""
     running: list[Line] = []  # page furniture: running headers and footers, page and line numbers
     lines: list[Line] = []
     for ln in page.lines:
@@ -111,7 +113,7 @@ def render_page(
             block.kind = "p"
         if block.kind == "p" and notes and id(block.lines[0]) in notes:
             block.role = ElementType.FOOTNOTE
-    classify_headings(blocks, stats, outline_titles or {})
+    classify_headings(blocks, stats, outline_titles or {}, outline_complete=outline_complete)
     blocks = merge_wrapped_headings(blocks)
     title_front_matter(blocks)
     keep_introducing_headings(blocks, stats.body_size)
