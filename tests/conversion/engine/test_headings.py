@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pikepdf
 from pdfminer.fontmetrics import FONT_METRICS
 
 from conversion.engine import convert
-
-import pikepdf
 
 from .pdfs import Op, Rule, Text, add_outline, lines, make_pdf
 
