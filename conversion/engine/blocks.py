@@ -232,7 +232,13 @@ def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
 
 
-def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict[str, int]) -> None:
+def classify_headings(
+    blocks: list[Block], stats: DocStats, outline_titles: dict[str, int], *, outline_complete: bool = False
+) -> None:
+    """Mark the headings among the paragraphs. With `outline_complete` the outline lists
+    every section heading (a word processor's export writes its Heading paragraphs as the
+    outline), so a line the outline leaves out is no section, whatever its style: a bold
+    term, a lead-in, a subtitle; the title (`#`, a style no outline level has) still is."""
     body = stats.body_size
     for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > 3:
@@ -258,6 +264,8 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
                 level = None
             block.kind, block.level = "h", min(max(level or 0, outlined), 6)
             continue
+        if outline_complete and level != 1:
+            continue
         if level is not None and sum(ch.isalpha() for ch in text) >= 2:
             block.kind, block.level = "h", level
             continue
@@ -276,6 +284,40 @@ def classify_headings(blocks: list[Block], stats: DocStats, outline_titles: dict
             and size >= body - 0.5
         ):
             block.kind, block.level = "h", stats.bold_heading_level
+
+
+# A line is centred under the title when the centres of the two lie this many ems (of the
+# line's size) apart at most.
+_CENTRED_EMS = 1.0
+
+
+def title_front_matter(blocks: list[Block]) -> None:
+    """Turn back into paragraphs the lines centred under the title: its front matter.
+
+    A title is followed by its subtitle, authors, date or the word "Abstract", each set in a
+    style of its own and centred under it like the title; they belong to the title, not to
+    sections, which start where the text does (at the margin). So the headings right after
+    the title (`#`) that share its centre, up to the first other block, are paragraphs.
+    """
+    for i, block in enumerate(blocks):
+        if block.kind != "h" or block.level != 1 or block.pinned:
+            continue
+        centre = _centre(block)
+        for other in blocks[i + 1 :]:
+            if other.kind != "h" or other.pinned or other.level == 1:
+                break
+            size = max(ln.size for ln in other.lines)
+            if abs(_centre(other) - centre) > _CENTRED_EMS * size or _width(other) >= _width(block):
+                break
+            other.kind, other.level = "p", 0
+
+
+def _centre(block: Block) -> float:
+    return (min(ln.x0 for ln in block.lines) + max(ln.x1 for ln in block.lines)) / 2
+
+
+def _width(block: Block) -> float:
+    return max(ln.x1 for ln in block.lines) - min(ln.x0 for ln in block.lines)
 
 
 def keep_introducing_headings(blocks: list[Block], body: float) -> None:

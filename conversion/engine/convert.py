@@ -641,7 +641,13 @@ def _convert_opened(
             page_warnings = []
             size = (item.width, item.height)
             if has_text:
-                rendered = render_page(item, stats, tables=options.tables, outline_titles=outline.get(number))
+                rendered = render_page(
+                    item,
+                    stats,
+                    tables=options.tables,
+                    outline_titles=outline.get(number),
+                    outline_complete=info.headings_outline,
+                )
                 markdown, elements = rendered.markdown, rendered.elements
                 before = last_table[1] if last_table[0] == number - 1 else None
                 continues = continuation(before, rendered.first, item.width)

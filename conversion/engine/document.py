@@ -67,6 +67,9 @@ class DocumentInfo:
     xfa: bool
     outline: list[OutlineEntry] = field(default_factory=list)
     page_labels: list[str] | None = None
+    # The producer writes the outline from the heading paragraphs, by default (see
+    # `HEADINGS_OUTLINE_PRODUCERS`): the outline, or its absence, lists the headings.
+    headings_outline: bool = False
     repaired: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -247,6 +250,20 @@ def _walk_outline(first: Any, resolve: Any) -> list[OutlineEntry]:
     return entries
 
 
+# Producers (the start of the Info dictionary's /Producer) whose PDF export writes every
+# paragraph with an outline level (Heading 1-10) as a bookmark unless told not to:
+# LibreOffice's "Export outlines" is on by default. Their outline is the list of headings.
+HEADINGS_OUTLINE_PRODUCERS = ("LibreOffice",)
+
+
+def _headings_outline(pdf: pikepdf.Pdf) -> bool:
+    try:
+        producer = str(pdf.docinfo.get("/Producer", ""))
+    except (pikepdf.PdfError, ValueError, TypeError, KeyError):
+        return False
+    return producer.startswith(HEADINGS_OUTLINE_PRODUCERS)
+
+
 def _outline(pdf: pikepdf.Pdf) -> list[OutlineEntry]:
     root = pdf.Root
     outlines = root.get("/Outlines")
@@ -410,6 +427,7 @@ def _from_pikepdf(
         xfa=xfa,
         outline=outline,
         page_labels=labels,
+        headings_outline=want_outline and _headings_outline(pdf),
         repaired=repaired,
         warnings=warnings,
     )

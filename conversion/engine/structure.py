@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .assembly import TableEdge
-from .blocks import build_blocks, classify_headings, keep_introducing_headings, merge_wrapped_headings
+from .blocks import (
+    build_blocks,
+    classify_headings,
+    keep_introducing_headings,
+    merge_wrapped_headings,
+    title_front_matter,
+)
 from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, union
 from .figures import figures, link_captions
 from .furniture import margin_furniture, ornaments, strip_line_numbers
@@ -64,9 +70,11 @@ def render_page(
     *,
     tables: str,
     outline_titles: dict[str, int] | None = None,
+    outline_complete: bool = False,
 ) -> RenderedPage:
     """The elements and Markdown of one page, given statistics of the document around it,
-    and the tables at its edges (which may run on from the page before or onto the next)."""
+    and the tables at its edges (which may run on from the page before or onto the next).
+    `outline_complete`: the outline lists every section heading (none where it is empty)."""
     running: list[Line] = []  # page furniture: running headers and footers, page and line numbers
     lines: list[Line] = []
     for ln in page.lines:
@@ -105,8 +113,9 @@ def render_page(
             block.kind = "p"
         if block.kind == "p" and notes and id(block.lines[0]) in notes:
             block.role = ElementType.FOOTNOTE
-    classify_headings(blocks, stats, outline_titles or {})
+    classify_headings(blocks, stats, outline_titles or {}, outline_complete=outline_complete)
     blocks = merge_wrapped_headings(blocks)
+    title_front_matter(blocks)
     keep_introducing_headings(blocks, stats.body_size)
     content = render_blocks(blocks, tables, mono_code=stats.mono_is_code, words=stats.words)
     content, unmapped = drop_glyph_garbage(content)

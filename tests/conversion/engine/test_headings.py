@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pikepdf
+from pdfminer.fontmetrics import FONT_METRICS
+
 from conversion.engine import convert
 
-from .pdfs import Op, Rule, Text, lines, make_pdf
+from .pdfs import Op, Rule, Text, add_outline, lines, make_pdf
 
 PROSE = [
     "The committee met on a Tuesday to review the plans that the staff",
@@ -233,3 +236,103 @@ def test_small_label_on_the_baseline_of_a_heading_is_not_part_of_it(tmp_path: Pa
     assert "# Securing the data\n\nThe committee met" in out
     assert "Chapter 1." in out.split("Securing")[0]
     assert "# Chapter" not in out
+
+
+def _centred(y: float, text: str, size: float) -> Text:
+    # Helvetica's widths, so that the line is centred on the page as a word processor sets it.
+    widths = FONT_METRICS["Helvetica"][1]
+    width = sum(widths.get(ch, 500) for ch in text) * size / 1000
+    return Text((612 - width) / 2, y, text, size)
+
+
+def test_lines_centred_under_the_title_are_its_front_matter_not_sections(tmp_path: Path) -> None:
+    # A Word document's Title, then its Subtitle and Author styles centred under it: part of
+    # the title, plain paragraphs; the sections start at the margin with their own style.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [
+                    _centred(720, "Annual Review", 28),
+                    _centred(690, "Plans for the coming year", 14),
+                    _centred(670, "A. Smith", 12),
+                    Text(72, 640, "Introduction", 16),
+                ],
+                lines(72, 620, PROSE, size=10, leading=12),
+                [Text(72, 570, "Methods", 16)],
+                lines(72, 550, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\nPlans for the coming year\n\nA. Smith\n\n## Introduction\n\n")
+    assert "\n\n## Methods\n\nThe committee met" in out
+
+
+def test_a_centred_section_heading_after_body_text_stays_a_heading(tmp_path: Path) -> None:
+    # Only what comes right after the title belongs to it: a centred heading below the
+    # first paragraph heads a section.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_centred(720, "Annual Review", 28)],
+                lines(72, 690, PROSE, size=10, leading=12),
+                [_centred(640, "Plans for the year", 14)],
+                lines(72, 620, PROSE, size=10, leading=12),
+                [_centred(570, "Budget", 14)],
+                lines(72, 550, PROSE, size=10, leading=12),
+            )
+        ],
+    )
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\nThe committee met")
+    assert "\n\n## Plans for the year\n\nThe committee met" in out
+    assert "\n\n## Budget\n\nThe committee met" in out
+
+
+def _produced_by(path: Path, producer: str) -> Path:
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        pdf.docinfo["/Producer"] = producer
+        pdf.save(path)
+    return path
+
+
+def _word_page() -> list[Op]:
+    # A title, a bold term over its definition, a section heading and a larger lead-in.
+    return _page(
+        [_centred(720, "Annual Review", 28), Text(72, 680, "Budget lines", 10, "B")],
+        lines(72, 664, PROSE, size=10, leading=12),
+        [Text(72, 610, "Findings", 16)],
+        lines(72, 590, PROSE, size=10, leading=12),
+        [Text(72, 540, "Next steps", 13)],
+        lines(72, 520, PROSE, size=10, leading=12),
+    )
+
+
+def test_a_libreoffice_outline_lists_the_headings(tmp_path: Path) -> None:
+    # LibreOffice exports its Heading paragraphs as the outline: a bold term and a line in a
+    # style the outline leaves out are paragraphs; the title (no outline level) stays `#`.
+    pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
+    _produced_by(add_outline(pdf, [(1, "Findings", 0)]), "LibreOffice 7.4")
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\n**Budget lines**\n\nThe committee met")
+    assert "\n\n## Findings\n\nThe committee met" in out
+    assert "\n\nNext steps\n\nThe committee met" in out
+
+
+def test_a_libreoffice_export_without_outline_has_no_section_headings(tmp_path: Path) -> None:
+    pdf = _produced_by(make_pdf(tmp_path / "a.pdf", [_word_page()]), "LibreOffice 7.4")
+    out = md(pdf)
+    assert out.startswith("# Annual Review\n\n")
+    assert out.count("#") == 1
+    assert "\n\nFindings\n\nThe committee met" in out
+
+
+def test_other_producers_keep_headings_their_outline_leaves_out(tmp_path: Path) -> None:
+    # An outline of another producer may list the chapters only: styles still tell headings.
+    pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
+    _produced_by(add_outline(pdf, [(1, "Findings", 0)]), "Acrobat Distiller 10.0")
+    out = md(pdf)
+    assert "\n\n## Findings\n\n" in out
+    assert "\n\n### Next steps\n\n" in out
