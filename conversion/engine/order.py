@@ -250,7 +250,31 @@ def _rtl_row(row: list[Item]) -> list[Item]:
 
 
 def _rtl_line(lines: list[Line]) -> Line:
-    """Pieces of one row of right-to-left text as one line in reading order."""
+    """Pieces of one row of right-to-left text as one line in reading order.
+
+    A list marker printed apart at the right end of the row (a browser's number of an
+    ordered list, "1." drawn as ".1") opens the line: the bidirectional algorithm would
+    read its digits as part of the Latin or number run beside it.
+    """
+    right = max(lines, key=lambda ln: ln.x1)
+    marker = right.text.strip()
+    if len(lines) > 1 and right.rtl and LONE_MARKER.match(marker) and GLYPH_GARBAGE.sub("", marker):
+        rest = _rtl_line([ln for ln in lines if ln is not right])
+        text = f"{marker} {rest.text}"
+        return Line(
+            x0=rest.x0,
+            top=min(rest.top, right.top),
+            x1=right.x1,
+            bottom=max(rest.bottom, right.bottom),
+            text=text,
+            spans=[(marker + " ", right.style), *rest.spans],
+            size=max(rest.size, right.size),
+            style=rest.style & right.style,
+            glyph_x=rest.glyph_x + right.glyph_x,
+            glyph_text=rest.glyph_text + right.glyph_text,
+            rtl=True,
+            code_glyphs=rest.code_glyphs + [False] * len(right.glyph_text) if rest.code_glyphs else None,
+        )
     glyph_x: list[float] = []
     glyph_text: list[str] = []
     code: list[bool] = []  # inline code: the glyphs of a monospaced piece or run
