@@ -161,7 +161,7 @@ def attach_drawn_marks(model: PageModel) -> None:
         # (Code is left to right on any page: its lines are not counted.)
         rtl = {id(ln) for ln in model.lines if is_rtl(ln.text)}
         prose = sum(1 for ln in model.lines if not ln.style & MONO)
-        mixed = model.rtl or len(rtl) >= RTL_PAGE_SHARE * prose
+        mixed = model.rtl or (bool(rtl) and len(rtl) >= RTL_PAGE_SHARE * prose)
         right = {id(ln): (True,) if id(ln) in rtl else (False, True) if mixed else (False,) for ln in model.lines}
         rows = _rows(model.lines)
         best: dict[int, tuple[float, Box, str, bool]] = {}  # line index -> (gap, box, glyph, at right)
