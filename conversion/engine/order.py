@@ -9,7 +9,7 @@ from collections import Counter
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
 from .layout import BOLD, MONO, Line, is_rtl, line_logical
-from .lists import BARE_NUMBER, LONE_MARKER
+from .lists import BARE_NUMBER, LONE_MARKER, list_marker
 from .tables import Table
 
 Item = Line | Table | Figure
@@ -113,16 +113,29 @@ def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float)
         return None
     lwidth = gx0 - min(ln.x0 for ln in left)
     reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
-    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth):
+    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth) and not _list_column(left):
         return None
     # Columns of prose have long lines; table cells are short. (Upper quartile, since
     # formulas and list labels inside a column are short too.) A column of short side
     # labels beside prose is a column too when the labels are set in a style of their own
     # on baselines of their own: cells of a table share their row's baseline and style.
-    prose = [_prose_column(side, page_width) for side in (left, right)]
+    # A list is a column of short lines too.
+    prose = [_prose_column(side, page_width) or _list_column(side) for side in (left, right)]
     if not all(prose) and not (prose[1] and _label_column(left, right)):
         return None
     return gc
+
+
+# A side whose lines mostly open list items is a column of its own, short as they are:
+# items do not wrap, but a table's cells do not each open with a marker. The share of its
+# lines (of list size) that open with a bullet or number.
+_LIST_COLUMN_SHARE = 0.6
+
+
+def _list_column(side: list[Line]) -> bool:
+    """Whether the lines of `side` are a list: most of them open an item."""
+    body = Counter(round(ln.size, 1) for ln in side).most_common(1)[0][0]
+    return sum(1 for ln in side if list_marker(ln, body) is not None) >= _LIST_COLUMN_SHARE * len(side)
 
 
 def _wrapped_at(side: list[Line], edge: float) -> bool:
