@@ -160,7 +160,9 @@ def _continues(
         return False
     if cur.kind == "code":
         return True
-    if abs(prev.size - line.size) > 0.6 or prev.heading != line.heading:
+    if (abs(prev.size - line.size) > 0.6 and not (cur.kind == "li" and cur.rtl and _code_sized(prev, line))) or (
+        prev.heading != line.heading
+    ):
         # A tagged PDF says where a heading ends.
         return False
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
@@ -236,6 +238,15 @@ def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: flo
     code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
     big = max(prev.size, line.size)
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
+
+
+def _code_sized(prev: Line, line: Line) -> bool:
+    """Whether two lines differ in size only as lines with inline code do (a line's size is
+    that of most of its glyphs, which may be those of its code)."""
+    code = any(
+        bool(ln.code_glyphs and any(ln.code_glyphs)) or any(st & MONO for _, st in ln.spans) for ln in (prev, line)
+    )
+    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * max(prev.size, line.size)
 
 
 def _at_item_leading(cur: Block, gap: float, size: float) -> bool:

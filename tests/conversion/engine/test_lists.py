@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
 
 # A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
 _KAPPA = 0.5523
@@ -350,3 +350,21 @@ def test_inline_code_after_a_line_break_in_an_item_stays_in_the_item(tmp_path: P
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert "- References and pointers inherit" in out
     assert "whatever their mutability. `vis(&MUT T) = vis(*MUT T)` = vis(T).\n- Tuple types" in out
+
+
+def test_a_right_to_left_item_goes_on_over_a_line_set_mostly_in_inline_code(tmp_path: Path) -> None:
+    # A Hebrew item whose second line is mostly code in a smaller monospaced font: the
+    # line's size is that of its code, and it still continues the item (under its text,
+    # left of the number printed apart at the right).
+    intro = " ".join(["\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5"] * 4) + ":"
+    first, last = "\u05d6\u05d7\u05d8 \u05d9\u05db\u05dc", "\u05de\u05e0"
+    ops: list[Op] = [
+        Text(330, 720, intro[::-1], 12, HEBREW),
+        Text(450, 700, first[::-1], 12, HEBREW),
+        Text(530, 700, ".1", 12),
+        Text(284, 686, "<tag attribute={value}> </tag>", 10, HEBREW_MONO),
+        Text(437, 686, last[::-1], 12, HEBREW),
+        Text(330, 660, intro[::-1], 12, HEBREW),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert f"1. {first} {last} <tag attribute={{value}}> </tag>" in out.replace("\\", "")
