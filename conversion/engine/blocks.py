@@ -154,13 +154,15 @@ def _continues(
     # Leading grows with the font size, so the allowed gap scales with it too.
     if gap > page_gap * size / body + 0.45 * size or gap < -2 * size:
         return False
-    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right):
+    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right, gap):
         return True
     if (cur.kind == "code") != is_code:
         return False
     if cur.kind == "code":
         return True
-    if abs(prev.size - line.size) > 0.6 or prev.heading != line.heading:
+    if (abs(prev.size - line.size) > 0.6 and not (cur.kind == "li" and cur.rtl and _code_sized(prev, line))) or (
+        prev.heading != line.heading
+    ):
         # A tagged PDF says where a heading ends.
         return False
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
@@ -214,22 +216,46 @@ WRAPPED_EM = 2.0
 # Inline code is set in a monospaced font this much smaller than the text around it at
 # most (a share of the text's size): a line that is mostly code has that smaller size.
 CODE_SIZE_SHARE = 0.25
+# A line of inline code after a line break follows at the leading of the text above it,
+# give or take this (in ems of its font size: its own box is a little taller); a code
+# block stands apart by its padding (browsers: an em and more).
+LEADING_SLACK_EM = 0.25
 
 
-def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float) -> bool:
+def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: float) -> bool:
     """Whether `line` is the wrapped rest of list item `cur` (left to right): it stands
     under the item's text, and either the line before it ran to the column's edge or the
     two differ in size only as a line of inline code does."""
     if cur.rtl or line.vertical or line.x0 <= cur.marker_x + 0.5 * line.size:
         return False
-    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;":
-        # A line all of code after a finished sentence is a code block under the item.
+    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;" and not _at_item_leading(cur, gap, line.size):
+        # A line all of code after a finished sentence is a code block under the item;
+        # following at the leading of the item's own wrapped lines, it is inline code
+        # after a line break.
         return False
     if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
         return True
     code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
     big = max(prev.size, line.size)
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
+
+
+def _code_sized(prev: Line, line: Line) -> bool:
+    """Whether two lines differ in size only as lines with inline code do (a line's size is
+    that of most of its glyphs, which may be those of its code)."""
+    code = any(
+        bool(ln.code_glyphs and any(ln.code_glyphs)) or any(st & MONO for _, st in ln.spans) for ln in (prev, line)
+    )
+    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * max(prev.size, line.size)
+
+
+def _at_item_leading(cur: Block, gap: float, size: float) -> bool:
+    """Whether a line `gap` below item `cur` follows at the leading of the item's own
+    wrapped lines (known once the item has two)."""
+    if len(cur.lines) < 2:
+        return False
+    a, b = cur.lines[-2], cur.lines[-1]
+    return gap <= b.top - a.bottom + LEADING_SLACK_EM * size
 
 
 def classify_headings(

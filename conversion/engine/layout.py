@@ -986,12 +986,19 @@ def _settle_directions(model: PageModel) -> None:
     if not any(_RTL_CHAR.search(ln.text) for ln in model.lines):
         return
     ltr = rtl = 0
+    closing = [0, 0]  # Latin lines with their closing punctuation at the left, at the right
     for ln in model.lines:
         if not ln.style & MONO:  # code is left to right whatever the page's language
             a, b = strong_direction(ln.text)
             ltr += a
             rtl += b
-    page_rtl = model.rtl = rtl > ltr
+            if not b:
+                side = _closing_side(ln.glyph_x, ln.glyph_text)
+                if side is not None:
+                    closing[side] += 1
+    # A page of untranslated Latin prose in a right-to-left document is still laid out
+    # right to left: its lines show their full stops and colons at the left.
+    page_rtl = model.rtl = rtl > ltr or (closing[0] >= RTL_CLOSING_MIN_LINES and closing[0] > closing[1])
     for ln in model.lines:
         mono = bool(ln.style & MONO)
         has_rtl = _RTL_CHAR.search(ln.text) is not None
@@ -1004,6 +1011,26 @@ def _settle_directions(model: PageModel) -> None:
             text = line_logical(ln.glyph_x, ln.glyph_text, ln.rtl, ln.code_glyphs)
             ln.text = text
             ln.spans = [(text, ln.style)]
+
+
+# Sentence punctuation that closes a line of prose.
+_CLOSING = ".:;,!?"
+# At least this many lines of Latin letters with their closing punctuation at the left
+# (and more than with it at the right) make a page right to left.
+RTL_CLOSING_MIN_LINES = 2
+
+
+def _closing_side(glyph_x: Sequence[float], glyphs: Sequence[str]) -> int | None:
+    """0 when a line shows sentence punctuation at its left end before a letter (laid
+    out right to left), 1 when at its right end after a letter (left to right), else None."""
+    visual = [g for g in visual_order(glyph_x, glyphs) if not g.isspace()]
+    if len(visual) < 2:
+        return None
+    if visual[0] in _CLOSING and visual[1].isalpha() and visual[-1].isalnum():
+        return 0
+    if visual[-1] in _CLOSING and visual[-2].isalnum() and visual[0].isalnum():
+        return 1
+    return None
 
 
 def _shows_rtl_ends(glyph_x: Sequence[float], glyphs: Sequence[str]) -> bool:

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 
-from .layout import BOLD, MARK_BOX, MARK_CIRCLE, MARK_DASH, MARK_TICK, Box, Line, PageModel, is_rtl
+from .layout import BOLD, MARK_BOX, MARK_CIRCLE, MARK_DASH, MARK_TICK, MONO, Box, Line, PageModel, is_rtl
 
 # Bullet glyphs: hyphen bullet, hyphen, en and em dash, asterisk, and any private-use
 # code point (Symbol and Wingdings fonts put their bullets there).
@@ -158,8 +158,10 @@ def attach_drawn_marks(model: PageModel) -> None:
         # A line written right to left has its marker at the right; on a page with some
         # such lines, so may a line of Latin text (a parameter's description in a list
         # of a right-to-left page): it takes a marker on either side.
+        # (Code is left to right on any page: its lines are not counted.)
         rtl = {id(ln) for ln in model.lines if is_rtl(ln.text)}
-        mixed = len(rtl) >= RTL_PAGE_SHARE * len(model.lines)
+        prose = sum(1 for ln in model.lines if not ln.style & MONO)
+        mixed = model.rtl or (bool(rtl) and len(rtl) >= RTL_PAGE_SHARE * prose)
         right = {id(ln): (True,) if id(ln) in rtl else (False, True) if mixed else (False,) for ln in model.lines}
         rows = _rows(model.lines)
         best: dict[int, tuple[float, Box, str, bool]] = {}  # line index -> (gap, box, glyph, at right)

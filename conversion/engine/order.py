@@ -9,7 +9,7 @@ from collections import Counter
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
 from .layout import BOLD, MONO, Line, is_rtl, line_logical
-from .lists import BARE_NUMBER, LONE_MARKER
+from .lists import BARE_NUMBER, LONE_MARKER, list_marker
 from .tables import Table
 
 Item = Line | Table | Figure
@@ -113,16 +113,29 @@ def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float)
         return None
     lwidth = gx0 - min(ln.x0 for ln in left)
     reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
-    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth):
+    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth) and not _list_column(left):
         return None
     # Columns of prose have long lines; table cells are short. (Upper quartile, since
     # formulas and list labels inside a column are short too.) A column of short side
     # labels beside prose is a column too when the labels are set in a style of their own
     # on baselines of their own: cells of a table share their row's baseline and style.
-    prose = [_prose_column(side, page_width) for side in (left, right)]
+    # A list is a column of short lines too.
+    prose = [_prose_column(side, page_width) or _list_column(side) for side in (left, right)]
     if not all(prose) and not (prose[1] and _label_column(left, right)):
         return None
     return gc
+
+
+# A side whose lines mostly open list items is a column of its own, short as they are:
+# items do not wrap, but a table's cells do not each open with a marker. The share of its
+# lines (of list size) that open with a bullet or number.
+_LIST_COLUMN_SHARE = 0.6
+
+
+def _list_column(side: list[Line]) -> bool:
+    """Whether the lines of `side` are a list: most of them open an item."""
+    body = Counter(round(ln.size, 1) for ln in side).most_common(1)[0][0]
+    return sum(1 for ln in side if list_marker(ln, body) is not None) >= _LIST_COLUMN_SHARE * len(side)
 
 
 def _wrapped_at(side: list[Line], edge: float) -> bool:
@@ -250,7 +263,31 @@ def _rtl_row(row: list[Item]) -> list[Item]:
 
 
 def _rtl_line(lines: list[Line]) -> Line:
-    """Pieces of one row of right-to-left text as one line in reading order."""
+    """Pieces of one row of right-to-left text as one line in reading order.
+
+    A list marker printed apart at the right end of the row (a browser's number of an
+    ordered list, "1." drawn as ".1") opens the line: the bidirectional algorithm would
+    read its digits as part of the Latin or number run beside it.
+    """
+    right = max(lines, key=lambda ln: ln.x1)
+    marker = right.text.strip()
+    if len(lines) > 1 and right.rtl and LONE_MARKER.match(marker) and GLYPH_GARBAGE.sub("", marker):
+        rest = _rtl_line([ln for ln in lines if ln is not right])
+        text = f"{marker} {rest.text}"
+        return Line(
+            x0=rest.x0,
+            top=min(rest.top, right.top),
+            x1=right.x1,
+            bottom=max(rest.bottom, right.bottom),
+            text=text,
+            spans=[(marker + " ", right.style), *rest.spans],
+            size=max(rest.size, right.size),
+            style=rest.style & right.style,
+            glyph_x=rest.glyph_x + right.glyph_x,
+            glyph_text=rest.glyph_text + right.glyph_text,
+            rtl=True,
+            code_glyphs=rest.code_glyphs + [False] * len(right.glyph_text) if rest.code_glyphs else None,
+        )
     glyph_x: list[float] = []
     glyph_text: list[str] = []
     code: list[bool] = []  # inline code: the glyphs of a monospaced piece or run

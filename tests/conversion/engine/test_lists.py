@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conversion.engine import convert
 
-from .pdfs import HEBREW, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
 
 # A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
 _KAPPA = 0.5523
@@ -297,3 +297,74 @@ def test_a_lone_line_of_code_under_an_item_is_not_a_paragraph_of_the_item(tmp_pa
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert "tool:\n\n`deploy --service orders --version 4.18.2`\n\n2. Wait" in out
+
+
+def test_a_numbered_list_of_latin_text_on_a_right_to_left_page_opens_with_its_numbers(tmp_path: Path) -> None:
+    # An untranslated passage of a Hebrew document, printed right to left as browsers do:
+    # lines flush right, full stops and colons at their left ends, each item's number
+    # printed apart at the right of its line (".1" for "1.", a text object of its own).
+    title = "\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5"
+    ops: list[Op] = [
+        Text(470, 730, title[::-1], font=HEBREW),
+        Text(262, 700, ":The option is a function called with two arguments"),
+        Text(380, 680, ".The error that was thrown"),
+        Text(532, 680, ".1"),
+        Text(330, 664, ".An errorInfo object with its stack"),
+        Text(532, 664, ".2"),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "The option is a function called with two arguments:" in out
+    assert "1. The error that was thrown.\n2. An errorInfo object with its stack." in out
+
+
+def test_latin_items_take_their_bullets_at_the_right_on_a_right_to_left_page_of_code(tmp_path: Path) -> None:
+    # A Hebrew page whose lines are mostly code: code is written left to right on any page
+    # and says nothing of the page's direction; the Latin items' discs stand at their right.
+    title = "\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5 \u05d6\u05d7\u05d8"
+    code = ["<ul>", "  <Item name='Space suit' />", "  <Item name='Helmet' />", "</ul>", "}", "}", "}"]
+    ops: list[Op] = [
+        *[Text(72, 740 - 12 * k, line, 9, "M") for k, line in enumerate(code)],
+        Text(440, 640, title[::-1], font=HEBREW),
+        Text(380, 620, "Space suit (Importance: 9)"),
+        disc(514, 624, 1.8),
+        Text(370, 604, "Helmet with a golden leaf"),
+        disc(514, 608, 1.8),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "- Space suit (Importance: 9)\n- Helmet with a golden leaf" in out
+
+
+def test_inline_code_after_a_line_break_in_an_item_stays_in_the_item(tmp_path: Path) -> None:
+    # "<li>... pointee types.<br><code>vis(&T)</code> = vis(T).</li>": the line of code
+    # follows at the item's own leading, and the item's text goes on after it.
+    ops: list[Op] = [
+        Text(72, 740, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        disc(84, 724, 1.8),
+        Text(93, 720, "References and pointers inherit their visibility from the types they point"),
+        Text(93, 706, "to, whatever their mutability."),
+        Text(93, 692, "vis(&MUT T) = vis(*MUT T)", 10, "M"),
+        Text(93, 678, "= vis(T)."),
+        disc(84, 660, 1.8),
+        Text(93, 656, "Tuple types are as visible as their least visible component."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "- References and pointers inherit" in out
+    assert "whatever their mutability. `vis(&MUT T) = vis(*MUT T)` = vis(T).\n- Tuple types" in out
+
+
+def test_a_right_to_left_item_goes_on_over_a_line_set_mostly_in_inline_code(tmp_path: Path) -> None:
+    # A Hebrew item whose second line is mostly code in a smaller monospaced font: the
+    # line's size is that of its code, and it still continues the item (under its text,
+    # left of the number printed apart at the right).
+    intro = " ".join(["\u05d0\u05d1\u05d2 \u05d3\u05d4\u05d5"] * 4) + ":"
+    first, last = "\u05d6\u05d7\u05d8 \u05d9\u05db\u05dc", "\u05de\u05e0"
+    ops: list[Op] = [
+        Text(330, 720, intro[::-1], 12, HEBREW),
+        Text(450, 700, first[::-1], 12, HEBREW),
+        Text(530, 700, ".1", 12),
+        Text(284, 686, "<tag attribute={value}> </tag>", 10, HEBREW_MONO),
+        Text(437, 686, last[::-1], 12, HEBREW),
+        Text(330, 660, intro[::-1], 12, HEBREW),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert f"1. {first} {last} <tag attribute={{value}}> </tag>" in out.replace("\\", "")

@@ -299,3 +299,29 @@ def test_columns_are_read_from_the_right_when_the_direction_says_so() -> None:
     items: list[Item] = [*left, *right]
     assert [seg[0].text for seg in reading_order(items, WIDTH)] == [left[0].text, right[0].text]
     assert [seg[0].text for seg in reading_order(items, WIDTH, rtl=True)] == [right[0].text, left[0].text]
+
+
+def test_a_column_of_short_list_items_beside_prose_is_a_column(tmp_path: Path) -> None:
+    # The items do not wrap and are short, as a column of table cells would be; but each
+    # opens with a bullet, and the list is read before the prose beside it, never joined
+    # to it line by line.
+    items = ["Apples from the orchard", "Pears in a basket", "Plums for the jam", "Cherries, sour"]
+    items += ["Quinces to bake", "Figs and dates", "Grapes, seedless", "Lemons to squeeze"]
+    prose = [
+        "The fruit market opens at dawn on the square,",
+        "when the growers bring their crates down from",
+        "the hills in carts and vans. By eight the stalls",
+        "are full and the buyers from the restaurants",
+        "come to choose what they will cook that day,",
+        "haggling over the price of each crate until",
+        "the church bell strikes nine and the market",
+        "settles into its ordinary morning trade.",
+    ]
+    ops: list[Op] = [
+        Text(72, 740, "The fruit we buy, and where it comes from: a paragraph over the whole page."),
+        *[Text(72, 712 - 17 * k, "\u2022 " + item) for k, item in enumerate(items)],
+        *lines(320, 710, prose),
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "\n".join(f"- {item}" for item in items) in out
+    assert " ".join(prose) in out
