@@ -6,7 +6,20 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping
 
-from .layout import BOLD, MARK_BOX, MARK_CIRCLE, MARK_DASH, MARK_TICK, MONO, Box, Line, PageModel, is_rtl
+from .layout import (
+    BOLD,
+    MARK_BOX,
+    MARK_CIRCLE,
+    MARK_DASH,
+    MARK_DISC,
+    MARK_SQUARE,
+    MARK_TICK,
+    MONO,
+    Box,
+    Line,
+    PageModel,
+    is_rtl,
+)
 
 # Bullet glyphs: hyphen bullet, hyphen, en and em dash, asterisk, and any private-use
 # code point (Symbol and Wingdings fonts put their bullets there).
@@ -345,9 +358,15 @@ def _strip_spans(spans: list[tuple[str, int]]) -> list[tuple[str, int]]:
     return out
 
 
+# A mark inside a box or circle that fills this share of its width and height or more is
+# the shape's own fill (a filled swatch drawn as a fill and an outline, as a chart's legend
+# draws its keys), not a tick or a dot that checks it.
+CHECK_FILL_SHARE = 0.85
+
+
 def _checked_boxes(marks: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
     """Marks with each stroked square or circle that has another mark inside it checked
-    (and that mark gone)."""
+    (and that mark gone); one whose inner mark fills it is a filled square or disc."""
     holders = [k for k, (_, glyph) in enumerate(marks) if glyph in (MARK_BOX, MARK_CIRCLE)]
     if not holders:
         return marks
@@ -356,6 +375,7 @@ def _checked_boxes(marks: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
         cells[(int((x0 + x1) / 2 // _ROW), int((top + bottom) / 2 // _ROW))].append(k)
     inside: set[int] = set()
     checked: set[int] = set()
+    filled: set[int] = set()
     for k in holders:
         x0, top, x1, bottom = marks[k][0]
         for cx in range(int(x0 // _ROW), int(x1 // _ROW) + 1):
@@ -364,8 +384,14 @@ def _checked_boxes(marks: list[tuple[Box, str]]) -> list[tuple[Box, str]]:
                     (a0, atop, a1, abottom), _ = marks[j]
                     if j != k and x0 < (a0 + a1) / 2 < x1 and top < (atop + abottom) / 2 < bottom and a1 - a0 < x1 - x0:
                         inside.add(j)
-                        checked.add(k)
-    return [(box, CHECKED if k in checked else glyph) for k, (box, glyph) in enumerate(marks) if k not in inside]
+                        fills = min((a1 - a0) / (x1 - x0), (abottom - atop) / max(bottom - top, 1e-6))
+                        (filled if fills >= CHECK_FILL_SHARE else checked).add(k)
+    solid = {MARK_BOX: MARK_SQUARE, MARK_CIRCLE: MARK_DISC}
+    return [
+        (box, CHECKED if k in checked else solid.get(glyph, glyph) if k in filled else glyph)
+        for k, (box, glyph) in enumerate(marks)
+        if k not in inside
+    ]
 
 
 def _with_marker(line: Line, box: Box, glyph: str, *, at_right: bool) -> Line:

@@ -131,6 +131,23 @@ def test_drawn_checkboxes_become_task_items_checked_when_marked_inside(tmp_path:
     )
 
 
+def test_a_swatch_filled_to_its_outline_is_a_filled_bullet_not_a_checked_box(tmp_path: Path) -> None:
+    # A chart's legend draws each key as a fill and an outline of the same square; a tick
+    # or a dot inside a box is smaller than the box.
+    ops: list[Op] = [
+        Text(72, 720, "Share of the work done by each tier, per benchmark."),
+        square(72.4, 699.4, 7.2),
+        Box(72, 699, 80, 707),
+        Text(88, 700, "Native code"),
+        Box(72, 685, 80, 693),
+        Raw(b"q 1 w 73.5 689 m 75.5 687 l 78.5 691.5 l S Q"),  # a tick inside the box
+        Text(88, 686, "Checked by hand"),
+    ]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Share of the work done by each tier, per benchmark.\n\n- Native code\n- [x] Checked by hand"
+    )
+
+
 def test_a_row_of_options_gives_an_item_per_option(tmp_path: Path) -> None:
     ops: list[Op] = [
         Text(72, 720, "Do you own a bicycle?"),
