@@ -48,9 +48,11 @@ LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\)|{_LA
 
 def list_marker(line: Line, body: float) -> tuple[str, str] | None:
     """(markdown marker, text after the source marker) for a list item line."""
-    if line.style & BOLD and len(line.text) < 80:
-        return None
     text = line.text
+    if line.style & BOLD and len(text) < 80 and not (_CHECKBOX.match(text) or _BULLET.match(text)):
+        # A short bold line opened by a number or a label is a numbered heading; one opened by
+        # a bullet or a checkbox is an item set in bold.
+        return None
     m = _CHECKBOX.match(text)
     if m:
         return ("- [ ]" if m.group(1) in _UNCHECKED else "- [x]"), m.group(2)

@@ -385,3 +385,20 @@ def test_a_right_to_left_item_goes_on_over_a_line_set_mostly_in_inline_code(tmp_
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert f"1. {first} {last} <tag attribute={{value}}> </tag>" in out.replace("\\", "")
+
+
+def test_bullets_open_items_set_in_bold(tmp_path: Path) -> None:
+    # A short bold line opened by a number is a numbered heading; opened by a bullet it is
+    # an item, however short and however bold.
+    ops: list[Op] = [
+        Text(72, 720, "1. Scope", font="B"),
+        Text(72, 700, "The plan covers three things:"),
+        Text(72, 686, "\u2022 Wood", font="B"),
+        Text(72, 672, "\u2022 Water", font="B"),
+        Text(72, 658, "\u2022 Light, and the paths between the three buildings"),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.endswith(
+        "The plan covers three things:\n\n- **Wood**\n- **Water**\n- Light, and the paths between the three buildings"
+    )
+    assert not out.startswith("1.")
