@@ -190,19 +190,27 @@ _ENCODING_TEXT = {
 }
 
 
-def unsupported_content_type(kind: str, encodings: tuple[str, ...] = ENCODINGS) -> ServiceError:
+def unsupported_content_type(
+    kind: str, encodings: tuple[str, ...] = ENCODINGS, raw_path: str | None = None
+) -> ServiceError:
+    """415 naming what the endpoint takes; for a binary body sent to an endpoint whose raw
+    operation takes it (`raw_path`), naming that operation too."""
     shown = caller_text(kind) or "none"
     described = [_ENCODING_TEXT[e] for e in encodings]
     listed = ", ".join(described[:-1]) + f" or {described[-1]}" if len(described) > 1 else described[0]
-    return ServiceError(
-        ErrorCode.UNSUPPORTED_CONTENT_TYPE,
-        f"Content-Type {shown!r} is not accepted here. Send {listed}.",
-        details={"accepted": list(encodings)},
-    )
+    details: dict[str, object] = {"accepted": list(encodings)}
+    message = f"Content-Type {shown!r} is not accepted here. Send {listed}."
+    if raw_path is not None and kind == OCTET_STREAM:
+        message += f" Or send the same body to POST {raw_path}, which takes the PDF as {OCTET_STREAM}."
+        details["raw_operation"] = raw_path
+    return ServiceError(ErrorCode.UNSUPPORTED_CONTENT_TYPE, message, details=details)
 
 
-def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODINGS) -> str:
-    """The body encoding, checked before any byte of the body is read."""
+def check_content_type(
+    request: HttpRequest, encodings: tuple[str, ...] = ENCODINGS, raw_path: str | None = None
+) -> str:
+    """The body encoding, checked before any byte of the body is read. `raw_path`: the raw
+    operation beside this endpoint, if there is one (`/v1/convert/raw`)."""
     kind = media_type(request)
     if kind not in encodings:
         if (
@@ -211,7 +219,7 @@ def check_content_type(request: HttpRequest, encodings: tuple[str, ...] = ENCODI
             and "HTTP_TRANSFER_ENCODING" not in request.META
         ):
             raise ServiceError(ErrorCode.MISSING_SOURCE, "The request has no body: send a PDF.")
-        raise unsupported_content_type(kind, encodings)
+        raise unsupported_content_type(kind, encodings, raw_path)
     if kind == MULTIPART and "boundary=" not in (request.META.get("CONTENT_TYPE") or ""):
         raise ServiceError(ErrorCode.MULTIPART_MALFORMED, "The multipart/form-data Content-Type has no boundary.")
     return kind

@@ -138,6 +138,7 @@ def job_submit(
             "tables": options.tables,
             "fallback": options.fallback,
             "flavor": options.flavor,
+            "pages_param": options.pages_param,
         }
         if options is not None
         else {},

@@ -26,6 +26,9 @@ class Options:
     tables: str = "markdown"
     fallback: str = "empty"
     flavor: str = "gfm"
+    # Where the client put `pages`: the body's `options.pages`, or the query parameter
+    # `pages` of a raw PDF. Errors found later (at the worker) name it the same way.
+    pages_param: str = "options.pages"
 
     def cache_key(self) -> str:
         """The normalised options, as they enter the result-cache key: expressions that select the
@@ -149,4 +152,5 @@ class OptionsSerializer(SharedFields[Options]):
             tables=attrs.get("tables", "markdown"),
             fallback=attrs.get("fallback", "empty"),
             flavor=attrs.get("flavor", "gfm"),
+            pages_param=field_path(fields["pages"]),
         )

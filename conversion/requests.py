@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
 from rest_framework import serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -120,6 +121,19 @@ class IdempotentApi(ApiView):
             body.close()
 
 
+def _raw_operation(path: str) -> str | None:
+    """The raw operation beside the endpoint at `path` (`/v1/convert` -> `/v1/convert/raw`),
+    or None when there is none (or `path` is one)."""
+    raw = path.rstrip("/") + "/raw"
+    if path.rstrip("/").endswith("/raw"):
+        return None
+    try:
+        resolve(raw)
+    except Resolver404:
+        return None
+    return raw
+
+
 class DocumentApi(IdempotentApi):
     """An endpoint that takes a document (convert, inspect, toc, file upload): `post` runs the
     pipeline and calls `perform` with the `DocumentRequest`, holding a concurrency slot.
@@ -134,7 +148,7 @@ class DocumentApi(IdempotentApi):
 
     def post(self, request: Request) -> Any:
         encodings = tuple(parser.media_type for parser in request.parsers or ())
-        check_content_type(request._request, encodings)
+        check_content_type(request._request, encodings, _raw_operation(request.path))
         limit = int(getattr(settings, self.upload_limit))
         return self.idempotent(request, lambda body: self._take(request, body), limit=limit, what="upload")
 

@@ -115,9 +115,10 @@ def _fail(job: ConversionJob, error: ServiceError) -> None:
     )
 
 
-def _engine_failure(exc: engine.EngineError) -> ServiceError:
-    # Page-range errors raised here (out of bounds) are about the request's options.pages.
-    return engine_error(exc, param="options.pages" if exc.code.startswith("page_range") else None)
+def _engine_failure(exc: engine.EngineError, pages_param: str = "options.pages") -> ServiceError:
+    # Page-range errors raised here (out of bounds) are about the request's pages, named as
+    # the client sent them (`options.pages`, or the raw operations' query parameter `pages`).
+    return engine_error(exc, param=pages_param if exc.code.startswith("page_range") else None)
 
 
 def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
@@ -233,19 +234,20 @@ def job_time_limit_hit(*, request_id: str, pages_completed: int | None = None) -
 
 def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:
     options = job.options
+    pages_param = options.get("pages_param", "options.pages")
     try:
         info = engine.preflight(source, password=password)
         ranges = engine.parse_page_ranges(options["pages"]) if options.get("pages") else None
         pages = engine.select_pages(ranges, info.page_count or 0)
     except engine.EngineError as exc:
-        raise _engine_failure(exc) from exc
+        raise _engine_failure(exc, pages_param) from exc
     if len(pages) > job.max_pages:
         who = "a test key" if job.environment == Environment.TEST else "/v1/convert"
         raise ServiceError(
             ErrorCode.TOO_MANY_PAGES,
             f"The selection has {len(pages)} pages; {who} converts at most {job.max_pages} per request. "
-            "Select fewer with options.pages.",
-            param="options.pages",
+            f"Select fewer with `{pages_param}`, for example `1-{job.max_pages}`, then the next ones.",
+            param=pages_param,
             details={"pages_selected": len(pages), "max_pages": job.max_pages, "page_count": info.page_count},
         )
     # The page meters count selected pages, known only now; they refuse before the hold.
@@ -279,14 +281,14 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
             info=info,
         )
     except engine.EngineError as exc:
-        raise _engine_failure(exc) from exc
+        raise _engine_failure(exc, pages_param) from exc
     if clock.cancelled:
         raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the conversion finished.")
     if result.stopped:
         raise ServiceError(
             ErrorCode.CONVERSION_TIMEOUT,
             f"The conversion exceeded its wall-clock limit of {int(settings.SVCX_CONVERSION_TIME_LIMIT)} seconds after "
-            f"{len(result.pages)} of {len(pages)} pages. Convert fewer pages per request with options.pages.",
+            f"{len(result.pages)} of {len(pages)} pages. Convert fewer pages per request with `{pages_param}`.",
             details={
                 "pages_completed": len(result.pages),
                 "pages_selected": len(pages),
@@ -351,7 +353,7 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
             ranges = engine.parse_page_ranges(job.options["pages"]) if job.options.get("pages") else None
             selected = engine.select_pages(ranges, info.page_count or 0)
         except engine.EngineError as exc:
-            raise _engine_failure(exc) from exc
+            raise _engine_failure(exc, job.options.get("pages_param", "options.pages")) from exc
     sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), len(selected))
     if sample_pages and info.extraction_allowed is not False:
         pages = selected[:sample_pages]

@@ -396,7 +396,9 @@ _SPECS: tuple[ErrorSpec, ...] = (
         415,
         INVALID_REQUEST,
         "The Content-Type is not one this endpoint accepts.",
-        "Send multipart/form-data (a `file` part), application/json (with `file_id`) or application/pdf (the raw PDF).",
+        "Send multipart/form-data (a `file` part), application/json (with `file_id`) or application/pdf (the raw PDF). "
+        "A raw PDF sent as application/octet-stream (what generated clients send for a binary body) goes to the "
+        "endpoint's raw operation, such as POST /v1/convert/raw; `details.raw_operation` names it.",
     ),
     # Size and quota
     _spec(

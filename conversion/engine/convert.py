@@ -451,21 +451,39 @@ class _CallbackError(Exception):
         self.error = error
 
 
-def _unmapped_glyphs_warning(number: int, count: int) -> str | None:
+def _pages(numbers: Sequence[int]) -> str:
+    """Page numbers as ascending ranges: "Page 3", "Pages 1-4, 7"."""
+    ordered = sorted(set(numbers))
+    runs: list[list[int]] = []
+    for n in ordered:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    spans = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return f"Page {spans}" if len(ordered) == 1 else f"Pages {spans}"
+
+
+def _unparsed_warning(numbers: Sequence[int]) -> str:
+    it = "it was" if len(set(numbers)) == 1 else "they were"
+    return f"{_pages(numbers)} could not be parsed; {it} left empty."
+
+
+def _unmapped_glyphs_warning(numbers: Sequence[int], count: int) -> str | None:
     if not count:
         return None
     return (
-        f"Page {number}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
+        f"{_pages(numbers)}: {count} character(s) use glyphs that the PDF's fonts do not map to Unicode; "
         "they were left out."
     )
 
 
-def _hidden_warning(number: int, hidden: dict[str, int]) -> str | None:
+def _hidden_warning(numbers: Sequence[int], hidden: dict[str, int]) -> str | None:
     if not hidden:
         return None
     reasons = ", ".join(f"{count} {_HIDDEN_REASONS[reason]}" for reason, count in sorted(hidden.items()))
     return (
-        f"Page {number}: {sum(hidden.values())} line(s) of text a reader cannot see ({reasons}) were left "
+        f"{_pages(numbers)}: {sum(hidden.values())} line(s) of text a reader cannot see ({reasons}) were left "
         "out of the Markdown; the JSON result lists them as hidden_text elements."
     )
 
@@ -479,8 +497,38 @@ _HIDDEN_REASONS = {
 }
 
 
-def _no_text_warning(number: int) -> str:
-    return f"Page {number} has no text layer (scanned or image-only); it was left empty. OCR is not available."
+def _no_text_warning(numbers: Sequence[int]) -> str:
+    if len(set(numbers)) == 1:
+        return f"{_pages(numbers)} has no text layer (scanned or image-only); it was left empty. OCR is not available."
+    return f"{_pages(numbers)} have no text layer (scanned or image-only); they were left empty. OCR is not available."
+
+
+@dataclass
+class _PageNotes:
+    """What the pages of a conversion warn of, by kind: a document's warnings name each
+    kind once, with its pages (a scanned book's 200 empty pages are one warning)."""
+
+    unparsed: list[int] = field(default_factory=list)
+    no_text: list[int] = field(default_factory=list)
+    unmapped: dict[int, int] = field(default_factory=dict)  # page -> characters left out
+    hidden: dict[int, dict[str, int]] = field(default_factory=dict)  # page -> reason -> lines
+
+    def warnings(self) -> list[str]:
+        out: list[str] = []
+        if self.unparsed:
+            out.append(_unparsed_warning(self.unparsed))
+        if self.no_text:
+            out.append(_no_text_warning(self.no_text))
+        unmapped = _unmapped_glyphs_warning(list(self.unmapped), sum(self.unmapped.values()))
+        if unmapped:
+            out.append(unmapped)
+        reasons: Counter[str] = Counter()
+        for per_page in self.hidden.values():
+            reasons.update(per_page)
+        hidden = _hidden_warning(list(self.hidden), dict(reasons))
+        if hidden:
+            out.append(hidden)
+        return out
 
 
 def convert(
@@ -508,7 +556,8 @@ def convert(
     Raises:
         EngineError: the preflight errors; page_range_out_of_bounds when no requested
             page exists; document_has_no_text_layer when no selected page has a text
-            layer; page_has_no_text_layer (details: page) with fallback "error";
+            layer and no other page of the document shows one (the font census of the
+            pages not selected); page_has_no_text_layer (details: page) with fallback "error";
             document_too_complex when a page exhausts its work budget;
             pdf_too_complex; pdf_parse_failed when no page could be parsed.
     """
@@ -614,7 +663,7 @@ def _convert_opened(
                 outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
     delivered: list[PageResult] = []
-    warnings = list(info.warnings)
+    notes = _PageNotes()
     pending: deque[PageModel | int] = deque()
     delivered_bytes = 0
     truncated = False
@@ -634,7 +683,8 @@ def _convert_opened(
         size = (0.0, 0.0)
         if isinstance(item, int):
             number, markdown, has_text = item, "", False
-            page_warnings = [f"Page {item} could not be parsed; it was left empty."]
+            page_warnings = [_unparsed_warning([item])]
+            notes.unparsed.append(item)
             last_table = (number, None)
         else:
             number, has_text = item.number, item.has_text_layer
@@ -655,20 +705,24 @@ def _convert_opened(
                 page_warnings += [
                     w
                     for w in (
-                        _unmapped_glyphs_warning(number, rendered.unmapped),
-                        _hidden_warning(number, rendered.hidden),
+                        _unmapped_glyphs_warning([number], rendered.unmapped),
+                        _hidden_warning([number], rendered.hidden),
                     )
                     if w
                 ]
+                if rendered.unmapped:
+                    notes.unmapped[number] = rendered.unmapped
+                if rendered.hidden:
+                    notes.hidden[number] = rendered.hidden
             else:
                 markdown = ""
-                page_warnings.append(_no_text_warning(number))
+                page_warnings.append(_no_text_warning([number]))
+                notes.no_text.append(number)
                 last_table = (number, None)
         label = labels[number - 1] if labels and number <= len(labels) else None
         result = PageResult(number, label, markdown, has_text, page_warnings, continues, *size, elements)
         structure_seconds += time.monotonic() - t0
         delivered.append(result)
-        warnings.extend(page_warnings)
         if on_page is not None:
             try:
                 on_page(result)
@@ -708,7 +762,7 @@ def _convert_opened(
     if not truncated:
         if parsed_ok == 0 and pending and not stopped:
             raise _parse_failed(selected[0])
-        if not any_text and not stopped and parsed_ok:
+        if not any_text and not stopped and parsed_ok and not stats.text_elsewhere:
             raise EngineError(
                 "document_has_no_text_layer",
                 "None of the selected pages has a text layer (the document is scanned "
@@ -725,6 +779,8 @@ def _convert_opened(
         pages=delivered,
         truncated=truncated,
         stopped=stopped,
-        warnings=warnings,
+        # The document's own warnings (a repair, an unreadable outline), then one warning
+        # of each kind its pages have, naming the pages.
+        warnings=[*info.warnings, *notes.warnings()],
         timings=timings,
     )

@@ -167,6 +167,12 @@ class DocStats:
         self._invalidate()
 
     @property
+    def text_elsewhere(self) -> bool:
+        """Whether the census found text on a page that is not parsed (not selected): the
+        document has a text layer even where the pages selected have none."""
+        return bool(self._census)
+
+    @property
     def body_size(self) -> float:
         if self._body is None:
             census = self._census_total()

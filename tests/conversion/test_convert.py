@@ -250,6 +250,14 @@ def test_test_key_is_capped_at_five_pages(client: Client, account: dict[str, Any
     error = assert_envelope(post_pdf(client, account["test"].secret, six), 400, "too_many_pages")
 
     assert error["details"]["max_pages"] == 5
+    # A raw PDF's options are query parameters: the error names `pages` as the client sent it.
+    assert error["param"] == "pages"
+    assert "Select fewer with `pages`" in error["message"]
+    with six.open("rb") as handle:
+        multipart = client.post("/v1/convert", {"file": handle}, **bearer(account["test"].secret))
+    error = assert_envelope(multipart, 400, "too_many_pages")
+    assert error["param"] == "options.pages"
+    assert "Select fewer with `options.pages`" in error["message"]
     assert post_pdf(client, account["test"].secret, six, "?pages=2-6").status_code == 200
     assert not CreditHold.objects.filter(status="held").exists()
 
@@ -272,6 +280,12 @@ def test_selection_past_the_end_is_out_of_bounds_and_billed_zero(
 
     assert error["type"] == "invalid_request_error"
     assert error["details"]["page_count"] == 3
+    assert error["param"] == "pages"
+    with three_pages.open("rb") as handle:
+        multipart = client.post(
+            "/v1/convert", {"file": handle, "options": '{"pages": "7-9"}'}, **bearer(account["live"].secret)
+        )
+    assert assert_envelope(multipart, 422, "page_range_out_of_bounds")["param"] == "options.pages"
     assert kinds(account["org"]) == []
 
 
@@ -332,6 +346,24 @@ def test_fallback_error_refuses_a_page_without_text(client: Client, account: dic
     assert [p["has_text_layer"] for p in body["pages"]] == [True, False]
     assert body["pages"][1]["markdown"] == ""
     assert body["warnings"] or body["pages"][1]["warnings"]
+
+
+def test_a_selected_page_without_text_in_a_document_with_text_is_an_empty_page(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    # A book's cover (a picture, no text) asked for alone: the document has text, so the
+    # default fallback gives an empty page with a warning; no document error.
+    book = make_pdf(tmp_path / "book.pdf", [[], [Text(72, 700, "Chapter one.")], [Text(72, 700, "Chapter two.")]])
+
+    response = post_pdf(client, account["live"].secret, book, "?pages=1")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [(p["page"], p["has_text_layer"], p["markdown"]) for p in body["pages"]] == [(1, False, "")]
+    assert body["warnings"] == [
+        "Page 1 has no text layer (scanned or image-only); it was left empty. OCR is not available."
+    ]
+    assert (body["pages_billed"], body["credits_billed"]) == (1, 1)
 
 
 def test_idempotent_replay_bills_once(client: Client, account: dict[str, Any], three_pages: Path) -> None:

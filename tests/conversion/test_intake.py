@@ -190,6 +190,24 @@ def test_other_content_types_are_415_listing_the_three(client: Client, secret: s
         assert accepted in error["message"]
 
 
+@pytest.mark.parametrize("path", ["/v1/convert", "/v1/inspect", "/v1/toc", "/v1/files"])
+def test_an_octet_stream_body_is_pointed_to_the_raw_operation(client: Client, secret: str, path: str) -> None:
+    # Generated clients send a binary body as application/octet-stream: the raw operation
+    # beside the endpoint takes it.
+    error = assert_envelope(
+        client.post(path, data=b"x", content_type="application/octet-stream", **bearer(secret)),
+        415,
+        "unsupported_content_type",
+    )
+
+    assert f"POST {path}/raw" in error["message"]
+    assert error["details"]["raw_operation"] == f"{path}/raw"
+    plain = assert_envelope(
+        client.post(path, data=b"x", content_type="text/plain", **bearer(secret)), 415, "unsupported_content_type"
+    )
+    assert "raw_operation" not in plain["details"]
+
+
 @pytest.mark.parametrize("path", ["/v1/convert/raw", "/v1/inspect/raw", "/v1/toc/raw", "/v1/files/raw"])
 @pytest.mark.parametrize("content_type", ["multipart/form-data; boundary=x", "application/json", "text/plain"])
 def test_raw_operations_take_only_the_raw_pdf(client: Client, secret: str, path: str, content_type: str) -> None:

@@ -112,6 +112,34 @@ def test_document_without_any_text_is_refused(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "a.pdf", [[], []])
     err = error_of(convert, path)
     assert err.code == "document_has_no_text_layer"
+    # Selecting one of its pages changes nothing: no page of the document has text.
+    assert error_of(convert, path, pages=[2]).code == "document_has_no_text_layer"
+
+
+def test_selected_pages_without_text_in_a_document_with_text_are_empty_with_a_warning(tmp_path: Path) -> None:
+    # A book's cover (a picture) selected alone: the document has a text layer, so the
+    # default fallback ("empty") gives the page empty with a warning, not a document error.
+    path = make_pdf(tmp_path / "a.pdf", [[], lines(72, 600, ["Chapter one begins here."])])
+    result = convert(path, pages=[1])
+    assert [(p.page, p.markdown, p.has_text_layer) for p in result.pages] == [(1, "", False)]
+    assert result.warnings == [
+        "Page 1 has no text layer (scanned or image-only); it was left empty. OCR is not available."
+    ]
+    err = error_of(convert, path, pages=[1], options=ConvertOptions(fallback="error"))
+    assert (err.code, err.details) == ("page_has_no_text_layer", {"page": 1})
+
+
+def test_warnings_of_one_kind_are_one_document_warning_naming_the_pages(tmp_path: Path) -> None:
+    text = lines(72, 600, ["Some text here."])
+    path = make_pdf(tmp_path / "a.pdf", [[], [], text, [], text, []])
+    result = convert(path)
+    assert result.warnings == [
+        "Pages 1-2, 4, 6 have no text layer (scanned or image-only); they were left empty. OCR is not available."
+    ]
+    # Each page still says it of itself.
+    assert result.pages[3].warnings == [
+        "Page 4 has no text layer (scanned or image-only); it was left empty. OCR is not available."
+    ]
 
 
 def test_not_a_pdf_is_pdf_invalid(tmp_path: Path) -> None:
