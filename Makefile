@@ -1,10 +1,14 @@
 # make run   - start web, worker and scheduler (embedded SQLite + file broker unless DATABASE_URL / REDIS_URL are set)
 # make test  - create the virtual environment, install, run every test on PostgreSQL and Redis
+# make test-fast - the engine and unit tests only (no worker, browser or server processes)
 # make manage ARGS="svcx org create --name Acme" - a management command with the venv's Python and settings
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# `make run` installs what the service needs (requirements.txt); `make test` and the tools add the
+# test, lint and type-check tools (requirements-dev.txt) to the same environment.
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
 # Tests run on the real PostgreSQL and Redis of this machine unless overridden, in TEST_PROCESSES
@@ -15,18 +19,27 @@ TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/s
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
 TEST_PROCESSES ?= 2
 
-.PHONY: run test lint format typecheck check bench migrate manage clean
+.PHONY: run test test-fast lint format typecheck check bench migrate manage clean
 
-$(STAMP): requirements.txt
+$(RUN_STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(PY) -m svcx.run
 
 test: $(STAMP)
 	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
+
+# The engine and the unit tests: no worker, browser or server processes (markers set by
+# tests/conftest.py).
+test-fast: $(STAMP)
+	DATABASE_URL=$(TEST_DATABASE_URL) REDIS_URL=$(TEST_REDIS_URL) $(PY) -m pytest -n $(TEST_PROCESSES) --dist loadfile -m "not worker and not browser and not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -40,11 +53,11 @@ format: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
 
-migrate: $(STAMP)
+migrate: $(RUN_STAMP)
 	$(PY) manage.py migrate
 
 # The same interpreter, settings and SVCX_VAR_DIR (from the environment) as `make run`.
-manage: $(STAMP)
+manage: $(RUN_STAMP)
 	$(PY) manage.py $(ARGS)
 
 check: lint typecheck

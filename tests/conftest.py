@@ -51,6 +51,29 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+# What a test needs beyond this process, read off the fixtures it uses and the helpers its
+# module calls, so that `-m "not worker and not browser and not slow"` (`make test-fast`) runs
+# the engine and the unit tests alone, and no test has to remember to mark itself.
+_MARKS = {
+    "worker": ("celery_worker", "session_worker", "start_worker(", "WorkerProcess"),
+    "browser": ("browser", "page", "tests.browser"),
+    "slow": ("web_process", "module_web", "start_web(", "start_s3(", "subprocess.", "Popen("),
+}
+_module_text: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = str(item.path)
+        if path not in _module_text:
+            _module_text[path] = item.path.read_text(encoding="utf-8") if item.path.suffix == ".py" else ""
+        text = _module_text[path]
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for mark, needs in _MARKS.items():
+            if any(need in fixtures or (not need.isidentifier() and need in text) for need in needs):
+                item.add_marker(getattr(pytest.mark, mark))
+
+
 @pytest.fixture(autouse=True)
 def _test_settings(request: pytest.FixtureRequest) -> None:
     if not request.config.pluginmanager.hasplugin("django"):
