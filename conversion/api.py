@@ -141,7 +141,8 @@ RAW_REQUEST_SCHEMA = {OCTET_STREAM: OpenApiTypes.BINARY}
 RAW_DESCRIPTION = (
     "The body is the PDF itself, sent as application/octet-stream or application/pdf (the same as "
     "an application/pdf body on the path without `/raw`); options are query parameters, the "
-    "password is the header X-Svcx-Pdf-Password and metadata the header X-Svcx-Metadata."
+    "password is the header X-Svcx-Pdf-Password and metadata the header X-Svcx-Metadata. "
+    "On /v1/convert/raw, `Accept: text/markdown` answers with the Markdown alone."
 )
 
 
@@ -209,24 +210,23 @@ def document_schema(
     )
 
 
-ACCEPT_PARAMETER = OpenApiParameter(
-    "Accept",
-    OpenApiTypes.STR,
-    OpenApiParameter.HEADER,
-    enum=["application/json", "text/markdown"],
-    description="application/json (the default) or text/markdown: the Markdown alone, billing in X-Svcx-* headers.",
-)
+# The answer is negotiated by the Accept header, which OpenAPI describes by the response's media
+# types, never as a parameter (OpenAPI 3.0, Parameter Object: a header parameter named Accept
+# "SHALL be ignored"). Described as one, it led generated clients to offer text/markdown and then
+# parse the Markdown as JSON: the request was billed and the client crashed. Generators now see
+# one JSON answer to parse; the operation's description says how to ask for Markdown.
 CONVERT_RESPONSES: dict[Any, Any] = {
     (200, "application/json"): ConversionSerializer,
     (200, "text/markdown"): OpenApiResponse(
         OpenApiTypes.STR,
-        description="The Markdown, `<!-- page N -->` before each page; billing in `X-Svcx-*` headers.",
+        description="With `Accept: text/markdown` only: the Markdown, `<!-- page N -->` before each page; billing "
+        "in `X-Svcx-*` headers. Without it (or with `Accept: application/json`, or `*/*`) the answer is JSON.",
         examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
     ),
 }
 
 
-@document_schema("Convert a PDF", CONVERT_RESPONSES, name="Convert", parameters=[ACCEPT_PARAMETER])
+@document_schema("Convert a PDF", CONVERT_RESPONSES, name="Convert")
 class ConvertApi(DocumentApi):
     """Convert a PDF to Markdown or JSON.
 
@@ -294,7 +294,7 @@ class ConvertApi(DocumentApi):
         )
 
 
-@document_schema("Convert a raw PDF body", CONVERT_RESPONSES, parameters=[ACCEPT_PARAMETER])
+@document_schema("Convert a raw PDF body", CONVERT_RESPONSES)
 class ConvertRawApi(ConvertApi):
     """Convert a PDF sent as the raw body. The same conversion as POST /v1/convert."""
 

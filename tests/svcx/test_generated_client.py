@@ -5,6 +5,7 @@ against gunicorn and a real Celery worker."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import io
 import os
 import subprocess
@@ -65,6 +66,15 @@ def test_the_generator_supports_every_operation(generated: tuple[ModuleType, str
 
     assert "Warning" not in output, output
     assert "Unsupported content type" not in output
+
+
+def test_the_generated_client_offers_no_answer_it_cannot_parse(generated: tuple[ModuleType, str]) -> None:
+    # The conversions parse every 200 as JSON: were `accept` offered, `accept="text/markdown"`
+    # would be billed and then fail to parse. Only the JSON answer is offered.
+    for name in ("convert_create", "convert_raw_create"):
+        module = load(f"api.convert.{name}")
+        for function in (module.sync, module.sync_detailed, module.asyncio, module.asyncio_detailed):
+            assert "accept" not in inspect.signature(function).parameters, name
 
 
 @pytest.mark.django_db(transaction=True)
