@@ -129,10 +129,19 @@ def client_gone(request_or_meta: Any) -> bool:
 def refusal(status_int: int) -> ServiceError:
     """The error for a request the web server refused with `status_int` (a malformed request
     line, oversized headers, a bad chunk: 400, 403, 414, 417, 431, 501) or failed on (500).
-    The server's own status is kept in `details.http_status`."""
+    The server's own status is kept in `details.http_status`; the answer's status is 400, the
+    status of every request-shape error (interface.md 7.2 lists no 414 or 431), and a request
+    line too long has a code of its own (`uri_too_long`) saying where long options go."""
     details = {"http_status": status_int}
     if status_int == 500:
         return ServiceError(ErrorCode.INTERNAL_ERROR, details=details)
+    if status_int == 414:
+        return ServiceError(
+            ErrorCode.URI_TOO_LONG,
+            "The URL with its query string is too long for the server. Send long options in the body: "
+            "multipart with an `options` part, or JSON with `file_id` and `options`.",
+            details=details,
+        )
     return ServiceError(ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed.", details=details)
 
 

@@ -68,6 +68,7 @@ class ErrorCode(StrEnum):
     QUERY_OPTIONS_NOT_ALLOWED = "query_options_not_allowed"
     METADATA_TOO_LARGE = "metadata_too_large"
     BAD_REQUEST = "bad_request"
+    URI_TOO_LONG = "uri_too_long"
     MISSING_API_KEY = "missing_api_key"
     INVALID_API_KEY = "invalid_api_key"
     REVOKED_API_KEY = "revoked_api_key"
@@ -231,6 +232,16 @@ _SPECS: tuple[ErrorSpec, ...] = (
         INVALID_REQUEST,
         "The request could not be understood.",
         "The HTTP request itself is malformed (for example a broken header). Check the client that sent it.",
+    ),
+    _spec(
+        ErrorCode.URI_TOO_LONG,
+        400,
+        INVALID_REQUEST,
+        "The request line (the URL with its query string) is too long.",
+        "The web server refused the request line before reading the request (`details.http_status` is 414, URI "
+        "Too Long; the answer is 400, the status of every request-shape error). Query parameters carry only a raw "
+        "PDF's short options: send long values, such as a long `pages` expression, in the body instead, as "
+        "multipart with an `options` part or JSON with `file_id` and `options` (see the encodings guide).",
     ),
     # Authentication
     _spec(

@@ -176,7 +176,13 @@ def _answer(status_int: int) -> tuple[bytes, dict[bytes, bytes], bytes]:
     [
         (400, b"HTTP/1.1 400 Bad Request", ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed."),
         (403, b"HTTP/1.1 400 Bad Request", ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed."),
-        (414, b"HTTP/1.1 400 Bad Request", ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed."),
+        (
+            414,
+            b"HTTP/1.1 400 Bad Request",
+            ErrorCode.URI_TOO_LONG,
+            "The URL with its query string is too long for the server. Send long options in the body: "
+            "multipart with an `options` part, or JSON with `file_id` and `options`.",
+        ),
         (431, b"HTTP/1.1 400 Bad Request", ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed."),
         (501, b"HTTP/1.1 400 Bad Request", ErrorCode.BAD_REQUEST, "The HTTP request could not be parsed."),
         (500, b"HTTP/1.1 500 Internal Server Error", ErrorCode.INTERNAL_ERROR, "An internal error occurred."),

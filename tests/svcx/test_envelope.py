@@ -178,6 +178,7 @@ def test_requests_the_web_server_refuses_get_the_envelope_too(tmp_path: Any) -> 
         process.terminate()
         process.wait(timeout=20)
 
+    codes = []
     for reply in replies:
         head, _, body = reply.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 400")
@@ -185,7 +186,10 @@ def test_requests_the_web_server_refuses_get_the_envelope_too(tmp_path: Any) -> 
         assert b"<html" not in reply.lower()
         error = json.loads(body)["error"]
         assert set(error) == ENVELOPE_KEYS
-        assert error["code"] == "bad_request"
+        codes.append((error["code"], error["details"]["http_status"]))
+    # A request line too long says so, and where long options go.
+    assert codes == [("bad_request", 400), ("bad_request", 400), ("uri_too_long", 414)]
+    assert "in the body" in json.loads(replies[2].partition(b"\r\n\r\n")[2])["error"]["message"]
 
 
 def test_the_web_servers_worker_answers_its_refusals_through_the_edge() -> None:

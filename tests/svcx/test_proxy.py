@@ -92,6 +92,18 @@ def test_the_proxy_refuses_a_body_above_the_largest_upload_with_the_envelope(pro
     assert error["request_id"].startswith("req_")
 
 
+def test_the_proxy_says_a_url_is_too_long_in_the_envelope(proxied: tuple[str, str]) -> None:
+    base, _ = proxied
+    with socket.create_connection(address(base), timeout=5) as sock:
+        sock.sendall(b"POST /v1/convert/raw?pages=" + b"1," * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = read_answer(sock, 5)
+
+    assert status_and_code(answer) == (400, "uri_too_long")
+    error = json.loads(answer.partition(b"\r\n\r\n")[2])["error"]
+    assert error["details"]["http_status"] == 414
+    assert "in the body" in error["message"]
+
+
 def test_an_unreachable_web_tier_is_503_in_the_envelope(tmp_path: Path) -> None:
     port = free_port()
     proxy = start_nginx(tmp_path, f"127.0.0.1:{free_port()}", port)  # nothing listens upstream
