@@ -184,7 +184,11 @@ class CallerPolicy(BasePermission):
         caller = caller_of(request)
         organization = caller.organization
         if organization.suspended_at is not None:
-            raise ServiceError(ErrorCode.ACCOUNT_SUSPENDED, "The organization is suspended; contact support.")
+            raise ServiceError(
+                ErrorCode.ACCOUNT_SUSPENDED,
+                f"The organization is suspended; contact support at {settings.SVCX_SUPPORT_CONTACT}.",
+                details={"support": settings.SVCX_SUPPORT_CONTACT},
+            )
         allowlist = caller.api_key.ip_allowlist
         if allowlist and not ip_allowed(client_ip(request._request), allowlist):
             raise ServiceError(
@@ -201,7 +205,8 @@ class CallerPolicy(BasePermission):
             debt = int(organization.delinquent_debt)
             raise ServiceError(
                 ErrorCode.ACCOUNT_DELINQUENT,
-                "Spending is frozen while a dispute or chargeback is open; contact billing support.",
+                "Spending is frozen while a dispute or chargeback is open; contact billing support at "
+                f"{settings.SVCX_SUPPORT_CONTACT}.",
                 details={"debt_credits": debt, "credits_required_to_resume": debt},
             )
         return True

@@ -314,7 +314,8 @@ _SPECS: tuple[ErrorSpec, ...] = (
         403,
         PERMISSION,
         "The organization is suspended.",
-        "Every request of a suspended organization is refused. Contact support.",
+        "Every request of a suspended organization is refused. Contact support: the message and "
+        "`details.support` name where (the service's SVCX_SUPPORT_CONTACT).",
     ),
     _spec(
         ErrorCode.PDF_EXTRACTION_NOT_PERMITTED,
@@ -508,7 +509,7 @@ _SPECS: tuple[ErrorSpec, ...] = (
         400,
         INVALID_REQUEST,
         "This feature is not enabled for the organization.",
-        "Contact support to have it enabled.",
+        "Contact support (the address at the foot of this page) to have it enabled.",
     ),
     # Document
     _spec(

@@ -41,6 +41,9 @@ if _bind_host in ("", "0.0.0.0", "::", "[::]"):  # noqa: S104  # a wildcard bind
     _bind_host = "127.0.0.1"
 SVCX_PUBLIC_URL = env_str("SVCX_PUBLIC_URL", f"http://{_bind_host}:{_bind_port}").rstrip("/")
 SVCX_DOCS_URL = env_str("SVCX_DOCS_URL", f"{SVCX_PUBLIC_URL}/docs").rstrip("/")
+# Where customers reach support: an e-mail address or a URL, named in the errors that say to
+# contact support, at the foot of the docs and in the console.
+SVCX_SUPPORT_CONTACT = env_str("SVCX_SUPPORT_CONTACT", "support@svcx.local")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -91,6 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "svcx.context_processors.support",
             ],
         },
     },

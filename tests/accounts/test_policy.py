@@ -108,7 +108,8 @@ def test_allowlist_entries_are_validated() -> None:
         make_key(make_org(), ip_allowlist=["not-an-ip"])
 
 
-def test_suspended_org_is_refused_from_the_next_request(client: Client) -> None:
+def test_suspended_org_is_refused_from_the_next_request(client: Client, settings: Any) -> None:
+    settings.SVCX_SUPPORT_CONTACT = "help@acme.example"
     org = make_org()
     minted = make_key(org)
     assert client.get("/v1/account", **bearer(minted.secret)).status_code == 200
@@ -117,6 +118,9 @@ def test_suspended_org_is_refused_from_the_next_request(client: Client) -> None:
 
     error = assert_envelope(client.get("/v1/account", **bearer(minted.secret)), 403, "account_suspended")
     assert error["type"] == "permission_error"
+    # "Contact support" says where.
+    assert "contact support at help@acme.example" in error["message"]
+    assert error["details"]["support"] == "help@acme.example"
     services.organization_unsuspend(organization=org)
     assert client.get("/v1/account", **bearer(minted.secret)).status_code == 200
 

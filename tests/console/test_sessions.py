@@ -323,3 +323,6 @@ def test_a_suspended_or_delinquent_organization_says_so_on_every_page(owner: Any
 
     assert "This organization is suspended: its API keys are refused." in suspended
     assert "Spending is frozen while a dispute or chargeback is open (12 credits owed)" in delinquent
+    # Each says where support is (SVCX_SUPPORT_CONTACT).
+    assert 'Contact support at <a href="mailto:support@svcx.local">support@svcx.local</a>' in suspended
+    assert 'billing support at <a href="mailto:support@svcx.local">support@svcx.local</a>' in delinquent

@@ -24,6 +24,13 @@ def test_every_code_has_a_page(client: Client, code: str) -> None:
     assert "`" not in text  # code spans render as <code>, not as literal backticks
 
 
+def test_every_docs_page_names_the_support_contact(client: Client, settings: object) -> None:
+    settings.SVCX_SUPPORT_CONTACT = "https://acme.example/help"  # type: ignore[attr-defined]
+    for path in ("/docs/", "/docs/quickstart", "/docs/errors/account_suspended"):
+        text = client.get(path).content.decode()
+        assert '<a href="https://acme.example/help">https://acme.example/help</a>' in text, path
+
+
 def test_index_lists_every_code(client: Client) -> None:
     text = client.get("/docs/").content.decode()
 
