@@ -65,6 +65,9 @@ def test_console_pages_render_without_a_csp_violation(live_server: Any, browser:
         assert response.headers["x-frame-options"] == "DENY"
         assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
         screenshot(tab, f"csp-{width}-console-{page.strip('/').replace('/', '-') or 'spending'}")
+        # Nothing wider than the screen: tables scroll inside their own box, the header wraps.
+        overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{page} is {overflow} px wider than the {width} px viewport"
     tab.goto(f"{base}/console/{acme.id}/")
     # The legend's colours, drawn without style attributes, still show.
     expect(tab.locator("#usage-chart .legend svg.swatch rect")).not_to_have_count(0)
