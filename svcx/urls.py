@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("billing.urls")),
     path("", include("conversion.urls")),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("docs/", views.docs_index, name="docs-index"),
     path("docs/errors/<str:code>", views.docs_error, name="docs-error"),
     path("docs/<slug:slug>", views.docs_guide, name="docs-guide"),

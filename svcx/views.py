@@ -4,6 +4,7 @@ and the answer for any route that does not exist."""
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -101,6 +102,16 @@ def unknown_endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRes
         if resolved is not None and resolved.func is not unknown_endpoint:
             message = f"No endpoint {shown} exists; remove the trailing slash."
     return error_response(ServiceError(ErrorCode.UNKNOWN_ENDPOINT, message), request)
+
+
+_FAVICON = Path(__file__).resolve().parent / "static" / "svcx" / "favicon.ico"
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask every site for: the service's icon, cached a day."""
+    response = HttpResponse(_FAVICON.read_bytes(), content_type="image/x-icon")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 def docs_index(request: HttpRequest) -> HttpResponse:

@@ -59,3 +59,12 @@ def test_unknown_code_page_is_an_envelope(client: Client) -> None:
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "unknown_endpoint"
+
+
+def test_the_favicon_is_served_and_named_by_the_pages(client: Client) -> None:
+    response = client.get("/favicon.ico")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/x-icon"
+    assert response.content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    assert '<link rel="icon" href="/favicon.ico">' in client.get("/docs/").content.decode()
