@@ -65,7 +65,8 @@ def test_wrong_password_is_refused_and_signs_nobody_in(owner: Any) -> None:
     response = client.post("/console/sign-in/", {"email": owner.email, "password": "not-it"})
 
     assert response.status_code == 200
-    assert "The e-mail address or the password is wrong." in response.content.decode()
+    # Said once (the form's own errors, not a second copy above them).
+    assert response.content.decode().count("The e-mail address or the password is wrong.") == 1
     assert ConsoleSession.objects.count() == 0
     assert client.get("/console/")["Location"] == "/console/sign-in/"
 
