@@ -326,6 +326,9 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
 
 # --- keys --------------------------------------------------------------------------------
 
+# States of a key that no request gets past again.
+RETIRED_KEY_STATES = ("revoked", "expired")
+
 
 @require_GET
 @member_view()
@@ -333,7 +336,10 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     keys = [
         (key, key_status(key), _creator(key)) for key in selectors.api_key_list(organization=membership.organization)
     ]
-    return _page(request, membership, "keys.html", keys=keys)
+    # Keys that are refused for good fold away below the ones in use.
+    retired = [row for row in keys if row[1] in RETIRED_KEY_STATES]
+    in_use = [row for row in keys if row[1] not in RETIRED_KEY_STATES]
+    return _page(request, membership, "keys.html", keys=in_use, retired=retired)
 
 
 def _show_secret(request: HttpRequest, membership: Membership, minted: MintedKey, title: str) -> HttpResponse:

@@ -294,3 +294,19 @@ def test_a_revoked_key_is_neither_revoked_again_nor_reported_as_leaked(acme: Any
     assert (key.revoked_reason, key.replaced_by_id) == ("done with it", None)
     assert list(AuditEvent.objects.filter(organization=acme).values_list("action", flat=True)).count("key.revoke") == 1
     assert mailoutbox == []
+
+
+def test_revoked_keys_are_folded_away_below_the_keys_in_use(acme: Any, owner: Any) -> None:
+    client = signed_in(owner, _address())
+    in_use, revoked = make_key(acme, name="web"), make_key(acme, name="old-ci")
+    services.api_key_revoke(api_key=revoked.api_key)
+
+    listing = client.get(f"/console/{acme.id}/keys/").content.decode()
+
+    table, _, folded = listing.partition('<details id="retired-keys">')
+    assert in_use.api_key.hint in table
+    assert revoked.api_key.hint not in table
+    assert revoked.api_key.hint in folded
+    assert "Revoked and expired keys (1)" in folded
+    services.api_key_revoke(api_key=in_use.api_key)
+    assert "No keys in use." in client.get(f"/console/{acme.id}/keys/").content.decode()
