@@ -10,7 +10,15 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
-from billing.models import CreditBalance, LedgerEntry, TestAllowance, UsageDaily, UsageRecord, UsageWatermark
+from billing.models import (
+    CreditBalance,
+    LedgerEntry,
+    RequestLog,
+    TestAllowance,
+    UsageDaily,
+    UsageRecord,
+    UsageWatermark,
+)
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.ids import is_id
 
@@ -121,3 +129,13 @@ def usage_daily_list(
 def usage_as_of() -> datetime | None:
     mark = UsageWatermark.objects.filter(name="usage").first()
     return mark.as_of if mark else None
+
+
+def request_error_codes(*, organization: Organization, request_ids: list[str]) -> dict[str, str]:
+    """The error code each of these requests of `organization` answered with ("" for a
+    success), from the request log (usage records carry the status only)."""
+    return dict(
+        RequestLog.objects.filter(organization=organization, request_id__in=request_ids).values_list(
+            "request_id", "error_code"
+        )
+    )

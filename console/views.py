@@ -47,7 +47,7 @@ from accounts.services import (
 )
 from billing.ledger import ledger_entry_changes
 from billing.reports import REPORT_DAYS, key_activity_csv
-from billing.selectors import allowance_get, credits_get, usage_as_of, usage_records_list
+from billing.selectors import allowance_get, credits_get, request_error_codes, usage_as_of, usage_records_list
 from billing.serializers import LedgerEntrySerializer
 from console import charts, forms, selectors, services
 from console.permissions import manages_key, manages_organization
@@ -311,12 +311,13 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
     next_query = request.GET.copy()
     if rows:
         next_query["starting_after"] = rows[-1].id
+    codes = request_error_codes(organization=membership.organization, request_ids=[row.request_id for row in rows])
     return _page(
         request,
         membership,
         "usage_records.html",
         form=form,
-        rows=rows,
+        rows=[(row, codes.get(row.request_id, "")) for row in rows],
         has_more=has_more,
         error=error,
         next_query=next_query.urlencode(),

@@ -32,8 +32,9 @@ pytestmark = [pytest.mark.django_db]
 _REQUEST_NUMBERS = itertools.count(1)
 
 
-def used(org: Any, key: Any, *, days_ago: int, pages: int, credits: int) -> None:
-    """A request of `key` `days_ago` days ago at noon, in the request log (as the API writes it)."""
+def used(org: Any, key: Any, *, days_ago: int, pages: int, credits: int, error: tuple[int, str] = (200, "")) -> None:
+    """A request of `key` `days_ago` days ago at noon, in the request log (as the API writes it);
+    `error`: the status and error code it answered with."""
     day = timezone.localdate() - timedelta(days=days_ago)
     request_log_record(
         request_id=f"req_test{next(_REQUEST_NUMBERS):020d}",
@@ -42,8 +43,8 @@ def used(org: Any, key: Any, *, days_ago: int, pages: int, credits: int) -> None
         api_key_id=key.id,
         method="POST",
         endpoint="/v1/convert",
-        status=200,
-        error_code="",
+        status=error[0],
+        error_code=error[1],
         pages=pages,
         credits=credits,
         client_ip="192.0.2.1",
@@ -178,6 +179,20 @@ def test_usage_records_take_the_filters_of_the_api(acme: Any, member: Any) -> No
     assert (web.id in since, ci.id in since) == (False, True)
     assert of_test.count(f"<code>{test.id}</code>") == 1
     assert "`api_key_id` must be a key id (key_...); &#x27;nonsense&#x27; is not." in bad
+
+
+def test_usage_records_show_the_error_code_a_request_answered_with(acme: Any, member: Any) -> None:
+    web = make_key(acme, name="web").api_key
+    used(acme, web, days_ago=1, pages=3, credits=3)
+    used(acme, web, days_ago=0, pages=0, credits=0, error=(422, "pdf_encrypted"))
+    usage_copy()
+    client = signed_in(member, _address())
+
+    page = client.get(f"/console/{acme.id}/usage/").content.decode()
+
+    rows = page.split('<table id="usage-records">', 1)[1].split("<tbody>", 1)[1].split("</tr>")
+    assert '<a href="/docs/errors/pdf_encrypted"><code>pdf_encrypted</code></a>' in rows[0]  # newest first
+    assert "<td>–</td>" in rows[1]
 
 
 def test_owner_deletes_a_stored_file_and_a_member_cannot(acme: Any, owner: Any, member: Any, three_pages: Path) -> None:
