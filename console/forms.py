@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
@@ -12,7 +13,7 @@ from django.utils import timezone
 
 from accounts.guards import sign_in_failure_record, sign_in_failures_check
 from accounts.keyformat import Environment
-from accounts.models import ENVIRONMENT_CHOICES, Membership
+from accounts.models import ENVIRONMENT_CHOICES, ApiKey, Membership
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.services import OVERLAPS
 from billing.models import LedgerEntry
@@ -171,19 +172,34 @@ class RotateForm(forms.Form):
     overlap = forms.ChoiceField(choices=OVERLAP_CHOICES, initial="24h", widget=forms.RadioSelect)
 
 
-class StatementForm(forms.Form):
+def key_label(key: ApiKey) -> str:
+    """How a person tells a key: its name, environment and hint."""
+    return f"{key.name or '(unnamed)'} · {key.environment} · {key.hint}"
+
+
+class KeyPickerForm(forms.Form):
+    """A filter form whose `api_key_id` is picked from the organization's keys by name (the
+    value stays the key's id: a link may name any id, and the filter says when it is none)."""
+
+    def __init__(self, *args: Any, keys: Iterable[ApiKey] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "every key"), *((key.id, key_label(key)) for key in keys)]
+        self.fields["api_key_id"].widget = forms.Select(choices=choices)
+
+
+class StatementForm(KeyPickerForm):
     environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, required=False)
     kind = forms.ChoiceField(choices=[("", "every kind"), *LedgerEntry.Kind.choices], required=False)
-    api_key_id = forms.CharField(required=False, max_length=40, label="Key id")
+    api_key_id = forms.CharField(required=False, max_length=40, label="Key")
     start = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="From")
     end = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}), label="To (inclusive)")
 
 
-class UsageRecordsForm(forms.Form):
+class UsageRecordsForm(KeyPickerForm):
     """The filters of GET /v1/usage/records: environment (the key's, there), start, end, key."""
 
     environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, required=False)
     start = forms.DateTimeField(required=False, label="Start (UTC)")
     end = forms.DateTimeField(required=False, label="End (UTC, exclusive)")
-    api_key_id = forms.CharField(required=False, max_length=40, label="Key id")
+    api_key_id = forms.CharField(required=False, max_length=40, label="Key")
     starting_after = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)

@@ -32,7 +32,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from accounts.guards import per_address, sign_in_failures_clear
 from accounts.keyformat import Environment
-from accounts.models import Membership
+from accounts.models import ApiKey, Membership
 from accounts.scopes import ScopeError
 from accounts.serializers import key_status
 from accounts.services import (
@@ -232,6 +232,17 @@ def spending(request: HttpRequest, membership: Membership) -> HttpResponse:
     )
 
 
+def _keys_of_environment(keys: list[ApiKey], request: HttpRequest) -> list[ApiKey]:
+    """The keys a filter of the environment the page shows (live unless asked) can pick."""
+    environment = request.GET.get("environment") or Environment.LIVE
+    return [key for key in keys if key.environment == environment]
+
+
+def _key_names(keys: list[ApiKey]) -> dict[str, str]:
+    """Each key's name (or "(unnamed)") by its id: tables name keys, not only their ids."""
+    return {key.id: key.name or "(unnamed)" for key in keys}
+
+
 def _statement_filter(form: forms.StatementForm) -> selectors.StatementFilter:
     data = form.cleaned_data if form.is_valid() else {}
     return selectors.StatementFilter(
@@ -246,10 +257,12 @@ def _statement_filter(form: forms.StatementForm) -> selectors.StatementFilter:
 @require_GET
 @member_view()
 def statement(request: HttpRequest, membership: Membership) -> HttpResponse:
-    form = forms.StatementForm(request.GET)
+    keys = list(selectors.api_key_list(organization=membership.organization))
+    form = forms.StatementForm(request.GET, keys=_keys_of_environment(keys, request))
     rows = selectors.ledger_statement(organization=membership.organization, filters=_statement_filter(form))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
-    entries = [(row, *ledger_entry_changes(row)) for row in page]
+    names = _key_names(keys)
+    entries = [(row, *ledger_entry_changes(row), names.get(row.api_key_id, "")) for row in page]
     query = request.GET.copy()
     query.pop("page", None)
     return _page(request, membership, "statement.html", form=form, page=page, entries=entries, query=query.urlencode())
@@ -290,7 +303,8 @@ def statement_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
 @require_GET
 @member_view()
 def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
-    form = forms.UsageRecordsForm(request.GET)
+    keys = list(selectors.api_key_list(organization=membership.organization))
+    form = forms.UsageRecordsForm(request.GET, keys=_keys_of_environment(keys, request))
     rows: list[Any] = []
     has_more = False
     error = ""
@@ -312,12 +326,13 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
     if rows:
         next_query["starting_after"] = rows[-1].id
     codes = request_error_codes(organization=membership.organization, request_ids=[row.request_id for row in rows])
+    names = _key_names(keys)
     return _page(
         request,
         membership,
         "usage_records.html",
         form=form,
-        rows=[(row, codes.get(row.request_id, "")) for row in rows],
+        rows=[(row, codes.get(row.request_id, ""), names.get(row.api_key_id, "")) for row in rows],
         has_more=has_more,
         error=error,
         next_query=next_query.urlencode(),

@@ -167,10 +167,15 @@ def test_usage_records_take_the_filters_of_the_api(acme: Any, member: Any) -> No
     client = signed_in(member, _address())
     yesterday = timezone.localdate() - timedelta(days=1)
 
-    every_live = client.get(f"/console/{acme.id}/usage/").content.decode()
-    of_web = client.get(f"/console/{acme.id}/usage/?api_key_id={web.id}").content.decode()
-    since = client.get(f"/console/{acme.id}/usage/?start={yesterday}T00:00:00").content.decode()
-    of_test = client.get(f"/console/{acme.id}/usage/?environment=test").content.decode()
+    def records(query: str) -> str:
+        """The page's table of records (the filter above it lists the keys too)."""
+        page = client.get(f"/console/{acme.id}/usage/{query}").content.decode()
+        return page.split('<table id="usage-records">', 1)[1]
+
+    every_live = records("")
+    of_web = records(f"?api_key_id={web.id}")
+    since = records(f"?start={yesterday}T00:00:00")
+    of_test = records("?environment=test")
     bad = client.get(f"/console/{acme.id}/usage/?api_key_id=nonsense").content.decode()
 
     assert (every_live.count(f"<code>{web.id}</code>"), every_live.count(f"<code>{ci.id}</code>")) == (1, 1)
@@ -193,6 +198,9 @@ def test_usage_records_show_the_error_code_a_request_answered_with(acme: Any, me
     rows = page.split('<table id="usage-records">', 1)[1].split("<tbody>", 1)[1].split("</tr>")
     assert '<a href="/docs/errors/pdf_encrypted"><code>pdf_encrypted</code></a>' in rows[0]  # newest first
     assert "<td>–</td>" in rows[1]
+    # Keys by name: in the rows, and in the filter's picker.
+    assert f"<td>web<br><code>{web.id}</code></td>" in rows[0]
+    assert f'<option value="{web.id}">web · live · {web.hint}</option>' in page
 
 
 def test_owner_deletes_a_stored_file_and_a_member_cannot(acme: Any, owner: Any, member: Any, three_pages: Path) -> None:
