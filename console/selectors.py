@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from accounts.keyformat import Environment
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
+from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry, UsageRecord
 from console.models import Invitation
 from conversion.models import StoredFile
@@ -85,6 +87,64 @@ def ledger_statement(*, organization: Organization, filters: StatementFilter) ->
     if filters.end is not None:
         rows = rows.filter(created_at__lt=_day_start(filters.end + timedelta(days=1)))
     return rows.order_by("-created_at", "-id")
+
+
+@dataclass
+class StatementLine:
+    """One line of the statement: the ledger entries of one request folded together (a
+    conversion's hold, then its capture or release), or an entry of no request (a grant, an
+    adjustment). Its changes are the net of its entries; the entries are its detail."""
+
+    entries: list[LedgerEntry]  # newest first
+    changes: list[tuple[int, int]]  # (balance_change, available_change) of each entry
+
+    @property
+    def newest(self) -> LedgerEntry:
+        return self.entries[0]
+
+    @property
+    def what(self) -> str:
+        """Its entries' kinds in the order they happened: "hold → capture"."""
+        return " → ".join(entry.kind for entry in reversed(self.entries))
+
+    @property
+    def balance_change(self) -> int:
+        return sum(balance for balance, _ in self.changes)
+
+    @property
+    def available_change(self) -> int:
+        return sum(available for _, available in self.changes)
+
+    @property
+    def pages(self) -> int:
+        return max(entry.pages for entry in self.entries)
+
+    @property
+    def detail(self) -> list[tuple[LedgerEntry, int, int]]:
+        """Each entry with its changes, oldest first."""
+        return [(entry, *change) for entry, change in reversed(list(zip(self.entries, self.changes, strict=True)))]
+
+
+def statement_lines(rows: QuerySet[LedgerEntry], page: Sequence[LedgerEntry]) -> list[StatementLine]:
+    """The statement's lines for one page of `rows` (the filtered ledger, newest first): a
+    request's line stands where its newest entry does, with all of its entries (also those on
+    the next page); a request whose newest entry is on an earlier page is not repeated."""
+    requests = {entry.request_id for entry in page if entry.request_id}
+    of_request: dict[str, list[LedgerEntry]] = {}
+    for entry in rows.filter(request_id__in=requests):
+        of_request.setdefault(entry.request_id, []).append(entry)
+    lines: list[StatementLine] = []
+    shown: set[str] = set()
+    for entry in page:
+        if not entry.request_id:
+            lines.append(StatementLine([entry], [ledger_entry_changes(entry)]))
+            continue
+        group = of_request[entry.request_id]
+        if entry.request_id in shown or group[0].pk != entry.pk:
+            continue
+        shown.add(entry.request_id)
+        lines.append(StatementLine(group, [ledger_entry_changes(e) for e in group]))
+    return lines
 
 
 @dataclass

@@ -45,7 +45,6 @@ from accounts.services import (
     api_key_update,
     audit_record,
 )
-from billing.ledger import ledger_entry_changes
 from billing.reports import REPORT_DAYS, key_activity_csv
 from billing.selectors import allowance_get, credits_get, request_error_codes, usage_as_of, usage_records_list
 from billing.serializers import LedgerEntrySerializer
@@ -262,7 +261,7 @@ def statement(request: HttpRequest, membership: Membership) -> HttpResponse:
     rows = selectors.ledger_statement(organization=membership.organization, filters=_statement_filter(form))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     names = _key_names(keys)
-    entries = [(row, *ledger_entry_changes(row), names.get(row.api_key_id, "")) for row in page]
+    entries = [(line, names.get(line.newest.api_key_id, "")) for line in selectors.statement_lines(rows, list(page))]
     query = request.GET.copy()
     query.pop("page", None)
     return _page(request, membership, "statement.html", form=form, page=page, entries=entries, query=query.urlencode())

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.paginator import Paginator
 from django.utils import timezone
 
 from accounts.models import AuditEvent
 from billing.ledger import credits_adjust, credits_capture, credits_grant, credits_hold
 from billing.usage import request_log_record, usage_copy
 from console.charts import _nice_ceiling, stacked_bars
-from console.selectors import DailySeries, usage_by_day
+from console.selectors import DailySeries, StatementFilter, ledger_statement, statement_lines, usage_by_day
 from conversion.models import StoredFile
 from conversion.store import Store, store
 from tests.accounts.test_guards import _address
@@ -144,7 +145,19 @@ def test_statement_filters_and_exports_the_same_rows_as_csv(acme: Any, member: A
     tomorrow = (timezone.localdate() + timedelta(days=1)).isoformat()
     future = client.get(f"/console/{acme.id}/statement.csv?start={tomorrow}").content.decode()
 
-    assert everything.count("<tr><td>") == 4
+    # One line per request: the conversion's hold and capture fold into one line that
+    # changes the balance by what was spent (-4), its two entries one click away.
+    lines = everything.split('<table id="statement">', 1)[1].split("<details", 1)
+    conversion = lines[0].rsplit("<tr><td>", 1)[1] + lines[1].split("</details>", 1)[0]
+    assert everything.count('<details class="entries">') == 1
+    assert ">hold → capture<" in conversion
+    assert (
+        '<td class="num">-4</td><td class="num">-4</td><td class="num">4</td>' in conversion
+    )  # balance, available, pages
+    assert conversion.count("<tr><td>") == 2  # the hold and the capture, in the detail
+    assert "<td>grant</td>" in everything
+    assert "<td>refund</td>" in everything
+    assert everything.count("<tr><td>") == 3 + 2  # three lines, two entries in the detail
     assert captures.count("<tr><td>") == 1
     assert exported["Content-Disposition"] == f'attachment; filename="{acme.id}-statement-live.csv"'
     rows = list(csv.DictReader(io.StringIO(exported.content.decode())))
@@ -256,3 +269,22 @@ def test_usage_records_page_on_with_starting_after_and_a_key_links_to_its_own(ac
     assert (len(shown), len(set(shown))) == (52, 52)
     assert "Older records" not in second
     assert f'href="/console/{acme.id}/usage/?environment=live&amp;api_key_id={web.id}"' in key_page
+
+
+def statement_rows(org: Any) -> Any:
+    return ledger_statement(organization=org, filters=StatementFilter())
+
+
+def test_a_request_split_over_two_pages_is_one_line_on_the_page_of_its_newest_entry(acme: Any) -> None:
+    web = make_key(acme, name="web").api_key
+    credits_grant(organization=acme, credits=50, actor_label="test")
+    credits_hold(organization=acme, environment="live", api_key_id=web.id, request_id="req_p1", pages=3)
+    credits_capture(request_id="req_p1", pages=3)
+    rows = statement_rows(acme)
+    pages = Paginator(rows, 1)
+
+    first, second, third = (statement_lines(rows, list(pages.page(n))) for n in (1, 2, 3))
+
+    assert [(line.what, line.balance_change, line.available_change) for line in first] == [("hold → capture", -3, -3)]
+    assert second == []  # the hold: shown with its capture on page 1
+    assert [line.what for line in third] == ["grant"]
