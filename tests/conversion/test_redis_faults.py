@@ -77,19 +77,30 @@ class RedisServer:
 def stack(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
     """Own Redis, a worker and gunicorn on the test database; the test process reads the same
     Redis (worker announcements)."""
-    server = RedisServer(tmp_path)
-    server.start()
-    settings.REDIS_URL = server.url
-    worker = start_worker(tmp_path)
-    web, base = start_web(tmp_path, env={"SVCX_QUEUE_WAIT_LIMIT": f"{QUEUE_WAIT_LIMIT:g}s"})
-    state: dict[str, Any] = {"redis": server, "worker": worker, "base": base, "tmp": tmp_path}
-    try:
+    state: dict[str, Any] = {"tmp": tmp_path}
+    with contextlib.ExitStack() as started:
+        # Whatever came up is stopped, also when a later part fails to start (a worker left
+        # behind would take the next tests' jobs).
+        server = RedisServer(tmp_path)
+        started.callback(server.stop)
+        server.start()
+        settings.REDIS_URL = server.url
+        state["redis"] = server
+        state["worker"] = start_worker(tmp_path)
+        started.callback(lambda: state["worker"].stop())  # the test may replace it
+        web, state["base"] = start_web(tmp_path, env={"SVCX_QUEUE_WAIT_LIMIT": f"{QUEUE_WAIT_LIMIT:g}s"})
+        started.callback(_stop, web)
         yield state
-    finally:
-        web.terminate()
-        web.wait(timeout=20)
-        state["worker"].stop()
-        server.stop()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server; killed when it has not finished its requests within 20 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def convert(base: str, secret: str, pdf: Path) -> tuple[int, dict[str, Any]]:
