@@ -14,9 +14,9 @@ from django.utils import timezone
 from accounts.keyformat import Environment
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.ledger import ledger_entry_changes
-from billing.models import LedgerEntry, UsageRecord
+from billing.models import LedgerEntry, RequestLog, UsageRecord
 from console.models import Invitation
-from conversion.models import StoredFile
+from conversion.models import ConversionJob, StoredFile
 
 CHART_DAYS = 30
 
@@ -69,6 +69,38 @@ class StatementFilter:
     api_key_id: str = ""
     start: date | None = None
     end: date | None = None
+
+
+@dataclass
+class RequestRecord:
+    """One request of an organization as the console shows it: its line of the request log,
+    the job that ran it (None for a request that queued none: a refusal, a cache hit, a read),
+    and its ledger entries with their changes, oldest first."""
+
+    request_id: str
+    log: RequestLog | None  # None while the request is still being answered
+    job: ConversionJob | None
+    ledger: list[tuple[LedgerEntry, int, int]]
+
+    @property
+    def api_key_id(self) -> str:
+        for source in (self.log, self.job, *(entry for entry, _, _ in self.ledger)):
+            if source is not None and source.api_key_id:
+                return str(source.api_key_id)
+        return ""
+
+
+def request_get(*, organization: Organization, request_id: str) -> RequestRecord | None:
+    """The request `request_id` of `organization`, or None when it made none (another
+    organization's request is none of this one's). The request log has its line once the
+    answer is written; a conversion still running has its job and its hold already."""
+    log = RequestLog.objects.filter(organization=organization, request_id=request_id).first()
+    job = ConversionJob.objects.filter(organization=organization, request_id=request_id).first()
+    entries = LedgerEntry.objects.filter(organization=organization, request_id=request_id).order_by("created_at", "id")
+    ledger = [(entry, *ledger_entry_changes(entry)) for entry in entries]
+    if log is None and job is None and not ledger:
+        return None
+    return RequestRecord(request_id, log, job, ledger)
 
 
 def _day_start(day: date) -> datetime:

@@ -35,6 +35,7 @@ urlpatterns = [
     path("<str:org_id>/statement/", views.statement, name="statement"),
     path("<str:org_id>/statement.csv", views.statement_csv, name="statement-csv"),
     path("<str:org_id>/usage/", views.usage_records, name="usage-records"),
+    path("<str:org_id>/requests/<str:request_id>/", views.request_detail, name="request"),
     path("<str:org_id>/keys/", views.key_list, name="keys"),
     path("<str:org_id>/keys/new/", views.key_create, name="key-create"),
     path("<str:org_id>/keys/<str:key_id>/", views.key_detail, name="key"),

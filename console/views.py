@@ -339,6 +339,17 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
     )
 
 
+@require_GET
+@member_view()
+def request_detail(request: HttpRequest, membership: Membership, request_id: str) -> HttpResponse:
+    """One request of the request log: what it asked, how it answered, what it cost."""
+    record = selectors.request_get(organization=membership.organization, request_id=request_id)
+    if record is None:
+        raise Http404("no such request")
+    api_key = selectors.api_key_get(organization=membership.organization, key_id=record.api_key_id)
+    return _page(request, membership, "request_detail.html", record=record, api_key=api_key)
+
+
 # --- keys --------------------------------------------------------------------------------
 
 # States of a key that no request gets past again.

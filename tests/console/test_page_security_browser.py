@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from accounts.services import api_key_confirm_leak
+from billing.models import RequestLog
 from billing.usage import usage_copy
 from conversion.models import StoredFile
 from tests.browser import screenshot, watch_csp
@@ -56,7 +57,13 @@ def signed_in_tab(browser: Any, base: str, width: int) -> tuple[Any, list[str]]:
 def test_console_pages_render_without_a_csp_violation(live_server: Any, browser: Any, acme: Any, width: int) -> None:
     base = live_server.url
     tab, violations = signed_in_tab(browser, base, width)
-    pages = [*PAGES, f"keys/{acme.minted.api_key.id}/", f"keys/{acme.minted.api_key.id}/revoke/"]
+    request_id = RequestLog.objects.filter(organization=acme.org).values_list("request_id", flat=True).first()
+    pages = [
+        *PAGES,
+        f"keys/{acme.minted.api_key.id}/",
+        f"keys/{acme.minted.api_key.id}/revoke/",
+        f"requests/{request_id}/",
+    ]
 
     for page in pages:
         response = tab.goto(f"{base}/console/{acme.id}/{page}")
