@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +23,7 @@ class Canned:
     body: bytes = b"{}"
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
     drop: bool = False
+    delay: float = 0.0
 
 
 @dataclass
@@ -52,6 +54,22 @@ def envelope(status: int, code: str, type_: str, *, retryable: bool = False, **e
 
 def rate_limited(code: str, **extra: Any) -> Canned:
     return envelope(429, code, "rate_limit_error", retryable=True, **extra)
+
+
+def markdown(text: str, *, pages: int = 1, cached: bool = False, delay: float = 0.0, replayed: bool = False) -> Canned:
+    """A conversion answered in Markdown, billing in the X-Svcx-* headers."""
+    billed = "0" if cached else str(pages)
+    headers = {
+        "Content-Type": "text/markdown; charset=utf-8",
+        "X-Request-Id": "req_md",
+        "X-Svcx-Pages-Billed": billed,
+        "X-Svcx-Credits-Billed": billed,
+        "X-Svcx-Result-Truncated": "false",
+        "X-Svcx-Cached": "true" if cached else "false",
+    }
+    if replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return Canned(body=text.encode(), headers=headers, delay=delay)
 
 
 def conversion(pages: int = 1, *, cached: bool = False) -> Canned:
@@ -91,6 +109,7 @@ class Scripted:
         self.answers: list[Canned] = []
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = 0
         scripted = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,6 +130,11 @@ class Scripted:
                         )
                     )
                     answer = scripted.answers.pop(0) if scripted.answers else Canned()
+                    scripted.in_flight += 1
+                    scripted.most_in_flight = max(scripted.most_in_flight, scripted.in_flight)
+                time.sleep(answer.delay)
+                with scripted.lock:
+                    scripted.in_flight -= 1
                 if answer.drop:
                     self.close_connection = True
                     return

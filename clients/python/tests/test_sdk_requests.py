@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from scripted_server import Canned, Scripted, Sleeps, conversion
+from scripted_server import Canned, Scripted, Sleeps, conversion, markdown
 from svcx_client import Client, ConfigurationError, Conversion, MarkdownConversion
 
 PDF = b"%PDF-1.7 test body"
@@ -48,20 +48,7 @@ def test_a_stored_file_is_named_in_a_json_body(server: Scripted, sleeps: Sleeps)
 
 
 def test_markdown_is_answered_as_text_with_the_billing_of_its_headers(server: Scripted, sleeps: Sleeps) -> None:
-    server.answers = [
-        Canned(
-            body=MARKDOWN.encode(),
-            headers={
-                "Content-Type": "text/markdown; charset=utf-8",
-                "X-Request-Id": "req_md",
-                "X-Svcx-Pages-Billed": "1",
-                "X-Svcx-Credits-Billed": "1",
-                "X-Svcx-Result-Truncated": "false",
-                "X-Svcx-Cached": "false",
-                "Idempotent-Replayed": "true",
-            },
-        )
-    ]
+    server.answers = [markdown(MARKDOWN, replayed=True)]
 
     result = Client("k", base_url=server.url, sleep=sleeps).convert(io.BytesIO(PDF), format="md")
 
