@@ -27,7 +27,8 @@ SVCX = Path(sys.executable).parent / "svcx"
 
 
 def svcx(*args: object, key: str, base: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SVCX_API_KEY": key, "SVCX_BASE_URL": base}
+    inherited = {k: v for k, v in os.environ.items() if k not in ("SVCX_KEY", "SVCX_URL")}
+    env = {**inherited, "SVCX_API_KEY": key, "SVCX_BASE_URL": base}
     return subprocess.run(
         [str(SVCX), *map(str, args)], env=env, capture_output=True, text=True, timeout=300, check=False
     )
@@ -104,7 +105,7 @@ def test_json_output_and_a_failure_are_reported_and_exit_non_zero(
     result = json.loads((tmp_path / "good.json").read_text())
     assert ([p["page"] for p in result["pages"]], result["credits_billed"]) == ([2], 1)
     assert not (tmp_path / "bad.json").exists()
-    assert run.stdout.strip() == "svcx: 1 converted, 0 skipped (already done), 1 failed; 1 pages, 1 credits billed"
+    assert run.stdout.strip() == "svcx: 1 converted, 0 skipped (already done), 1 failed; 1 page, 1 credit billed"
     assert spent(org) == 1
 
 

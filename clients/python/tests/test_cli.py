@@ -85,6 +85,7 @@ def test_two_pdfs_with_one_output_are_refused_before_any_request(server: Scripte
 
 
 def test_a_missing_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SVCX_API_KEY", raising=False)
+    for name in ("SVCX_API_KEY", "SVCX_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
     assert run("account") == (2, "", "svcx: error: no API key: pass --api-key or set SVCX_API_KEY\n")

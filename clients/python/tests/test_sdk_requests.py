@@ -75,15 +75,21 @@ def test_a_document_request_names_exactly_one_source_and_known_options(server: S
 
 
 def test_no_key_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SVCX_API_KEY", raising=False)
+    for name in ("SVCX_API_KEY", "SVCX_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
     with pytest.raises(ConfigurationError, match="SVCX_API_KEY"):
         Client()
 
 
-def test_the_key_and_address_come_from_the_environment(server: Scripted, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SVCX_API_KEY", "svcx_sk_live_env")
-    monkeypatch.setenv("SVCX_BASE_URL", server.url + "/")
+@pytest.mark.parametrize(("key_name", "url_name"), [("SVCX_API_KEY", "SVCX_BASE_URL"), ("SVCX_KEY", "SVCX_URL")])
+def test_the_key_and_address_come_from_the_environment(
+    server: Scripted, monkeypatch: pytest.MonkeyPatch, key_name: str, url_name: str
+) -> None:
+    for name in ("SVCX_API_KEY", "SVCX_BASE_URL", "SVCX_KEY", "SVCX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(key_name, "svcx_sk_live_env")
+    monkeypatch.setenv(url_name, server.url + "/")
     server.answers = [Canned(body=b'{"object": "list", "data": [], "has_more": false}')]
 
     page = Client().usage_records(limit=5, start="2026-01-01")

@@ -4,7 +4,8 @@
     svcx inspect FILE [--json]
     svcx account [--json]
 
-The key comes from --api-key or SVCX_API_KEY, the address from --base-url or SVCX_BASE_URL.
+The key comes from --api-key or SVCX_API_KEY (or SVCX_KEY), the address from --base-url or
+SVCX_BASE_URL (or SVCX_URL).
 Exit status: 0 when everything succeeded, 1 when a conversion or a request failed, 2 for a
 wrong command line (or a missing key), 130 when interrupted.
 """
@@ -24,7 +25,7 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from svcx_client.client import DEFAULT_TIMEOUT, Client, __version__
+from svcx_client.client import DEFAULT_TIMEOUT, Client, __version__, environment_key
 from svcx_client.errors import APIConnectionError, APIError, ConfigurationError, SvcxError
 from svcx_client.models import Conversion, MarkdownConversion
 from svcx_client.retry import RetryPolicy
@@ -63,7 +64,11 @@ class Tally:
         parts.append(f"{len(self.failed)} failed")
         if self.not_attempted:
             parts.append(f"{self.not_attempted} not attempted")
-        return f"{', '.join(parts)}; {self.pages} pages, {self.credits} credits billed"
+        return f"{', '.join(parts)}; {_count(self.pages, 'page')}, {_count(self.credits, 'credit')} billed"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def plan(paths: Sequence[Path], out_dir: Path | None, fmt: str) -> list[Job]:
@@ -287,7 +292,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     defaults = RetryPolicy()
     run: Callable[[argparse.Namespace, Client, TextIO, TextIO], int] = args.run
     try:
-        if not (args.api_key or os.environ.get("SVCX_API_KEY")):
+        if not (args.api_key or environment_key()):
             raise UsageError("no API key: pass --api-key or set SVCX_API_KEY")
         retry = RetryPolicy(max_retries=args.max_retries if args.max_retries is not None else defaults.max_retries)
         with Client(

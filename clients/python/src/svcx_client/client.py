@@ -60,6 +60,16 @@ class DocumentOptions(TypedDict, total=False):
 _OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback")
 
 
+def environment_key() -> str:
+    """SVCX_API_KEY, else SVCX_KEY (the name the service's guides export)."""
+    return os.environ.get("SVCX_API_KEY") or os.environ.get("SVCX_KEY") or ""
+
+
+def environment_base_url() -> str:
+    """SVCX_BASE_URL, else SVCX_URL (the name the service's guides export)."""
+    return os.environ.get("SVCX_BASE_URL") or os.environ.get("SVCX_URL") or ""
+
+
 def new_idempotency_key() -> str:
     return f"svcx-py-{uuid.uuid4()}"
 
@@ -76,8 +86,8 @@ def read_source(source: Source) -> bytes:
 class Client:
     """A client of the svcx API.
 
-    `api_key` defaults to the environment's SVCX_API_KEY, `base_url` to SVCX_BASE_URL (else
-    http://127.0.0.1:8000). `timeout` is seconds per attempt (connecting: at most 10).
+    `api_key` defaults to the environment's SVCX_API_KEY (or SVCX_KEY), `base_url` to
+    SVCX_BASE_URL (or SVCX_URL, else http://127.0.0.1:8000). `timeout` is seconds per attempt (connecting: at most 10).
     Errors are raised as `svcx_client.errors.APIError` subclasses carrying the envelope, or
     `APIConnectionError` when no answer came.
     """
@@ -93,10 +103,10 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get("SVCX_API_KEY", "")
+        key = api_key if api_key is not None else environment_key()
         if not key:
             raise ConfigurationError("No API key: pass api_key or set SVCX_API_KEY.")
-        self.base_url = (base_url or os.environ.get("SVCX_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = (base_url or environment_base_url() or DEFAULT_BASE_URL).rstrip("/")
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
         self._random = random.Random()  # noqa: S311  # jitter, not a secret
