@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 # The order of the docs index: a newcomer reads from the top.
 GUIDE_SLUGS = (
     "quickstart",
+    "python-sdk",
     "encodings",
     "options",
     "result",

@@ -95,6 +95,8 @@ def reader(tmp_path: Path, live_base: str, session_worker: WorkerProcess) -> dic
         "DATABASE_URL": database_url_for_children(),
         "REDIS_URL": settings.REDIS_URL,
         "PYTHONDONTWRITEBYTECODE": "1",
+        # The `svcx` command, as `pip install ./clients/python` puts it on a reader's PATH.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     return {"cwd": tmp_path, "env": env}
 

@@ -1,0 +1,80 @@
+"""The official Python SDK of svcx: PDF in, Markdown or JSON out.
+
+from svcx_client import Client
+
+with Client() as svcx:  # reads SVCX_API_KEY and SVCX_BASE_URL
+    print(svcx.convert("report.pdf", format="md").markdown)
+"""
+
+from svcx_client.client import Client, DocumentOptions, Source, __version__
+from svcx_client.errors import (
+    APIConnectionError,
+    APIError,
+    AuthenticationError,
+    ConfigurationError,
+    DocumentError,
+    InternalServerError,
+    InvalidRequestError,
+    NotFoundError,
+    OverloadedError,
+    PaymentRequiredError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServiceTimeoutError,
+    SvcxError,
+)
+from svcx_client.models import (
+    Account,
+    Answer,
+    Conversion,
+    ConversionPage,
+    Engine,
+    FileDeleted,
+    Inspection,
+    LedgerEntry,
+    ListPage,
+    MarkdownConversion,
+    RateLimit,
+    StoredFile,
+    Toc,
+    Usage,
+    UsageRecord,
+)
+from svcx_client.retry import RetryPolicy
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "Account",
+    "Answer",
+    "AuthenticationError",
+    "Client",
+    "ConfigurationError",
+    "Conversion",
+    "ConversionPage",
+    "DocumentError",
+    "DocumentOptions",
+    "Engine",
+    "FileDeleted",
+    "Inspection",
+    "InternalServerError",
+    "InvalidRequestError",
+    "LedgerEntry",
+    "ListPage",
+    "MarkdownConversion",
+    "NotFoundError",
+    "OverloadedError",
+    "PaymentRequiredError",
+    "PermissionDeniedError",
+    "RateLimit",
+    "RateLimitError",
+    "RetryPolicy",
+    "ServiceTimeoutError",
+    "Source",
+    "StoredFile",
+    "SvcxError",
+    "Toc",
+    "Usage",
+    "UsageRecord",
+    "__version__",
+]
