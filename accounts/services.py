@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from accounts import keyformat
 from accounts.keyformat import Environment
 from accounts.limits import LIMIT_NAMES
 from accounts.models import ApiKey, AuditEvent, KeyReveal, Membership, Organization
-from accounts.notifications import key_leak_recipients, notify_key_leaked
+from accounts.notifications import key_reveal_recipients, notify_key_leaked, notify_key_rotated
 from accounts.scopes import PRESETS, validate_scopes
 from accounts.secrets import key_hash, seal, token_hash, unseal, urlsafe_token
 
@@ -79,40 +80,68 @@ def organization_create(*, name: str, debug_policy: str = "enabled", actor: Acto
     return organization
 
 
-def organization_suspend(*, organization: Organization, actor: Actor = None) -> Organization:
+def _why(reason: str) -> dict[str, str]:
+    """The audit details of a reason given (staff give one for every action; the operator may not)."""
+    return {"reason": reason} if reason else {}
+
+
+def organization_suspend(*, organization: Organization, reason: str = "", actor: Actor = None) -> Organization:
     """Suspend from the very next request (authentication reads the state on every request)."""
     with transaction.atomic():
         Organization.objects.filter(pk=organization.pk, suspended_at__isnull=True).update(suspended_at=timezone.now())
-        audit_record(actor=actor, action="organization.suspend", organization=organization, target=organization.id)
-    organization.refresh_from_db()
-    return organization
-
-
-def organization_unsuspend(*, organization: Organization, actor: Actor = None) -> Organization:
-    with transaction.atomic():
-        Organization.objects.filter(pk=organization.pk).update(suspended_at=None)
-        audit_record(actor=actor, action="organization.unsuspend", organization=organization, target=organization.id)
-    organization.refresh_from_db()
-    return organization
-
-
-def organization_mark_delinquent(*, organization: Organization, debt: int, actor: Actor = None) -> Organization:
-    if debt < 0:
-        raise AccountError("debt must be zero or more credits")
-    with transaction.atomic():
-        Organization.objects.filter(pk=organization.pk).update(delinquent_debt=debt)
         audit_record(
-            actor=actor, action="organization.delinquent", organization=organization, target=organization.id, debt=debt
+            actor=actor,
+            action="organization.suspend",
+            organization=organization,
+            target=organization.id,
+            **_why(reason),
         )
     organization.refresh_from_db()
     return organization
 
 
-def organization_clear_delinquent(*, organization: Organization, actor: Actor = None) -> Organization:
+def organization_unsuspend(*, organization: Organization, reason: str = "", actor: Actor = None) -> Organization:
+    with transaction.atomic():
+        Organization.objects.filter(pk=organization.pk).update(suspended_at=None)
+        audit_record(
+            actor=actor,
+            action="organization.unsuspend",
+            organization=organization,
+            target=organization.id,
+            **_why(reason),
+        )
+    organization.refresh_from_db()
+    return organization
+
+
+def organization_mark_delinquent(
+    *, organization: Organization, debt: int, reason: str = "", actor: Actor = None
+) -> Organization:
+    if debt < 0:
+        raise AccountError("debt must be zero or more credits")
+    with transaction.atomic():
+        Organization.objects.filter(pk=organization.pk).update(delinquent_debt=debt)
+        audit_record(
+            actor=actor,
+            action="organization.delinquent",
+            organization=organization,
+            target=organization.id,
+            debt=debt,
+            **_why(reason),
+        )
+    organization.refresh_from_db()
+    return organization
+
+
+def organization_clear_delinquent(*, organization: Organization, reason: str = "", actor: Actor = None) -> Organization:
     with transaction.atomic():
         Organization.objects.filter(pk=organization.pk).update(delinquent_debt=None)
         audit_record(
-            actor=actor, action="organization.clear_delinquent", organization=organization, target=organization.id
+            actor=actor,
+            action="organization.clear_delinquent",
+            organization=organization,
+            target=organization.id,
+            **_why(reason),
         )
     organization.refresh_from_db()
     return organization
@@ -414,31 +443,46 @@ def api_key_update(
     return api_key
 
 
-def api_key_rotate(*, api_key: ApiKey, overlap: str = DEFAULT_OVERLAP, actor: Actor = None) -> MintedKey:
-    """Mint a replacement with the same name, project, scopes and allowlist; the old key keeps
-    working until now + overlap (7d, 24h, 1h or immediate)."""
+def _rotate(
+    *, api_key: ApiKey, overlap: str, reason: str, actor: Actor, created_by: Actor, **audit: str
+) -> tuple[ApiKey, MintedKey]:
+    """Inside the caller's transaction: lock the key and its organization, mint the replacement
+    (created by `created_by`), make the old key work until now + overlap (or its own expiry if
+    sooner) and audit. Returns the old key, locked, and the replacement. Raises AccountError."""
     if overlap not in OVERLAPS:
         raise AccountError(f"overlap must be one of {', '.join(OVERLAPS)}")
+    Organization.objects.select_for_update().get(pk=api_key.organization_id)
+    old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+    if old.revoked_at is not None:
+        raise AccountError("a revoked key cannot be rotated")
+    if old.replaced_by_id is not None:
+        raise AccountError("this key was already rotated; rotate its replacement instead")
+    minted = _mint_twin(old, created_by=created_by)
+    new_expiry = timezone.now() + OVERLAPS[overlap]
+    if old.expires_at is not None and old.expires_at < new_expiry:
+        new_expiry = old.expires_at
+    ApiKey.objects.filter(pk=old.pk).update(expires_at=new_expiry, replaced_by=minted.api_key)
+    audit_record(
+        actor=actor,
+        action="key.rotate",
+        organization=old.organization,
+        target=old.id,
+        replacement=minted.api_key.id,
+        overlap=overlap,
+        **audit,
+        **_why(reason),
+    )
+    return old, minted
+
+
+def api_key_rotate(
+    *, api_key: ApiKey, overlap: str = DEFAULT_OVERLAP, reason: str = "", actor: Actor = None
+) -> MintedKey:
+    """Mint a replacement with the same name, project, scopes and allowlist; the old key keeps
+    working until now + overlap (7d, 24h, 1h or immediate). The result holds the new secret:
+    for the key's own people (console, operator), never for staff (api_key_rotate_by_reveal)."""
     with transaction.atomic():
-        Organization.objects.select_for_update().get(pk=api_key.organization_id)
-        old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
-        if old.revoked_at is not None:
-            raise AccountError("a revoked key cannot be rotated")
-        if old.replaced_by_id is not None:
-            raise AccountError("this key was already rotated; rotate its replacement instead")
-        minted = _mint_twin(old, created_by=actor)
-        new_expiry = timezone.now() + OVERLAPS[overlap]
-        if old.expires_at is not None and old.expires_at < new_expiry:
-            new_expiry = old.expires_at
-        ApiKey.objects.filter(pk=old.pk).update(expires_at=new_expiry, replaced_by=minted.api_key)
-        audit_record(
-            actor=actor,
-            action="key.rotate",
-            organization=old.organization,
-            target=old.id,
-            replacement=minted.api_key.id,
-            overlap=overlap,
-        )
+        _, minted = _rotate(api_key=api_key, overlap=overlap, reason=reason, actor=actor, created_by=actor)
     api_key.refresh_from_db()
     return minted
 
@@ -457,50 +501,77 @@ def api_key_revoke(*, api_key: ApiKey, reason: str = "revoked by owner", actor: 
 
 
 @dataclass(frozen=True)
-class LeakResponse:
-    revoked: ApiKey
+class KeyReplacement:
+    """A replacement key that nobody at svcx sees: sealed into a single-use reveal link (valid
+    REVEAL_LIFETIME) mailed to `recipients` after commit; when there is nobody to mail, staff must
+    hand `reveal_url` over themselves. The secret itself is in no field."""
+
+    old: ApiKey
     replacement: ApiKey
     reveal_url: str
-    # Who is mailed the reveal link; when nobody, staff must hand `reveal_url` over themselves.
     recipients: list[str]
 
 
-def api_key_confirm_leak(*, api_key: ApiKey, actor: Actor = None) -> LeakResponse:
+def _reveal_deliver(*, old: ApiKey, minted: MintedKey, notify: Callable[..., None]) -> KeyReplacement:
+    """Seal `minted` (the replacement of `old`) under a fresh token and have `notify` mail the
+    reveal link after commit. Inside the caller's transaction. The database keeps only the
+    token's hash: the link exists only in the result and the mail."""
+    token = urlsafe_token()
+    KeyReveal.objects.create(
+        api_key=minted.api_key,
+        token_hash=token_hash(token),
+        ciphertext=seal(minted.secret, token),
+        expires_at=timezone.now() + REVEAL_LIFETIME,
+    )
+    reveal_url = f"{settings.SVCX_PUBLIC_URL}/reveal/{token}"
+    old.refresh_from_db()
+    recipients = key_reveal_recipients(old)
+    transaction.on_commit(
+        lambda: notify(api_key=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients)
+    )
+    return KeyReplacement(old=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients)
+
+
+def api_key_confirm_leak(*, api_key: ApiKey, reason: str = "", actor: Actor = None) -> KeyReplacement:
     """Interface.md 5.8: revoke now; no suspension, no freeze, no refund; a replacement with the
     same name, scopes and allowlist goes into a single-use reveal link valid 7 days; owners,
     admins and the key's creator are told (after commit)."""
-    token = urlsafe_token()
     with transaction.atomic():
         Organization.objects.select_for_update().get(pk=api_key.organization_id)
         old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
-        now = timezone.now()
         ApiKey.objects.filter(pk=old.pk, revoked_at__isnull=True).update(
-            revoked_at=now, revoked_reason="leak confirmed"
+            revoked_at=timezone.now(), revoked_reason="leak confirmed"
         )
         minted = _mint_twin(old, created_by=old.created_by)
         ApiKey.objects.filter(pk=old.pk).update(replaced_by=minted.api_key)
-        KeyReveal.objects.create(
-            api_key=minted.api_key,
-            token_hash=token_hash(token),
-            ciphertext=seal(minted.secret, token),
-            expires_at=now + REVEAL_LIFETIME,
-        )
         audit_record(
             actor=actor,
             action="key.confirm_leak",
             organization=old.organization,
             target=old.id,
             replacement=minted.api_key.id,
+            **_why(reason),
         )
-        reveal_url = f"{settings.SVCX_PUBLIC_URL}/reveal/{token}"
-        old.refresh_from_db()
-        recipients = key_leak_recipients(old)
-        transaction.on_commit(
-            lambda: notify_key_leaked(
-                api_key=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients
-            )
+        return _reveal_deliver(old=old, minted=minted, notify=notify_key_leaked)
+
+
+def api_key_rotate_by_reveal(*, api_key: ApiKey, overlap: str, reason: str = "", actor: Actor = None) -> KeyReplacement:
+    """Rotate as api_key_rotate does, for staff: the replacement's secret is sealed into a
+    single-use reveal link mailed (after commit) to the owners, admins and the key's creator, as
+    after a leak, so that no staff page ever holds it. Raises AccountError as api_key_rotate."""
+    with transaction.atomic():
+        # The replacement is the key creator's, as the old key was: members manage the keys they created.
+        old, minted = _rotate(
+            api_key=api_key,
+            overlap=overlap,
+            reason=reason,
+            actor=actor,
+            created_by=api_key.created_by,
+            delivery="reveal link",
         )
-    return LeakResponse(revoked=old, replacement=minted.api_key, reveal_url=reveal_url, recipients=recipients)
+        delivered = _reveal_deliver(old=old, minted=minted, notify=notify_key_rotated)
+    api_key.refresh_from_db()
+    return delivered
 
 
 def key_reveal_consume(*, token: str) -> tuple[ApiKey, str] | None:

@@ -5,6 +5,8 @@ registers them again with these parts added."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
@@ -15,7 +17,7 @@ from django.utils.html import format_html
 
 from accounts import admin as accounts_admin
 from accounts import services
-from accounts.admin import ActionForm, ask, org_label
+from accounts.admin import ActionForm, confirmed_action, org_label
 from accounts.keyformat import Environment
 from accounts.models import ApiKey, Organization
 from billing.ledger import credits_adjust, credits_grant
@@ -74,13 +76,17 @@ class UsageRecordAdmin(ReadOnlyAdmin):
 
 class GrantForm(ActionForm):
     credits = forms.IntegerField(min_value=1)
-    reason = forms.CharField(required=False)
+    field_order = ["credits", "reason"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].help_text = "Why: recorded in the ledger and the audit log."
 
 
-class AdjustForm(ActionForm):
+class AdjustForm(GrantForm):
     kind = forms.ChoiceField(choices=[("refund", "refund"), ("adjustment", "adjustment")])
     credits = forms.IntegerField(help_text="Signed; a refund is positive.")
-    reason = forms.CharField(help_text="Why: recorded in the ledger and the audit log.")
+    field_order = ["kind", "credits", "reason"]
 
 
 class OrganizationAdmin(accounts_admin.OrganizationAdmin):
@@ -89,6 +95,7 @@ class OrganizationAdmin(accounts_admin.OrganizationAdmin):
     list_display = ["id", "name", "status", "live_balance", "debug_policy", "created_at"]
     detail_fields = ["live_credits", "test_allowance", *accounts_admin.OrganizationAdmin.detail_fields]
     actions = [*accounts_admin.OrganizationAdmin.actions, "grant_credits", "refund_or_adjust"]
+    object_actions = [*accounts_admin.OrganizationAdmin.object_actions, "grant_credits", "refund_or_adjust"]
 
     @admin.display(description="live balance")
     def live_balance(self, obj: Organization) -> int:
@@ -110,17 +117,20 @@ class OrganizationAdmin(accounts_admin.OrganizationAdmin):
             f"resets {allowance.resets_at:%Y-%m-%d}"
         )
 
-    @admin.action(description="Grant credits")
-    def grant_credits(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
-        form = ask(self, request, queryset, GrantForm, "Grant credits")
-        if isinstance(form, HttpResponse):
-            return form
+    @confirmed_action(
+        description="Grant credits",
+        consequence="Each organization's live balance grows by the credits granted (a ledger entry).",
+        form_class=GrantForm,
+    )
+    def grant_credits(
+        self, request: HttpRequest, queryset: QuerySet[Organization], data: dict[str, Any]
+    ) -> HttpResponse | None:
         for organization in queryset:
             row = credits_grant(
                 organization=organization,
-                credits=form.cleaned_data["credits"],
+                credits=data["credits"],
                 actor_label=request.user.get_username(),
-                reason=form.cleaned_data["reason"],
+                reason=data["reason"],
             )
             services.audit_record(
                 actor=request.user,
@@ -128,6 +138,7 @@ class OrganizationAdmin(accounts_admin.OrganizationAdmin):
                 organization=organization,
                 target=row.id,
                 credits=row.credits,
+                reason=row.reason,
             )
             self.message_user(
                 request,
@@ -136,19 +147,23 @@ class OrganizationAdmin(accounts_admin.OrganizationAdmin):
             )
         return None
 
-    @admin.action(description="Refund or adjust credits")
-    def refund_or_adjust(self, request: HttpRequest, queryset: QuerySet[Organization]) -> HttpResponse | None:
-        form = ask(self, request, queryset, AdjustForm, "Refund or adjust credits")
-        if isinstance(form, HttpResponse):
-            return form
+    @confirmed_action(
+        description="Refund or adjust credits",
+        consequence="Each organization's live balance changes by the credits given (a ledger entry): "
+        "a refund adds them; an adjustment adds or, when negative, takes them away.",
+        form_class=AdjustForm,
+    )
+    def refund_or_adjust(
+        self, request: HttpRequest, queryset: QuerySet[Organization], data: dict[str, Any]
+    ) -> HttpResponse | None:
         for organization in queryset:
             try:
                 row = credits_adjust(
                     organization=organization,
-                    credits=form.cleaned_data["credits"],
-                    kind=form.cleaned_data["kind"],
+                    credits=data["credits"],
+                    kind=data["kind"],
                     actor_label=request.user.get_username(),
-                    reason=form.cleaned_data["reason"],
+                    reason=data["reason"],
                 )
             except ValueError as exc:
                 self.message_user(request, f"{organization}: {exc}", level=messages.ERROR)
@@ -204,7 +219,7 @@ class ApiKeyAdmin(accounts_admin.ApiKeyAdmin):
         response["Content-Disposition"] = f'attachment; filename="{api_key.id}-activity-{REPORT_DAYS}d.csv"'
         return response
 
-    @admin.action(description="Download 90-day activity report (CSV)")
+    @admin.action(description="Download 90-day activity report (CSV)", permissions=["view"])
     def activity_report(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> HttpResponse | None:
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one key.", level=messages.ERROR)

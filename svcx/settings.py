@@ -46,6 +46,8 @@ SVCX_DOCS_URL = env_str("SVCX_DOCS_URL", f"{SVCX_PUBLIC_URL}/docs").rstrip("/")
 SVCX_SUPPORT_CONTACT = env_str("SVCX_SUPPORT_CONTACT", "support@svcx.local")
 
 INSTALLED_APPS = [
+    # Before the admin: its templates/admin/base_site.html brands the admin (name, icon, styles).
+    "svcx",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -55,7 +57,6 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_ratelimit",
-    "svcx",
     "accounts",
     "billing",
     "conversion",

@@ -11,6 +11,10 @@ handler403 = "core.handlers.handler403"
 handler404 = "core.handlers.handler404"
 handler500 = "core.handlers.handler500"
 
+admin.site.site_header = "svcx admin"
+admin.site.site_title = "svcx admin"
+admin.site.index_title = "Staff administration"
+
 urlpatterns = [
     path("v1/health", views.HealthApi.as_view(), name="health"),
     path("v1/openapi.json", views.OpenApiApi.as_view(), name="openapi"),

@@ -38,10 +38,17 @@ def admin_page(live_server: Any, page: Any, settings: Any) -> Any:
 
 
 def run_action(page: Any, changelist: str, pk: str, action: str) -> None:
+    """Choose `action` for the row `pk` in the list's action menu: the confirmation page opens."""
     page.goto(f"{page.base}/admin/{changelist}/")
     page.check(f"input[name=_selected_action][value='{pk}']")
     page.select_option("select[name=action]", action)
     page.click("button[name=index]")
+
+
+def confirm(page: Any, reason: str) -> None:
+    """Give the reason on a confirmation page and confirm."""
+    page.fill("#id_reason", reason)
+    page.click("input[name=apply]")
 
 
 def test_admin_is_styled(admin_page: Any) -> None:
@@ -55,6 +62,7 @@ def test_staff_suspends_grants_and_refunds_and_sees_the_balance(admin_page: Any)
     org = make_org("Acme")
 
     run_action(admin_page, "accounts/organization", org.pk, "suspend")
+    confirm(admin_page, "unpaid invoice")
     expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Suspended Acme ({org.id})")
     assert Organization.objects.get(pk=org.pk).status == "suspended"
     screenshot(admin_page, "admin-org-suspended")
@@ -143,27 +151,33 @@ def test_staff_adds_a_member_with_the_user_search_and_changes_and_removes_member
     assert alice.pk not in Membership.objects.values_list("user", flat=True)
 
 
-def test_staff_rotates_and_revokes_keys(admin_page: Any) -> None:
+def test_staff_rotates_and_revokes_keys_without_ever_seeing_a_secret(admin_page: Any) -> None:
     org = make_org("Acme")
     first = make_key(org, name="web")
 
-    run_action(admin_page, "accounts/apikey", first.api_key.pk, "rotate_24h")
-    expect(admin_page.locator("ul.messagelist")).to_contain_text(f"Rotated {first.api_key.hint}")  # the new page
-    page_text = admin_page.locator("#content").inner_text()
-    secrets = SECRET.findall(page_text)
-    assert len(secrets) == 1
+    run_action(admin_page, "accounts/apikey", first.api_key.pk, "rotate")
+    admin_page.check("input[name=overlap][value='24h']")
+    confirm(admin_page, "customer asked")
     replacement = ApiKey.objects.get(pk=first.api_key.pk).replaced_by
     expect(admin_page.locator("ul.messagelist")).to_contain_text(
         f"Rotated {first.api_key.hint}: replacement {replacement.hint}"
     )
+    assert not SECRET.findall(admin_page.content())  # the new secret is the organization's, not staff's
+    link = admin_page.locator("code.reveal-link").inner_text()  # nobody to mail: the link, to hand over
     screenshot(admin_page, "admin-key-rotated")
-    assert account_status(admin_page.base, secrets[0]) == 200
+    assert account_status(admin_page.base, first.secret) == 200  # the old key's overlap: 24 more hours
+
+    admin_page.goto(link)
+    admin_page.click("text=Show the key")
+    secret = SECRET.findall(admin_page.locator("pre").inner_text())[0]
+    assert account_status(admin_page.base, secret) == 200
 
     run_action(admin_page, "accounts/apikey", replacement.pk, "revoke")
+    confirm(admin_page, "customer asked")
     expect(admin_page.locator("ul.messagelist")).to_contain_text(
         f"Revoked {replacement.hint}: refused from the next request."
     )
-    assert account_status(admin_page.base, secrets[0]) == 401
+    assert account_status(admin_page.base, secret) == 401
     screenshot(admin_page, "admin-key-revoked")
 
 
@@ -173,6 +187,7 @@ def test_staff_confirms_a_leak_and_gets_the_reveal_link_when_nobody_can_be_maile
     assert account_status(admin_page.base, leaked.secret) == 200  # activity the report will list
 
     run_action(admin_page, "accounts/apikey", leaked.api_key.pk, "confirm_leak")
+    confirm(admin_page, "posted in a public gist")
 
     replacement = ApiKey.objects.get(pk=leaked.api_key.pk).replaced_by
     expect(admin_page.locator("ul.messagelist")).to_contain_text(
@@ -211,6 +226,7 @@ def test_staff_is_told_who_was_mailed_when_there_are_owners(admin_page: Any, mai
     leaked = make_key(org)
 
     run_action(admin_page, "accounts/apikey", leaked.api_key.pk, "confirm_leak")
+    confirm(admin_page, "posted in a public gist")
 
     expect(admin_page.locator("ul.messagelist")).to_contain_text("the reveal link was mailed to olga@example.com")
     assert admin_page.locator("code.reveal-link").count() == 0

@@ -213,7 +213,7 @@ class Command(BaseCommand):
         if action == "revoke":
             return api_key_dict(services.api_key_revoke(api_key=api_key))
         leak = services.api_key_confirm_leak(api_key=api_key)
-        return {"revoked": leak.revoked.id, "replacement_id": leak.replacement.id, "reveal_url": leak.reveal_url}
+        return {"revoked": leak.old.id, "replacement_id": leak.replacement.id, "reveal_url": leak.reveal_url}
 
     def _member(self, action: str, o: dict[str, Any]) -> dict[str, Any]:
         organization = _org(o["org"])
