@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 from django.urls import URLPattern
+from django.utils import timezone
 
 from accounts.authentication import Caller
 from accounts.models import ApiKey, AuditEvent, Membership
 from accounts.scopes import effective_scopes
+from billing.ledger import credits_capture, credits_grant, credits_hold
+from billing.usage import request_log_record
 from console import urls as console_urls
 from console.models import Invitation
 from console.services import invitation_create
@@ -60,6 +63,31 @@ def snapshot(org: Any) -> Any:
     )
 
 
+def their_request(org: Any, api_key: Any) -> str:
+    """A request of `org`'s key in the request log, with its ledger entries."""
+    credits_grant(organization=org, credits=5, actor_label="test")
+    credits_hold(
+        organization=org, environment=api_key.environment, api_key_id=api_key.id, request_id="req_theirs", pages=2
+    )
+    credits_capture(request_id="req_theirs", pages=2)
+    request_log_record(
+        request_id="req_theirs",
+        organization_id=org.id,
+        environment=api_key.environment,
+        api_key_id=api_key.id,
+        method="POST",
+        endpoint="/v1/convert",
+        status=200,
+        error_code="",
+        pages=2,
+        credits=2,
+        client_ip="192.0.2.1",
+        duration_ms=5.0,
+        created_at=timezone.now(),
+    )
+    return "req_theirs"
+
+
 def test_every_console_url_with_another_organizations_ids_is_404(
     acme: Any, owner: Any, globex: Any, three_pages: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -78,6 +106,7 @@ def test_every_console_url_with_another_organizations_ids_is_404(
         "member_id": Membership.objects.get(user=gary).pk,
         "invitation_id": invitation.pk,
         "file_id": their_file.id,
+        "request_id": their_request(globex, theirs.api_key),
     }
     before = snapshot(globex)
     client = signed_in(owner, _address())
@@ -128,7 +157,15 @@ def test_console_pages_need_a_signed_in_person(acme: Any) -> None:
     client = Client()
     for pattern in org_patterns():
         url = fill(
-            pattern, {"org_id": acme.id, "key_id": "key_x", "member_id": 1, "invitation_id": 1, "file_id": "file_x"}
+            pattern,
+            {
+                "org_id": acme.id,
+                "key_id": "key_x",
+                "member_id": 1,
+                "invitation_id": 1,
+                "file_id": "file_x",
+                "request_id": "req_x",
+            },
         )
         response = client.get(url)
         assert response.status_code in (302, 405), url
