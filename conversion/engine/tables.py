@@ -83,6 +83,15 @@ def _crosses(spans: list[tuple[float, float]], a: float, b: float) -> bool:
     return any(s - 2 <= mid <= e + 2 for s, e in spans)
 
 
+def _records(rows: list[list[Line]], xs: Sequence[float]) -> bool:
+    """Whether the text rows `rows` inside one ruled row are records, one to a text row: at
+    least two thirds of them fill two or more columns. The wrapped cells of a single row
+    leave most of its text rows with one column filled (a long text beside short ones, these
+    centred in the row)."""
+    spread = sum(1 for row in rows if len({_bisect(xs, (ln.x0 + ln.x1) / 2) for ln in row}) >= 2)
+    return 3 * spread >= 2 * len(rows)
+
+
 def _record_rows(
     bands: list[list[Line]], xs: list[float], vs: Sequence[tuple[float, float, float]], ys: list[float]
 ) -> list[float]:
@@ -103,8 +112,7 @@ def _record_rows(
         ruled_columns = any(_crosses(spans, ys[r], ys[r + 1]) for spans in inner)
         if ruled_columns and len(bands) > 2:
             continue
-        spread = sum(1 for row in rows if len({_bisect(xs, (ln.x0 + ln.x1) / 2) for ln in row}) >= 2)
-        if 3 * spread < 2 * len(rows):
+        if not _records(rows, xs):
             continue
         for above, below in pairwise(rows):
             cuts.append((max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2)
@@ -225,6 +233,40 @@ def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tu
     return runs, straddling
 
 
+# Lines (a count) that start at one x and cut through the table's drawn column rulings: a
+# column of text printed over a table that overflows its own column (a two-column page), not
+# cells, which never cross a ruling.
+OVER_COLUMN_MIN_LINES = 3
+# Points: how far apart the left ends of the lines of one text column may lie.
+COLUMN_EDGE_TOLERANCE = 2.0
+
+
+def _cuts_a_ruling(line: Line, vs: Sequence[tuple[float, float, float]]) -> bool:
+    """Whether a word of `line` has glyphs on both sides of a vertical ruling at its height."""
+    edges = [x for x, a, b in vs if a <= line.cy <= b and line.x0 + 1 < x < line.x1 - 1]
+    if not edges:
+        return False
+    word: list[float] = []
+    for x0, x1, text in [*line.chars, (0.0, 0.0, " ")]:
+        if not text.isspace():
+            word.append((x0 + x1) / 2)
+        elif word:
+            if any(min(word) < x < max(word) for x in edges):
+                return True
+            word = []
+    return False
+
+
+def _text_over(lines: list[Line], inside: list[int], vs: Sequence[tuple[float, float, float]]) -> set[int]:
+    """The lines of `inside` that belong to a text column printed over the table: every line
+    that starts where at least `OVER_COLUMN_MIN_LINES` lines cutting through rulings start."""
+    starts = [lines[i].x0 for i in inside if _cuts_a_ruling(lines[i], vs)]
+    columns = [
+        x for x in starts if sum(1 for y in starts if abs(y - x) <= COLUMN_EDGE_TOLERANCE) >= OVER_COLUMN_MIN_LINES
+    ]
+    return {i for i in inside if any(abs(lines[i].x0 - x) <= COLUMN_EDGE_TOLERANCE for x in columns)}
+
+
 def _grid_table(
     lines: list[Line],
     xs: list[float],
@@ -233,11 +275,14 @@ def _grid_table(
     vs: Sequence[tuple[float, float, float]],
     page_area: float,
     page_rtl: bool = False,
+    min_rows: int = 2,
 ) -> tuple[Table | None, set[int]]:
     x0, x1, top, bottom = xs[0], xs[-1], ys[0], ys[-1]
     inside = [
         i for i, ln in enumerate(lines) if x0 - 1 <= (ln.x0 + ln.x1) / 2 <= x1 + 1 and top - 1 <= ln.cy <= bottom + 1
     ]
+    over = _text_over(lines, inside, vs)
+    inside = [i for i in inside if i not in over]
     if not inside:
         return None, set()
 
@@ -267,14 +312,14 @@ def _grid_table(
             if text.strip():
                 pieces.setdefault(owner[(row, col)], []).append((ln.top, ln.bottom, x, text.strip()))
             x += 1e-3  # keep runs of one line in order
-    if len(pieces) < 3 or torn > max(1, len(inside) // 10):
+    if len(pieces) < min_rows + 1 or torn > max(1, len(inside) // 10):
         # Words cut by rulings: lines and boxes of a figure drawn over text, not cells.
         return None, set()
     # A table has a row that starts two cells with text and a column that starts two
     # cells; boxes stacked or set side by side (a diagram, a sidebar) have not.
     rows_starting = Counter(cells[k][0] for k in pieces)
     columns_starting = Counter(cell[1] for cell in cells)
-    if max(rows_starting.values()) < 2 or max(columns_starting.values()) < 2:
+    if max(rows_starting.values()) < 2 or max(columns_starting.values()) < min(2, min_rows):
         return None, set()
     # A box holding a quarter of the page is a frame around the page's text.
     if any((ys[cells[k][2]] - ys[cells[k][0]]) * (xs[cells[k][3]] - xs[cells[k][1]]) > page_area / 4 for k in pieces):
@@ -283,7 +328,7 @@ def _grid_table(
     col_at = _compact_lines([(c[1], c[3]) for c in cells], xs, filled, 10)
     row_at = _compact_lines([(c[0], c[2]) for c in cells], ys, filled, 5)
     n_rows, n_cols = max(row_at.values()), max(col_at.values())
-    if n_rows < 2 or n_cols < 2:
+    if n_rows < min_rows or n_cols < 2:
         return None, set()
     rows = [[""] * n_cols for _ in range(n_rows)]
     spans: dict[tuple[int, int], tuple[int, int]] = {}
@@ -304,7 +349,7 @@ def _grid_table(
     table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans, boxes))
     if page_rtl or is_rtl(" ".join(ln.text for ln in held)):
         table = _from_the_right(table)
-    if len(table.rows) < 2:
+    if len(table.rows) < min_rows:
         return None, set()
     return table, set(inside)
 
@@ -443,11 +488,18 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
             continue
         h_rules = [hs[i] for i in h_ids]
         v_rules = [vs[i] for i in v_ids]
+        min_rows = 2
         if len(ys) < 3:
-            # A frame with column rulings only: its text rows are its rows.
-            ys = _text_rows(lines, top, bottom)
-            h_rules += [(y, left, right) for y in ys]
-        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl)
+            framed = [ln for ln in lines if top <= ln.cy <= bottom and left <= (ln.x0 + ln.x1) / 2 <= right]
+            if _records(group_rows(framed), xs):
+                # A frame with column rulings only: its text rows are its rows.
+                ys = _text_rows(lines, top, bottom)
+                h_rules += [(y, left, right) for y in ys]
+            elif not any(ln.bottom <= top and ln.x0 < right and ln.x1 > left for ln in lines):
+                # One row of wrapped cells first in its column: the rest of a table ruled
+                # throughout that a page or column break cut (its header is not repeated).
+                min_rows = 1
+        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl, min_rows)
         if table is not None and not (used & consumed):
             tables.append(table)
             consumed |= used
