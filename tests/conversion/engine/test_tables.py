@@ -254,3 +254,32 @@ def test_row_under_a_cell_spanning_rows_across_the_page_break_stays_a_row() -> N
     after = "| Event | Date |\n| --- | --- |\n|  | 2018-01-15 |"
     joined = join_pages([before, after], [Continuation.NONE, Continuation.REPEATED_HEADER])
     assert joined == "| Event | Date |\n| --- | --- |\n| Sale of assets | 2017-09-17 |\n|  | 2018-01-15 |"
+
+
+def test_table_ruled_by_rows_only_takes_its_columns_from_the_blank_strips_and_its_rows_from_the_gaps(
+    tmp_path: Path,
+) -> None:
+    # pandoc's HTML: a rule above and below the header and one at the bottom, no vertical
+    # rules; the cells of a row are padded apart more than the wrapped lines of one cell.
+    ops: list[Op] = [Rule(72, y, 460, y) for y in (700, 680, 596)]
+    ops += [Text(76, 686, "Option", 10), Text(200, 686, "Meaning", 10)]
+    ops += [Text(76, 664, "lease", 10), Text(200, 664, "How long a worker may hold", 10)]
+    ops += [Text(200, 652, "a job before another takes it.", 10)]
+    ops += [Text(76, 632, "retries", 10), Text(200, 632, "How often a job is run again.", 10)]
+    ops += [Text(76, 612, "queue", 10), Text(200, 612, "Where jobs wait.", 10)]
+    ops.append(Text(72, 560, "After the table.", 10))
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "| Option | Meaning |\n| --- | --- |\n"
+        "| lease | How long a worker may hold a job before another takes it. |\n"
+        "| retries | How often a job is run again. |\n| queue | Where jobs wait. |\n\nAfter the table."
+    )
+
+
+def test_prose_or_a_list_between_rules_is_not_a_table(tmp_path: Path) -> None:
+    rules: list[Op] = [Rule(72, y, 460, y) for y in (700, 660, 600)]
+    prose = ["A paragraph set between", "rules of a page,", "one after another", "as a reader sees it."]
+    lines = [Text(72, 686, prose[0], 10), *(Text(72, 646 - 14 * k, t, 10) for k, t in enumerate(prose[1:]))]
+    items = [Text(72, 686, "-    Item number 1 of a list", 10)]
+    items += [Text(72, 646 - 14 * k, f"-    Item number {k + 2} of a list", 10) for k in range(3)]
+    pdf = make_pdf(tmp_path / "a.pdf", [[*rules, *lines], [*rules, *items]])
+    assert "|" not in md(pdf)
