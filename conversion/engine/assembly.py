@@ -149,7 +149,31 @@ def _join_tables(before: str, after: str, cont: Continuation) -> str | None:
     if not before_last.startswith("| ") or len(after_lines) < 2 or not _PIPE_DELIMITER.match(after_lines[1]):
         return None
     keep = after_lines[2:] if cont is Continuation.REPEATED_HEADER else [after_lines[0], *after_lines[2:]]
+    if keep and keep[0].startswith("| "):
+        whole = _rest_of_row(before_last, keep[0])
+        if whole is not None:
+            before, keep = before.removesuffix(before_last) + whole, keep[1:]
     return before + ("\n" + "\n".join(keep) if keep else "")
+
+
+_CELL_SEPARATOR = re.compile(r"(?<!\\) \| ")
+
+
+def _rest_of_row(last: str, first: str) -> str | None:
+    """The pipe row `last` (ending a page's table) with `first` (starting its continuation)
+    taken into it cell by cell, when `first` is the rest of a row the page break cut: it
+    leaves the first column empty (that column's cell ended before the break), and each cell
+    it fills goes on in lower case (a sentence running on; a new row under a cell spanning
+    rows starts a value of its own). None otherwise."""
+    before = _CELL_SEPARATOR.split(last.removeprefix("| ").removesuffix(" |"))
+    after = _CELL_SEPARATOR.split(first.removeprefix("| ").removesuffix(" |"))
+    filled = [c.strip() for c in after if c.strip()]
+    if len(before) != len(after) or not before[0].strip() or after[0].strip() or not filled:
+        return None
+    if not all(c[0].islower() for c in filled):
+        return None
+    cells = [f"{a.strip()} {b.strip()}".strip() for a, b in zip(before, after, strict=True)]
+    return "| " + " | ".join(cells) + " |"
 
 
 def _norm(text: str) -> str:

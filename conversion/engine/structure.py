@@ -31,7 +31,7 @@ from .inline import escape_inline, render_blocks
 from .layout import HIDDEN_OFF_PAGE, Line, PageModel
 from .order import Item, find_gutter, footnotes_last, reading_order
 from .stats import DocStats
-from .tables import Table, find_ruled_tables, find_unruled_tables
+from .tables import Table, find_row_ruled_tables, find_ruled_tables, find_unruled_tables
 
 __all__ = ["DocStats", "RenderedPage", "Table", "render_page"]
 
@@ -94,6 +94,8 @@ def render_page(
     found: list[Table] = []
     if tables != "text":
         found, lines = find_ruled_tables(page, lines)
+        by_rows, lines = find_row_ruled_tables(page, lines)
+        found += by_rows
         gutter = find_gutter(list(lines), page.width) if len(lines) >= 6 else None
         unruled, lines = find_unruled_tables(page, lines, stats.body_size, gutter)
         found += unruled

@@ -83,6 +83,15 @@ def _crosses(spans: list[tuple[float, float]], a: float, b: float) -> bool:
     return any(s - 2 <= mid <= e + 2 for s, e in spans)
 
 
+def _records(rows: list[list[Line]], xs: Sequence[float]) -> bool:
+    """Whether the text rows `rows` inside one ruled row are records, one to a text row: at
+    least two thirds of them fill two or more columns. The wrapped cells of a single row
+    leave most of its text rows with one column filled (a long text beside short ones, these
+    centred in the row)."""
+    spread = sum(1 for row in rows if len({_bisect(xs, (ln.x0 + ln.x1) / 2) for ln in row}) >= 2)
+    return 3 * spread >= 2 * len(rows)
+
+
 def _record_rows(
     bands: list[list[Line]], xs: list[float], vs: Sequence[tuple[float, float, float]], ys: list[float]
 ) -> list[float]:
@@ -103,8 +112,7 @@ def _record_rows(
         ruled_columns = any(_crosses(spans, ys[r], ys[r + 1]) for spans in inner)
         if ruled_columns and len(bands) > 2:
             continue
-        spread = sum(1 for row in rows if len({_bisect(xs, (ln.x0 + ln.x1) / 2) for ln in row}) >= 2)
-        if 3 * spread < 2 * len(rows):
+        if not _records(rows, xs):
             continue
         for above, below in pairwise(rows):
             cuts.append((max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2)
@@ -225,6 +233,40 @@ def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tu
     return runs, straddling
 
 
+# Lines (a count) that start at one x and cut through the table's drawn column rulings: a
+# column of text printed over a table that overflows its own column (a two-column page), not
+# cells, which never cross a ruling.
+OVER_COLUMN_MIN_LINES = 3
+# Points: how far apart the left ends of the lines of one text column may lie.
+COLUMN_EDGE_TOLERANCE = 2.0
+
+
+def _cuts_a_ruling(line: Line, vs: Sequence[tuple[float, float, float]]) -> bool:
+    """Whether a word of `line` has glyphs on both sides of a vertical ruling at its height."""
+    edges = [x for x, a, b in vs if a <= line.cy <= b and line.x0 + 1 < x < line.x1 - 1]
+    if not edges:
+        return False
+    word: list[float] = []
+    for x0, x1, text in [*line.chars, (0.0, 0.0, " ")]:
+        if not text.isspace():
+            word.append((x0 + x1) / 2)
+        elif word:
+            if any(min(word) < x < max(word) for x in edges):
+                return True
+            word = []
+    return False
+
+
+def _text_over(lines: list[Line], inside: list[int], vs: Sequence[tuple[float, float, float]]) -> set[int]:
+    """The lines of `inside` that belong to a text column printed over the table: every line
+    that starts where at least `OVER_COLUMN_MIN_LINES` lines cutting through rulings start."""
+    starts = [lines[i].x0 for i in inside if _cuts_a_ruling(lines[i], vs)]
+    columns = [
+        x for x in starts if sum(1 for y in starts if abs(y - x) <= COLUMN_EDGE_TOLERANCE) >= OVER_COLUMN_MIN_LINES
+    ]
+    return {i for i in inside if any(abs(lines[i].x0 - x) <= COLUMN_EDGE_TOLERANCE for x in columns)}
+
+
 def _grid_table(
     lines: list[Line],
     xs: list[float],
@@ -233,11 +275,14 @@ def _grid_table(
     vs: Sequence[tuple[float, float, float]],
     page_area: float,
     page_rtl: bool = False,
+    min_rows: int = 2,
 ) -> tuple[Table | None, set[int]]:
     x0, x1, top, bottom = xs[0], xs[-1], ys[0], ys[-1]
     inside = [
         i for i, ln in enumerate(lines) if x0 - 1 <= (ln.x0 + ln.x1) / 2 <= x1 + 1 and top - 1 <= ln.cy <= bottom + 1
     ]
+    over = _text_over(lines, inside, vs)
+    inside = [i for i in inside if i not in over]
     if not inside:
         return None, set()
 
@@ -267,14 +312,14 @@ def _grid_table(
             if text.strip():
                 pieces.setdefault(owner[(row, col)], []).append((ln.top, ln.bottom, x, text.strip()))
             x += 1e-3  # keep runs of one line in order
-    if len(pieces) < 3 or torn > max(1, len(inside) // 10):
+    if len(pieces) < min_rows + 1 or torn > max(1, len(inside) // 10):
         # Words cut by rulings: lines and boxes of a figure drawn over text, not cells.
         return None, set()
     # A table has a row that starts two cells with text and a column that starts two
     # cells; boxes stacked or set side by side (a diagram, a sidebar) have not.
     rows_starting = Counter(cells[k][0] for k in pieces)
     columns_starting = Counter(cell[1] for cell in cells)
-    if max(rows_starting.values()) < 2 or max(columns_starting.values()) < 2:
+    if max(rows_starting.values()) < 2 or max(columns_starting.values()) < min(2, min_rows):
         return None, set()
     # A box holding a quarter of the page is a frame around the page's text.
     if any((ys[cells[k][2]] - ys[cells[k][0]]) * (xs[cells[k][3]] - xs[cells[k][1]]) > page_area / 4 for k in pieces):
@@ -283,7 +328,7 @@ def _grid_table(
     col_at = _compact_lines([(c[1], c[3]) for c in cells], xs, filled, 10)
     row_at = _compact_lines([(c[0], c[2]) for c in cells], ys, filled, 5)
     n_rows, n_cols = max(row_at.values()), max(col_at.values())
-    if n_rows < 2 or n_cols < 2:
+    if n_rows < min_rows or n_cols < 2:
         return None, set()
     rows = [[""] * n_cols for _ in range(n_rows)]
     spans: dict[tuple[int, int], tuple[int, int]] = {}
@@ -304,7 +349,7 @@ def _grid_table(
     table = _trim_empty_rows(Table(x0, top, x1, bottom, rows, spans, boxes))
     if page_rtl or is_rtl(" ".join(ln.text for ln in held)):
         table = _from_the_right(table)
-    if len(table.rows) < 2:
+    if len(table.rows) < min_rows:
         return None, set()
     return table, set(inside)
 
@@ -443,11 +488,18 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
             continue
         h_rules = [hs[i] for i in h_ids]
         v_rules = [vs[i] for i in v_ids]
+        min_rows = 2
         if len(ys) < 3:
-            # A frame with column rulings only: its text rows are its rows.
-            ys = _text_rows(lines, top, bottom)
-            h_rules += [(y, left, right) for y in ys]
-        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl)
+            framed = [ln for ln in lines if top <= ln.cy <= bottom and left <= (ln.x0 + ln.x1) / 2 <= right]
+            if _records(group_rows(framed), xs):
+                # A frame with column rulings only: its text rows are its rows.
+                ys = _text_rows(lines, top, bottom)
+                h_rules += [(y, left, right) for y in ys]
+            elif not any(ln.bottom <= top and ln.x0 < right and ln.x1 > left for ln in lines):
+                # One row of wrapped cells first in its column: the rest of a table ruled
+                # throughout that a page or column break cut (its header is not repeated).
+                min_rows = 1
+        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl, min_rows)
         if table is not None and not (used & consumed):
             tables.append(table)
             consumed |= used
@@ -657,3 +709,133 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     if page.rtl or is_rtl(" ".join(ln.text for row in run for ln in row)):
         return _from_the_right(table)
     return table
+
+
+# Points: the shortest horizontal rule that may bound a table ruled by rows only (a link's
+# underline or a rule under one word is shorter than two columns).
+ROW_RULE_MIN_WIDTH = 60.0
+# Rules (a count) of a table ruled by rows only: above the header, under it, at the bottom.
+ROW_RULES_MIN = 3
+# Points: how far the ends of the rules of one table, and its text, may stand past each other.
+ROW_RULE_END_TOLERANCE = 3.0
+# Multiple of the font size: the narrowest blank strip, through every text row between the
+# rules, that parts two columns (cells are padded on both sides; words of prose are closer).
+ROW_TABLE_COLUMN_GAP = 0.9
+# Multiple of the font size: how much wider than the closest gap between two text rows of one
+# stretch a gap must be to start a new row (cells padded above and below, wrapped lines not).
+ROW_TABLE_ROW_GAP = 0.25
+
+
+def _frame_edge(rule: tuple[float, float, float], vs: Sequence[tuple[float, float, float]]) -> bool:
+    """Whether a horizontal rule ends on a vertical one: the edge of a box (a code block's
+    shading, a frame, a table ruled in full), not a rule of a table ruled by rows only."""
+    y, a, b = rule
+    return any(abs(x - a) <= 2.5 or abs(x - b) <= 2.5 for x, top, bottom in vs if top - 2 <= y <= bottom + 2)
+
+
+def _blank_columns(lines: list[Line], x0: float, x1: float, gap: float) -> list[float]:
+    """Column edges between `x0` and `x1`: the middles of blank strips at least `gap` wide
+    that no glyph of `lines` covers."""
+    spans = sorted((a, b) for ln in lines for a, b, text in ln.chars if not text.isspace())
+    edges = [x0]
+    reach = None
+    for a, b in spans:
+        if reach is not None and a - reach >= gap:
+            edges.append((reach + a) / 2)
+        reach = b if reach is None else max(reach, b)
+    return [*edges, x1]
+
+
+def _stretch_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
+    """Row boundaries inside one stretch between two rules: its text rows, those less apart
+    than the stretch's closest pair by `ROW_TABLE_ROW_GAP` taken as one row (wrapped lines of
+    one cell, a short cell centred beside them)."""
+    rows = group_rows(lines)
+    cuts: list[float] = []
+    if len(rows) < 2:
+        return cuts
+    size = max(ln.size for ln in lines)
+    gaps = [min(ln.top for ln in b) - max(ln.bottom for ln in a) for a, b in pairwise(rows)]
+    closest = min((g for g in gaps if g >= 0), default=0.0)
+    uniform = max(gaps) - closest <= ROW_TABLE_ROW_GAP * size
+    for (above, below), g in zip(pairwise(rows), gaps, strict=True):
+        if uniform or g > closest + ROW_TABLE_ROW_GAP * size:
+            cuts.append((max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2)
+    return [c for c in cuts if top < c < bottom]
+
+
+def find_row_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], list[Line]]:
+    """Tables ruled by rows only (pandoc's HTML, booktabs): horizontal rules of one width, a
+    rule above and below the header and one at the bottom, with no vertical rulings. The
+    columns are the blank strips through all the text between the rules, the rows the rules
+    and, between them, the text rows apart by more than the wrapped lines of one cell.
+    Returns (tables, other lines)."""
+    vs = _merge_segments(page.vrules)
+    hs = [h for h in _merge_segments(page.hrules) if h[2] - h[1] >= ROW_RULE_MIN_WIDTH and not _frame_edge(h, vs)]
+    if len(hs) < 2 or len(hs) > 200:
+        return [], lines
+    groups: list[list[tuple[float, float, float]]] = []
+    for h in sorted(hs, key=lambda h: (h[1], h[2], h[0])):
+        for g in groups:
+            if abs(g[0][1] - h[1]) <= ROW_RULE_END_TOLERANCE and abs(g[0][2] - h[2]) <= ROW_RULE_END_TOLERANCE:
+                g.append(h)
+                break
+        else:
+            groups.append([h])
+    tables: list[Table] = []
+    consumed: set[int] = set()
+    for group in groups:
+        rules = sorted(group)
+        i = 0
+        while i < len(rules) - 1:
+            for j in range(len(rules) - 1, i, -1):
+                found = _row_ruled_table(page, lines, rules[i : j + 1], consumed)
+                if found is not None:
+                    table, used = found
+                    tables.append(table)
+                    consumed |= used
+                    i = j
+                    break
+            else:
+                i += 1
+    if not tables:
+        return [], lines
+    return tables, [ln for i, ln in enumerate(lines) if i not in consumed]
+
+
+def _row_ruled_table(
+    page: PageModel, lines: list[Line], rules: list[tuple[float, float, float]], consumed: set[int]
+) -> tuple[Table, set[int]] | None:
+    """The table between the first and the last of `rules` (one width), or None where the
+    text between them is not laid out in columns. A header is ruled off: three rules at least,
+    with text between each two (two rules alone bound a code listing or a page's masthead as
+    often as a table)."""
+    if len(rules) < ROW_RULES_MIN:
+        return None
+    top, bottom = rules[0][0], rules[-1][0]
+    x0, x1 = min(r[1] for r in rules), max(r[2] for r in rules)
+    band = [i for i, ln in enumerate(lines) if top < ln.cy < bottom and ln.x1 > x0 and ln.x0 < x1]
+    if not band or any(i in consumed for i in band):
+        return None
+    held = [lines[i] for i in band]
+    if any(not any(a < ln.cy < b for ln in held) for (a, _, _), (b, _, _) in pairwise(rules)):
+        return None
+    if any(ln.x0 < x0 - ROW_RULE_END_TOLERANCE or ln.x1 > x1 + ROW_RULE_END_TOLERANCE for ln in held):
+        return None  # text running past the rules: rules above and below prose
+    size = sorted(ln.size for ln in held)[len(held) // 2]
+    xs = _blank_columns(held, x0, x1, ROW_TABLE_COLUMN_GAP * size)
+    if len(xs) < 3 or len(group_rows(held)) < 2:
+        return None
+    ys = [r[0] for r in rules]
+    for a, b in pairwise(list(ys)):
+        ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b)
+    ys = sorted(ys)
+    hs = [(y, x0, x1) for y in ys]
+    vs = [(x, top, bottom) for x in xs]
+    table, used = _grid_table(lines, xs, ys, hs, vs, page.width * page.height, page.rtl)
+    if table is None or _list_rows(table.rows) or used != set(band):
+        return None
+    # Most rows of a table fill two cells or more; a chart's gridlines hold one label a row.
+    if 2 * sum(1 for row in table.rows if sum(1 for c in row if c) >= 2) < len(table.rows):
+        return None
+    return table, used

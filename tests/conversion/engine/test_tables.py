@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 from conversion.engine import ConvertOptions, convert
+from conversion.engine.assembly import Continuation, join_pages
 
 from .pdfs import Box, Op, Rule, Text, make_pdf, ruled_grid
 
@@ -195,3 +196,90 @@ def test_tables_of_other_columns_or_after_text_are_not_joined(tmp_path: Path) ->
     after_text = [Text(72, 740, "A new table follows.", 11), *ruled_grid(SECOND, 720)]
     pdf = make_pdf(tmp_path / "b.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120)], after_text])
     assert delimiter_rows(convert(pdf).markdown) == 2
+
+
+WRAPPED = ["The time a worker may", "hold a job before", "another worker may", "take it from the queue."]
+
+
+def test_row_of_wrapped_cells_alone_at_the_top_of_a_page_is_one_row_of_the_table(tmp_path: Path) -> None:
+    # A table ruled throughout, cut by the page break: its last row, whose cells wrap (the
+    # short one centred in its row), is alone under the next page's top rule.
+    xs, ys = [72, 200, 460], [720, 640]
+    rest: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    rest += [Rule(x, ys[1], x, ys[0]) for x in xs]
+    rest += [Text(76, 676, "Lease", 10)] + [Text(204, 706 - 14 * k, t, 10) for k, t in enumerate(WRAPPED)]
+    pdf = make_pdf(tmp_path / "a.pdf", [[INTRO, *ruled_grid([HEADER, *FIRST], 120, xs=xs)], rest])
+    assert convert(pdf).markdown.endswith(
+        "| Plum | 0.50 |\n| Lease | The time a worker may hold a job before another worker may take it from the queue. |"
+    )
+
+
+def test_text_column_printed_over_a_table_too_wide_for_its_column_is_not_in_its_cells(tmp_path: Path) -> None:
+    # A two-column page: the table of the left column is wider than it, and the lines of the
+    # right column, set from x = 300, run over its last columns and through their rulings.
+    xs = [72, 140, 210, 280, 350, 420]
+    rows = [["Name", "Kind", "Size", "Since", "Notes"]] + [[f"n{r}", "int", f"{r}0", "3.1", "ok"] for r in range(4)]
+    ys = [700 - 30 * i for i in range(len(rows) + 1)]
+    ops: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    ops += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    ops += [Text(xs[c] + 4, ys[r] - 14, t, 10) for r, row in enumerate(rows) for c, t in enumerate(row)]
+    prose = [
+        "The right column goes on here",
+        "over the table that is wider",
+        "than the left column it is in",
+        "and ends.",
+    ]
+    ops += [Text(300, ys[1] - 26 - 30 * k, t, 10) for k, t in enumerate(prose)]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "| n3 | int | 30 | 3.1 | ok |" in out
+    text = [line for line in out.splitlines() if not line.startswith("|")]
+    assert all(t in text for t in prose)
+
+
+def test_row_cut_by_the_page_break_is_one_row_in_the_document(tmp_path: Path) -> None:
+    # The page break falls inside the last row: its rest, under the repeated header, leaves
+    # the first column (whose cell ended on the page before) empty.
+    first = [[*FIRST[:2], ["Plum", "0.50 a pound,"]]]
+    rest = [HEADER, ["", "in season only"], *SECOND]
+    pdf = make_pdf(tmp_path / "a.pdf", [[INTRO, *ruled_grid([HEADER, *first[0]], 120)], ruled_grid(rest, 720)])
+    result = convert(pdf)
+    assert result.markdown.endswith("| Plum | 0.50 a pound, in season only |\n| Cherry | 3.00 |\n| Lemon | 0.40 |")
+    # The page's own table keeps the rest as a row of its own.
+    assert "|  | in season only |" in result.pages[1].markdown
+
+
+def test_row_under_a_cell_spanning_rows_across_the_page_break_stays_a_row() -> None:
+    # The first column's cell spans both rows: the row after the break starts values of its own.
+    before = "| Event | Date |\n| --- | --- |\n| Sale of assets | 2017-09-17 |"
+    after = "| Event | Date |\n| --- | --- |\n|  | 2018-01-15 |"
+    joined = join_pages([before, after], [Continuation.NONE, Continuation.REPEATED_HEADER])
+    assert joined == "| Event | Date |\n| --- | --- |\n| Sale of assets | 2017-09-17 |\n|  | 2018-01-15 |"
+
+
+def test_table_ruled_by_rows_only_takes_its_columns_from_the_blank_strips_and_its_rows_from_the_gaps(
+    tmp_path: Path,
+) -> None:
+    # pandoc's HTML: a rule above and below the header and one at the bottom, no vertical
+    # rules; the cells of a row are padded apart more than the wrapped lines of one cell.
+    ops: list[Op] = [Rule(72, y, 460, y) for y in (700, 680, 596)]
+    ops += [Text(76, 686, "Option", 10), Text(200, 686, "Meaning", 10)]
+    ops += [Text(76, 664, "lease", 10), Text(200, 664, "How long a worker may hold", 10)]
+    ops += [Text(200, 652, "a job before another takes it.", 10)]
+    ops += [Text(76, 632, "retries", 10), Text(200, 632, "How often a job is run again.", 10)]
+    ops += [Text(76, 612, "queue", 10), Text(200, 612, "Where jobs wait.", 10)]
+    ops.append(Text(72, 560, "After the table.", 10))
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "| Option | Meaning |\n| --- | --- |\n"
+        "| lease | How long a worker may hold a job before another takes it. |\n"
+        "| retries | How often a job is run again. |\n| queue | Where jobs wait. |\n\nAfter the table."
+    )
+
+
+def test_prose_or_a_list_between_rules_is_not_a_table(tmp_path: Path) -> None:
+    rules: list[Op] = [Rule(72, y, 460, y) for y in (700, 660, 600)]
+    prose = ["A paragraph set between", "rules of a page,", "one after another", "as a reader sees it."]
+    lines = [Text(72, 686, prose[0], 10), *(Text(72, 646 - 14 * k, t, 10) for k, t in enumerate(prose[1:]))]
+    items = [Text(72, 686, "-    Item number 1 of a list", 10)]
+    items += [Text(72, 646 - 14 * k, f"-    Item number {k + 2} of a list", 10) for k in range(3)]
+    pdf = make_pdf(tmp_path / "a.pdf", [[*rules, *lines], [*rules, *items]])
+    assert "|" not in md(pdf)

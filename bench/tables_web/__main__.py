@@ -1,0 +1,144 @@
+"""``python -m bench.tables_web``: the development tables of issue 24, built, printed, converted
+and scored. Stdlib only here; each step runs with the interpreter it needs.
+
+    python -m bench.tables_web build     # HTML + reference Markdown -> bench/tables_web/cases/
+    python -m bench.tables_web print     # each page in each layout and table style, styled and
+                                         # printed by Chromium -> bench/.cache/tables_web/ (A4)
+    python -m bench.tables_web score     # the engine's Markdown, scored by bench/real/score.py
+    python -m bench.tables_web all       # the three in turn
+
+``score`` prints, per layout and table style, the table cells found in the right row and column
+(the real bench's figure: mean over documents, and pooled), text fidelity and reading order.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REPO_DIR
+from bench.tables_web.cases import LAYOUTS, STYLES, doc_html, doc_md, documents, styled
+
+HERE = Path(__file__).resolve().parent
+CASES = HERE / "cases"
+CACHE = REPO_DIR / "bench" / ".cache" / "tables_web"
+
+
+def build() -> None:
+    CASES.mkdir(exist_ok=True)
+    for doc in documents():
+        (CASES / f"{doc.name}.md").write_text(doc_md(doc))
+        (CASES / f"{doc.name}.html").write_text(doc_html(doc))
+
+
+def print_pdfs() -> None:
+    """Every page in every layout and table style: NAME.LAYOUT.STYLE.pdf."""
+    for sub in ("html", "pdf"):
+        (CACHE / sub).mkdir(parents=True, exist_ok=True)
+    for source in sorted(CASES.glob("*.html")):
+        for layout, page_css in LAYOUTS.items():
+            for style, table_css in STYLES.items():
+                variant = f"{source.stem}.{layout}.{style}"
+                page = CACHE / "html" / f"{variant}.html"
+                page.write_text(styled(source.read_text(), page_css + table_css))
+                _chromium(page, CACHE / "pdf" / f"{variant}.pdf")
+
+
+def _chromium(page: Path, out: Path) -> None:
+    """`page` printed as the corpus prints its web pages (A4, no header or footer)."""
+    subprocess.run(
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={out}",
+            page.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+
+_CONVERT = """
+import sys
+from pathlib import Path
+from conversion.engine import convert
+for pdf in sys.argv[2:]:
+    out = Path(sys.argv[1]) / (Path(pdf).stem + ".md")
+    out.write_text(convert(pdf).markdown)
+"""
+
+_SCORE = """
+import json, sys
+from pathlib import Path
+from bench.quality.mdparse import parse
+from bench.real.score import structure, text_fidelity
+rows = []
+for md in sorted(Path(sys.argv[1]).glob("*.md")):
+    name, layout, style = md.stem.split(".")
+    ref = (Path(sys.argv[2]) / f"{name}.md").read_text()
+    counts = structure(ref, md.read_text())
+    rows.append({"name": name, "layout": layout, "style": style,
+                 "text_fidelity": [text_fidelity(parse(ref), parse(md.read_text())), 1],
+                 **{k: [c.hit, c.total] for k, c in counts.items()}})
+print(json.dumps(rows))
+"""
+
+
+def score() -> int:
+    out_dir = CACHE / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pdfs = sorted(str(p) for p in (CACHE / "pdf").glob("*.pdf"))
+    subprocess.run([str(MAIN_PYTHON), "-c", _CONVERT, str(out_dir), *pdfs], cwd=REPO_DIR, check=True)
+    res = subprocess.run(
+        [str(BENCH_PYTHON), "-c", _SCORE, str(out_dir), str(CASES)],
+        cwd=REPO_DIR,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows = json.loads(res.stdout)
+    print("| layout | style | docs | cells (mean) | cells (pooled) | any position | text | order |")
+    print("| --- | --- | ---: | --- | --- | --- | --- | --- |")
+    groups: dict[tuple[str, str], list[dict[str, list[int]]]] = {}
+    for r in rows:
+        groups.setdefault((r["layout"], r["style"]), []).append(r)
+        groups.setdefault((r["layout"], "all"), []).append(r)
+
+    def mean(rs: list[dict[str, list[int]]], k: str) -> float:
+        vals = [r[k][0] / r[k][1] for r in rs if r.get(k) and r[k][1]]
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    for (layout, style), rs in sorted(groups.items()):
+        hit = sum(r["table_cells"][0] for r in rs)
+        total = sum(r["table_cells"][1] for r in rs)
+        print(
+            f"| {layout} | {style} | {len(rs)} | {mean(rs, 'table_cells'):.2f} | {hit}/{total} |"
+            f" {mean(rs, 'table_cells_any_position'):.2f} | {mean(rs, 'text_fidelity'):.3f} | {mean(rs, 'reading_order'):.2f} |"
+        )
+    print()
+    for r in rows:
+        print(
+            f"{r['name']}.{r['layout']}.{r['style']}: cells {r['table_cells'][0]}/{r['table_cells'][1]}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    step = argv[0] if argv else "all"
+    if step in ("build", "all"):
+        build()
+    if step in ("print", "all"):
+        print_pdfs()
+    if step in ("score", "all"):
+        return score()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
