@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .elements import Box, ElementType
 from .figures import Figure
 from .layout import BOLD, MONO, Line, far_sizes, is_rtl
-from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker
+from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker, tab_numbered
 from .order import Item
 from .stats import DocStats
 from .tables import Table
@@ -38,6 +38,9 @@ class Block:
     figure: Box | None = None  # the box of a picture ("figure" blocks)
     role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
     rtl: bool = False  # a list item written right to left (marker_x is its right end)
+    # A paragraph that stands under the text of the list item above it: that item's marker
+    # x (a line back at the marker or further out is none of its lines).
+    under: float | None = None
 
 
 def build_blocks(
@@ -45,7 +48,11 @@ def build_blocks(
     stats: DocStats,
     page_gap: float,
     outline_titles: dict[str, int] | None = None,
+    *,
+    outline_complete: bool = False,
 ) -> list[Block]:
+    """The blocks of a page's segments. `outline_complete`: the outline lists every heading
+    (a word processor's export), so a line it leaves out is no heading."""
     body = stats.body_size
     mono_is_code = stats.mono_is_code
     blocks: list[Block] = []
@@ -73,14 +80,22 @@ def build_blocks(
             # a bullet or a checkbox opens an item at any size (the body's size is that of
             # most glyphs, and inline code in a smaller font of its own may be most). A line
             # the document tags as a heading is one.
-            marker = None if is_code else list_marker(line, body)
-            if marker is not None and (
-                line.heading or (stats.heading_level_for_size(line.size) and not opens_with_bullet(line))
-            ):
-                marker = None
             titled = line.vertical or (
                 bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
             )
+            # A numbered line the outline of a word processor leaves out is an item of its
+            # numbering, whatever its weight or size.
+            not_heading = outline_complete and not titled and not line.heading
+            marker = None if is_code else list_marker(line, body, not_heading=not_heading)
+            if marker is not None and (
+                line.heading
+                or (
+                    stats.heading_level_for_size(line.size)
+                    and not opens_with_bullet(line)
+                    and not (not_heading and tab_numbered(line))
+                )
+            ):
+                marker = None
             sibling: Block | None = None  # the option of the same row before this one
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
@@ -93,7 +108,12 @@ def build_blocks(
                     cur.lines.append(line)
                     continue
                 if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body):
-                    cur.lines.append(line)
+                    if not _starts_item_paragraph(cur, prev, line, seg_right, gap, paragraphs=outline_complete):
+                        cur.lines.append(line)
+                        continue
+                    # The item's own paragraph under its title: no more of the item's text.
+                    cur = Block("p", [line], under=cur.marker_x)
+                    blocks.append(cur)
                     continue
             if marker is not None:
                 # A right-to-left item's marker stands at its right end: it nests from the
@@ -178,6 +198,9 @@ def _continues(
         # not after a short line (an item's title with a paragraph below it).
         short = prev.x1 < seg_right - 3 * size and line.text[:1].isupper()
         return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;" and not short
+    if cur.under is not None and line.x0 <= cur.under + 0.5 * line.size:
+        # Back at the item's marker or further out: the item's paragraph has ended.
+        return False
     if _LEADER.search(prev.text) or _LEADER.search(line.text):
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
@@ -238,6 +261,46 @@ def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: flo
     code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
     big = max(prev.size, line.size)
     return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
+
+
+# An item's text starts at most this far after its marker, in ems (browsers: about one;
+# word processors' hanging indents: up to two and a half). A paragraph further in is no
+# paragraph of the item (a column beside the list, a quotation).
+ITEM_TEXT_EM = 3.0
+# Room beyond the width of the next line's first word (in ems) that a line must leave at
+# its end for its break to be the writer's, not the layout's: a space and a margin for the
+# right edge, which is known only from the longest line of the column.
+BREAK_ROOM_EM = 1.0
+
+
+def _starts_item_paragraph(
+    cur: Block, prev: Line, line: Line, seg_right: float, gap: float, *, paragraphs: bool
+) -> bool:
+    """Whether `line`, which would continue block `cur`, starts a paragraph of list item
+    `cur` (left to right) under its text: `prev` ends before the column's right edge by
+    more than the first word of `line` needs, so the layout would have set that word on
+    `prev` (a title, then its paragraph, as Word sets a paragraph under an item).
+
+    Only for a line that opens with a capital or a digit (anything else goes on with a
+    sentence or a formula, or is in a script that breaks lines anywhere), and that stands
+    where the item's text does (further in, it is a quotation inside the item) unless a word
+    processor set the page (`paragraphs`): its item is one paragraph, and every paragraph
+    after it one of its own, however far in."""
+    if cur.kind != "li" or cur.rtl or line.x0 <= cur.marker_x + 0.5 * line.size:
+        return False
+    first = line.text[:1]
+    if not (first.isupper() or first.isdigit()) or not line.glyph_text:
+        return False
+    if not paragraphs and line.x0 > cur.marker_x + ITEM_TEXT_EM * line.size:
+        return False
+    if _wrapped_into(cur, prev, line, seg_right, gap):
+        return False
+    xs, glyphs = line.glyph_x, line.glyph_text
+    k = 0
+    while k + 1 < len(glyphs) and not glyphs[k + 1].isspace():
+        k += 1
+    word = xs[2 * k + 1] - xs[0]
+    return seg_right - prev.x1 > word + BREAK_ROOM_EM * line.size
 
 
 def _code_sized(prev: Line, line: Line) -> bool:

@@ -8,7 +8,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-from .blocks import CAPTION, Block
+from .blocks import CAPTION, ITEM_TEXT_EM, Block
 from .elements import Cell, Element, ElementType, union
 from .layout import BOLD, ITALIC, MONO, Line
 from .tables import Table
@@ -296,12 +296,6 @@ def render_blocks(
                     markdown = " " * stack[-1][1] + markdown
                 out.append(Element(kind, box, text, markdown))
     return out
-
-
-# An item's text starts at most this far after its marker, in ems (browsers: about one;
-# word processors' hanging indents: up to two and a half). A paragraph further in is no
-# paragraph of the item (a column beside the list, a quotation).
-ITEM_TEXT_EM = 3.0
 
 
 def _inside_item(block: Block, item: Block) -> bool:

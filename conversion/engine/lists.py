@@ -44,12 +44,27 @@ _LABELLED = re.compile(rf"^\s*((?:{_LABEL})\s+(\S.*))$", re.S)
 _OUTLINE_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3}){1,3}\.?$")
 BARE_NUMBER = re.compile(r"^\d{1,3}$")
 LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\)|{_LABEL})$")
+# A label is set apart from its text by a tab stop (a word processor's numbering) when the gap
+# after it is at least this wide, in ems of the line's size ...
+LABEL_TAB_EM = 0.45
+# ... and at least this many times the line's widest gap between two other words (a justified
+# line stretches its spaces; a tab stop stands out among them).
+LABEL_TAB_SPACES = 1.5
+# A glyph gap wider than this (in ems) is a word space.
+WORD_SPACE_MIN_EM = 0.1
 
 
-def list_marker(line: Line, body: float) -> tuple[str, str] | None:
-    """(markdown marker, text after the source marker) for a list item line."""
+def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[str, str] | None:
+    """(markdown marker, text after the source marker) for a list item line. `not_heading`:
+    the document says which lines are headings (a word processor's outline) and this is
+    none, so a number a tab stop sets apart from its text opens an item at any weight or size."""
     text = line.text
-    if line.style & BOLD and len(text) < 80 and not (_CHECKBOX.match(text) or _BULLET.match(text)):
+    if (
+        line.style & BOLD
+        and len(text) < 80
+        and not (_CHECKBOX.match(text) or _BULLET.match(text))
+        and not (not_heading and tab_numbered(line))
+    ):
         # A short bold line opened by a number or a label is a numbered heading; one opened by
         # a bullet or a checkbox is an item set in bold.
         return None
@@ -67,7 +82,7 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
             # A checkbox after a bullet or an unmapped label glyph: a task item still.
             return ("- [ ]" if box.group(1) in _UNCHECKED else "- [x]"), box.group(2)
         return "-", m.group(2)
-    if line.size > body * 1.12:
+    if line.size > body * 1.12 and not (not_heading and tab_numbered(line)):
         # A numbered line set larger than the body is a numbered heading.
         return None
     m = _ORDERED.match(text)
@@ -88,6 +103,29 @@ def list_marker(line: Line, body: float) -> tuple[str, str] | None:
         if rest[:1].isalnum():
             return "-", rest
     return None
+
+
+def tab_after(line: Line, chars: int) -> bool:
+    """Whether the first `chars` visible glyphs of `line` (its label) stand apart from the
+    rest by a tab stop: a gap of `LABEL_TAB_EM` or more, and `LABEL_TAB_SPACES` times the
+    widest gap between the words after it."""
+    xs = [(line.glyph_x[2 * k], line.glyph_x[2 * k + 1]) for k, g in enumerate(line.glyph_text) if not g.isspace()]
+    if len(xs) <= chars:
+        return False
+    gap = xs[chars][0] - xs[chars - 1][1]
+    spaces = [b[0] - a[1] for a, b in zip(xs[chars:], xs[chars + 1 :], strict=False)]
+    words = [g for g in spaces if g > WORD_SPACE_MIN_EM * line.size]
+    return gap >= LABEL_TAB_EM * line.size and gap >= LABEL_TAB_SPACES * max(words, default=0.0)
+
+
+def tab_numbered(line: Line) -> bool:
+    """Whether `line` opens with a number or a label set apart from its text by a tab stop:
+    a word processor's numbering (typed numbers are followed by a space)."""
+    m = _ORDERED.match(line.text) or _LABELLED.match(line.text)
+    if m is None:
+        return False
+    label = line.text.split(None, 1)[0]
+    return tab_after(line, len(label))
 
 
 def opens_with_bullet(line: Line) -> bool:

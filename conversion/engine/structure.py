@@ -108,7 +108,9 @@ def render_page(
             segments.insert(0, list(column))
         else:
             segments.append(list(column))
-    blocks = build_blocks(segments, stats, _median_gap(segments, stats.body_size), outline_titles)
+    blocks = build_blocks(
+        segments, stats, _median_gap(segments, stats.body_size), outline_titles, outline_complete=outline_complete
+    )
     for block in blocks:
         if block.kind == "code" and len(block.lines) == 1:
             # One monospaced line is more often a running title or a term than a program.

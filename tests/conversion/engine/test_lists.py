@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pikepdf
+
 from conversion.engine import convert
 
-from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, lines, make_pdf
+from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, add_outline, lines, make_pdf
 
 # A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
 _KAPPA = 0.5523
@@ -402,3 +404,120 @@ def test_bullets_open_items_set_in_bold(tmp_path: Path) -> None:
         "The plan covers three things:\n\n- **Wood**\n- **Water**\n- Light, and the paths between the three buildings"
     )
     assert not out.startswith("1.")
+
+
+def _libreoffice(path: Path, outline: list[tuple[int, str, int]]) -> Path:
+    """`path` as LibreOffice exports it: its Heading paragraphs as the outline."""
+    add_outline(path, outline)
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        pdf.docinfo["/Producer"] = "LibreOffice 7.4"
+        pdf.save(path)
+    return path
+
+
+def _numbered_titles(font: str, size: float, gap: float) -> list[Op]:
+    # A numbered heading, then a numbered list of short titles, each with its paragraph
+    # flush left under it; the numbers stand `gap` points before the titles' x (a tab stop).
+    ops: list[Op] = [Text(72, 720, "1. Terms", 16, "B")]
+    ops.append(Text(72, 696, "The agreement covers the points below, each in a paragraph of its own."))
+    y = 672
+    for k, title in enumerate(["Introduction", "Payment", "Duration"], start=1):
+        ops += [Text(90, y, f"{k}.", size, font), Text(90 + gap, y, title, size, font)]
+        ops.append(Text(72, y - 20, f"The parties agree on the {title.lower()} in writing, as the law requires."))
+        y -= 44
+    return ops
+
+
+def test_numbers_at_a_tab_stop_the_outline_leaves_out_open_items_in_bold(tmp_path: Path) -> None:
+    # A LibreOffice export: the outline lists every heading. A bold number set apart from its
+    # title by a tab stop, on a line the outline leaves out, is Word's numbering of an item
+    # set in bold, not a numbered heading.
+    pdf = _libreoffice(make_pdf(tmp_path / "a.pdf", [_numbered_titles("B", 11, 18)]), [(1, "1. Terms", 0)])
+    out = md(pdf)
+    assert out.startswith("## 1. Terms\n\nThe agreement covers")
+    assert "\n\n1. **Introduction**\n\nThe parties agree on the introduction" in out
+    assert "\n\n3. **Duration**\n\nThe parties agree on the duration" in out
+
+
+def test_numbers_at_a_tab_stop_the_outline_leaves_out_open_items_at_any_size(tmp_path: Path) -> None:
+    pdf = _libreoffice(make_pdf(tmp_path / "a.pdf", [_numbered_titles("R", 14, 20)]), [(1, "1. Terms", 0)])
+    out = md(pdf)
+    assert "\n\n1. Introduction\n\nThe parties agree on the introduction" in out
+    assert "\n\n2. Payment\n\n" in out
+
+
+def test_bold_numbers_stay_headings_without_a_tab_stop_or_a_complete_outline(tmp_path: Path) -> None:
+    # A number typed before its title (a space, no tab stop) is no numbering of Word's; and
+    # another producer's outline says nothing of the lines it leaves out.
+    typed = _libreoffice(make_pdf(tmp_path / "a.pdf", [_numbered_titles("B", 11, 12.5)]), [(1, "1. Terms", 0)])
+    assert "1. **Introduction**" not in md(typed)
+    pdf = make_pdf(tmp_path / "b.pdf", [_numbered_titles("B", 11, 18)])
+    add_outline(pdf, [(1, "1. Terms", 0)])
+    assert "1. **Introduction**" not in md(pdf)
+
+
+_INTRO = "The agreement covers the points below, each explained in a paragraph of its own here."
+
+
+def _bullet_item(x: float, y: float, *texts: str) -> list[Op]:
+    """A bullet at `x` and its lines 18 points further in, the first on baseline `y`, 14 apart."""
+    return [Text(x, y, "\u2022"), *lines(x + 18, y, list(texts))]
+
+
+def test_a_paragraph_under_an_item_s_short_title_is_a_paragraph_of_the_item(tmp_path: Path) -> None:
+    # The first line of each item ends where the next line's first word would have fitted:
+    # the writer broke it (a title, then its paragraph), not the layout. A line that runs to
+    # the column's edge wraps into the next; one opened in lower case goes on with a sentence.
+    ops: list[Op] = [
+        Text(72, 720, _INTRO),
+        *_bullet_item(
+            90, 700, "Scope of the work", "Check the supply of paper before the meeting starts, and agree on it."
+        ),
+        *_bullet_item(
+            90,
+            666,
+            "Payment is due within thirty days of the invoice, and the parties agree",
+            "Otherwise on a date they set in writing.",
+        ),
+        *_bullet_item(90, 632, "Duration and", "notice of the agreement"),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.endswith(
+        "- Scope of the work\n\n"
+        "  Check the supply of paper before the meeting starts, and agree on it.\n\n"
+        "- Payment is due within thirty days of the invoice, and the parties agree Otherwise on a date they set"
+        " in writing.\n"
+        "- Duration and notice of the agreement"
+    )
+
+
+def _item_then_indented_paragraph() -> list[Op]:
+    # An item's short line, then a paragraph set further in than an item's text starts.
+    return [
+        Text(72, 720, _INTRO),
+        Text(90, 700, "\u2022"),
+        Text(108, 700, "Scope of the work"),
+        Text(144, 686, "Check the supply of paper before the meeting starts."),
+    ]
+
+
+def test_a_word_processor_s_paragraph_after_an_item_is_its_own_however_far_in(tmp_path: Path) -> None:
+    # Word's list item is one paragraph: the next one, set in by its own indent, is not the
+    # item's. A browser's item holds what stands under it (a quotation).
+    exported = _libreoffice(make_pdf(tmp_path / "a.pdf", [_item_then_indented_paragraph()]), [])
+    assert md(exported).endswith("- Scope of the work\n\nCheck the supply of paper before the meeting starts.")
+    printed = md(make_pdf(tmp_path / "b.pdf", [_item_then_indented_paragraph()]))
+    assert printed.endswith("- Scope of the work Check the supply of paper before the meeting starts.")
+
+
+def test_a_line_back_at_the_marker_ends_the_paragraph_of_an_item(tmp_path: Path) -> None:
+    # A paragraph under an item's title, then a bold line back at the marker's x: a
+    # heading of its own, not more of the item's paragraph.
+    ops: list[Op] = [
+        Text(72, 720, _INTRO),
+        *_bullet_item(72, 700, "Scope of the work", "Check the supply of paper before the meeting starts"),
+        Text(72, 672, "Payment terms", font="B"),
+        Text(72, 652, "The invoice is paid within thirty days, as the law of the country requires it to be."),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "  Check the supply of paper before the meeting starts\n\n## Payment terms\n\nThe invoice" in out
