@@ -4,6 +4,7 @@ python -m bench setup      # create bench/.venv with the pinned anchors and rend
 python -m bench quality    # structure/fidelity vs markitdown and pymupdf4llm
 python -m bench real       # the same on documents others wrote (Word via LibreOffice, docling refs)
 python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
+python -m bench parts      # a long document parsed in parts over processes, rendered whole
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
 python -m bench faults     # processes killed, backends restarted: answers and money checked
 python -m bench elements   # what the element layer adds to the JSON result
@@ -95,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
     s.add_argument("--files", nargs="*", help="only these corpus file names")
 
+    pt = sub.add_parser("parts", help="a long document parsed in parts over processes, rendered whole")
+    pt.add_argument("--pages", type=int, default=1000, help="pages of the long document")
+    pt.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4], help="process counts to run")
+    pt.add_argument("--part-pages", type=int, default=25, help="pages of one part")
+
     v = sub.add_parser("service", help="service benchmark: gunicorn + Celery + PostgreSQL + Redis on loopback")
     v.add_argument("--only", nargs="+", choices=["cache-hit", "throughput", "latency-200", "overhead-20"])
     scratch_backends(v, "svcx_bench", 12)
@@ -158,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.instructions import run as run_instructions
 
         return run_instructions(args, argv)
+    if args.command == "parts":
+        from bench.parts import run as run_parts
+
+        return run_parts(args.pages, args.processes, args.part_pages, argv[1:])
     if args.command == "service":
         from bench.service import run as run_service
 
