@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from accounts.models import ENVIRONMENT_CHOICES, Organization
-from core.ids import new_file_id
+from core.ids import new_file_id, new_id
 
 
 class ConversionJob(models.Model):
@@ -136,3 +136,106 @@ class StoredFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.filename}"
+
+
+def new_job_id() -> str:
+    return new_id("job")
+
+
+class Job(models.Model):
+    """A version 2 conversion of any length (`/v2/jobs`), run in the background.
+
+    The selected pages are cut into parts (`JobPart`) that any worker of the jobs queue parses
+    in parallel; one lead task renders them in page order as they come, so that the pages of
+    the result are those one conversion of the whole selection gives. Credits for the selected
+    pages are held at submission, captured when the job succeeds, released when it fails or is
+    canceled (`conversion.async_jobs`).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELED = "canceled"
+
+    ENDED = (Status.SUCCEEDED, Status.FAILED, Status.CANCELED)
+
+    id = models.CharField(primary_key=True, max_length=40, default=new_job_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=4, choices=ENVIRONMENT_CHOICES)
+    api_key_id = models.CharField(max_length=40)
+    request_id = models.CharField(max_length=40)  # the request that created it
+    # The PDF: an alias of settings.STORAGES ("async" for an upload kept with the job, "files"
+    # for a stored file) and its key there.
+    source_store = models.CharField(max_length=10)
+    source_key = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    filename = models.CharField(max_length=255, blank=True, default="")
+    # The engine's options (tables, fallback, flavor) and the pages selected, in order.
+    options = models.JSONField(default=dict)
+    pages = models.JSONField(default=list)
+    webhook_metadata = models.JSONField(null=True, blank=True)
+    # A sealed PDF password (conversion.sealing), dropped when the job ends.
+    sealed_password = models.BinaryField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    pages_total = models.IntegerField()
+    pages_parsed = models.IntegerField(default=0)
+    pages_completed = models.IntegerField(default=0)  # rendered, in page order
+    page_chunks = models.IntegerField(default=0)  # files of rendered pages written so far
+    parts_total = models.IntegerField()
+    credits_held = models.BigIntegerField(default=0)
+    credits_billed = models.BigIntegerField(default=0)
+    pages_billed = models.IntegerField(default=0)
+    error = models.JSONField(null=True, blank=True)
+    # The result in the store (the v1 result body), once the job succeeded.
+    result_key = models.CharField(max_length=500, blank=True, default="")
+    result_bytes = models.BigIntegerField(default=0)
+    warnings = models.JSONField(default=list)
+    # The lead task: renewed every few seconds while it runs; a stale one is taken over.
+    lead_heartbeat_at = models.DateTimeField(null=True, blank=True)
+    lead_attempts = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The job, its result and its input are deleted after this (SVCX_JOB_RETENTION).
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["organization", "environment", "-created_at"], name="v2job_org_time"),
+            models.Index(fields=["status", "lead_heartbeat_at"], name="v2job_status_beat"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.status}"
+
+
+class JobPart(models.Model):
+    """A run of consecutive selected pages of a job, parsed by one task; its layout is kept in
+    the store until the job ends, so a worker lost mid-job loses at most its part."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="parts")
+    index = models.IntegerField()
+    # Positions in the job's `pages` (start inclusive, end exclusive).
+    start = models.IntegerField()
+    end = models.IntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.IntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    stored_key = models.CharField(max_length=500, blank=True, default="")
+    error = models.JSONField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="v2job_part_unique")]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="v2job_part_status_beat")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} part {self.index} {self.status}"

@@ -23,8 +23,8 @@ from conversion import engine
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
+from conversion.results import result_payload
 from conversion.sealing import password_open
-from conversion.serializers import ElementSerializer
 from conversion.store import Store, job_input
 from core.errors import ErrorCode, ServiceError
 from workers.memory import mark_heap_suspect, memory_ceiling
@@ -34,17 +34,19 @@ CANCEL_CHECK_SECONDS = 1.0
 DELIVERY_WINDOW_SECONDS = 15.0
 
 
-class _Clock:
-    """should_stop for the engine: the wall-clock deadline and the web side giving up."""
+class StopClock:
+    """should_stop for the engine: True past the wall-clock deadline (`timed_out`), or once
+    `gone()`, asked at most every CANCEL_CHECK_SECONDS, says the work is no longer wanted
+    (`cancelled`)."""
 
-    def __init__(self, job: ConversionJob, deadline: float) -> None:
-        self.job = job
+    def __init__(self, deadline: float) -> None:
         self.deadline = deadline
-        self.hold_taken = False
-        self.pages_completed = 0
         self.timed_out = False
         self.cancelled = False
         self._checked = time.monotonic()
+
+    def gone(self) -> bool:
+        raise NotImplementedError
 
     def __call__(self) -> bool:
         now = time.monotonic()
@@ -53,17 +55,30 @@ class _Clock:
             return True
         if now - self._checked >= CANCEL_CHECK_SECONDS:
             self._checked = now
-            status, watched = ConversionJob.objects.filter(pk=self.job.pk).values_list(
-                "status", "waiter_seen_at"
-            ).first() or (None, None)
-            if status != ConversionJob.Status.RUNNING or (
-                watched is not None
-                and timezone.now() - watched > WAITER_LOST_AFTER
-                and job_abandon_unwatched(request_id=self.job.pk)
-            ):
+            if self.gone():
                 self.cancelled = True
                 return True
         return False
+
+
+class _Clock(StopClock):
+    """The wall-clock deadline and the web side giving up."""
+
+    def __init__(self, job: ConversionJob, deadline: float) -> None:
+        super().__init__(deadline)
+        self.job = job
+        self.hold_taken = False
+        self.pages_completed = 0
+
+    def gone(self) -> bool:
+        status, watched = ConversionJob.objects.filter(pk=self.job.pk).values_list(
+            "status", "waiter_seen_at"
+        ).first() or (None, None)
+        return status != ConversionJob.Status.RUNNING or (
+            watched is not None
+            and timezone.now() - watched > WAITER_LOST_AFTER
+            and job_abandon_unwatched(request_id=self.job.pk)
+        )
 
 
 class _Heartbeat(threading.Thread):
@@ -119,40 +134,6 @@ def _engine_failure(exc: engine.EngineError, pages_param: str = "options.pages")
     # Page-range errors raised here (out of bounds) are about the request's pages, named as
     # the client sent them (`options.pages`, or the raw operations' query parameter `pages`).
     return engine_error(exc, param=pages_param if exc.code.startswith("page_range") else None)
-
-
-def _payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
-    return {
-        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
-        "document": {
-            "page_count": result.page_count,
-            "sha256": sha256,
-            "pdf_version": info.pdf_version,
-            "repaired": info.repaired,
-        },
-        "pages": [
-            {
-                "page": p.page,
-                "label": p.label,
-                "markdown": p.markdown,
-                "has_text_layer": p.has_text_layer,
-                "warnings": p.warnings,
-                "width": round(p.width, 2),
-                "height": round(p.height, 2),
-                # Written once here by the serializer that describes them; answers (and cache
-                # hits) send them as stored.
-                "elements": ElementSerializer([e.as_dict() for e in p.elements], many=True).data,
-            }
-            for p in result.pages
-        ],
-        # The document's Markdown: the pages joined, tables that run across a break made one.
-        "markdown": result.markdown,
-        "result_truncated": result.truncated,
-        "pages_converted": len(result.pages),
-        # The result's warnings begin with the document's own (a repair, an unreadable outline).
-        "warnings": list(result.warnings),
-        "timings": dict(result.timings),
-    }
 
 
 def job_run(*, request_id: str, sealed_password: bool = False) -> None:
@@ -295,7 +276,7 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
                 "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
             },
         )
-    _succeed(job, _payload(result, info, job.sha256))
+    _succeed(job, result_payload(result, info, job.sha256))
 
 
 def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:

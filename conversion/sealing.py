@@ -38,22 +38,33 @@ def _lifetime() -> int:
     )
 
 
-def password_seal(*, request_id: str, password: str) -> None:
+def password_sealed(*, bound_to: str, password: str) -> bytes:
+    """The password sealed to one job (its id is the associated data): a nonce and the
+    ciphertext. Version 2 jobs keep it on their row until they end."""
     nonce = os.urandom(12)
-    sealed = nonce + AESGCM(_key()).encrypt(nonce, password.encode(), request_id.encode())
-    cache.set(_cache_key(request_id), sealed, timeout=_lifetime())
+    return nonce + AESGCM(_key()).encrypt(nonce, password.encode(), bound_to.encode())
 
 
-def password_open(*, request_id: str) -> str:
-    """The job's password. Raises 500 `internal_error` (retryable) when it expired or was lost
-    (a Redis that kept nothing), or does not open under this key."""
-    sealed = cache.get(_cache_key(request_id))
+def password_unsealed(*, bound_to: str, sealed: bytes | None) -> str:
+    """The password `password_sealed` sealed to `bound_to`. Raises 500 `internal_error`
+    (retryable) when it is missing (expired, or a Redis that kept nothing) or does not open
+    under this key."""
     if not isinstance(sealed, bytes) or len(sealed) < 13:
         raise ServiceError(ErrorCode.INTERNAL_ERROR, "The PDF password of this job expired before a worker ran it.")
     try:
-        return AESGCM(_key()).decrypt(sealed[:12], sealed[12:], request_id.encode()).decode()
+        return AESGCM(_key()).decrypt(sealed[:12], sealed[12:], bound_to.encode()).decode()
     except (InvalidTag, UnicodeDecodeError) as exc:
         raise ServiceError(ErrorCode.INTERNAL_ERROR, "The PDF password of this job could not be opened.") from exc
+
+
+def password_seal(*, request_id: str, password: str) -> None:
+    cache.set(_cache_key(request_id), password_sealed(bound_to=request_id, password=password), timeout=_lifetime())
+
+
+def password_open(*, request_id: str) -> str:
+    """The job's password (see `password_unsealed`)."""
+    sealed = cache.get(_cache_key(request_id))
+    return password_unsealed(bound_to=request_id, sealed=sealed if isinstance(sealed, bytes) else None)
 
 
 def password_discard(*, request_id: str) -> None:

@@ -26,6 +26,7 @@ class Store(StrEnum):
 
     FILES = "files"  # stored files, content-addressed per organization and environment
     JOBS = "jobs"  # the upload of one job, deleted when the job ends
+    ASYNC = "async"  # version 2 jobs: uploads, parts' layout, pages and results, kept until they expire
 
 
 def store(alias: Store) -> Storage:

@@ -8,6 +8,8 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
+from conversion.async_jobs import LEAD_TASK, PART_TASK
+from conversion.async_runner import async_job_lead, async_job_part, async_jobs_sweep
 from conversion.files import files_purge_expired
 from conversion.jobs import CONVERT_TASK
 from conversion.maintenance import conversion_housekeeping, job_inputs_sweep
@@ -53,3 +55,21 @@ def files_purge_task() -> int:
 def inputs_sweep_task() -> int:
     """Delete job uploads that outlived their job in the store (both its processes died)."""
     return job_inputs_sweep()
+
+
+@shared_task(name=LEAD_TASK, ignore_result=True, acks_late=True)
+def job_lead_task(job_id: str) -> None:
+    """Lead a version 2 job: its pages rendered in order, its result kept and billed."""
+    async_job_lead(job_id=job_id)
+
+
+@shared_task(name=PART_TASK, ignore_result=True, acks_late=True)
+def job_part_task(job_id: str, index: int) -> None:
+    """Parse one part of a version 2 job."""
+    async_job_part(job_id=job_id, index=index)
+
+
+@shared_task(name="conversion.jobs_sweep", ignore_result=True)
+def jobs_sweep_task() -> dict[str, int]:
+    """Lost parts and leads of version 2 jobs to other workers; jobs past their limits."""
+    return async_jobs_sweep()

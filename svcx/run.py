@@ -46,11 +46,13 @@ def main() -> int:
     django.setup()
     from django.conf import settings
 
+    from conversion.async_jobs import job_queues
     from conversion.jobs import conversion_queues
 
     var_dir = Path(settings.VAR_DIR).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
-    queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()])
+    # One worker for everything on one machine: scheduled work, v1 conversions and v2 jobs.
+    queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues(), *job_queues()])
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
     # The admin's CSS and JavaScript, served by the web server itself (WhiteNoise) from STATIC_ROOT.

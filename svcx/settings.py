@@ -250,6 +250,8 @@ CELERY_BEAT_SCHEDULE = {
     "files-purge": {"task": "conversion.files_purge", "schedule": env_duration("SVCX_FILES_PURGE_INTERVAL", "5m")},
     # Job uploads left in the store by a web process and a worker that both died.
     "inputs-sweep": {"task": "conversion.inputs_sweep", "schedule": env_duration("SVCX_SPOOL_SWEEP_INTERVAL", "5m")},
+    # Version 2 jobs: lost parts and leads to other workers, jobs past their limit or retention.
+    "jobs-sweep": {"task": "conversion.jobs_sweep", "schedule": env_duration("SVCX_JOB_SWEEP_INTERVAL", "10s")},
 }
 
 # Seconds a worker's heartbeat stays valid; health counts a worker alive while it is fresh.
@@ -277,6 +279,21 @@ SVCX_QUEUE_PREFIX = env_str("SVCX_QUEUE_PREFIX", "")
 SVCX_QUEUE_MAX_DEPTH = env_int("SVCX_QUEUE_MAX_DEPTH", 200, minimum=1)
 SVCX_OVERLOAD_RETRY_AFTER = env_duration("SVCX_OVERLOAD_RETRY_AFTER", "5s")
 SVCX_RESULT_BUDGET_BYTES = env_int("SVCX_RESULT_BUDGET_BYTES", 8 * 1024 * 1024, minimum=1024)
+
+# Version 2 jobs (conversion/async_jobs.py): at most SVCX_JOB_MAX_PAGES selected pages, cut into
+# parts of SVCX_JOB_PART_PAGES pages that any worker of the jobs queue parses; a part not parsed
+# within SVCX_JOB_PART_TIME_LIMIT fails its job, a job not done within SVCX_JOB_TIME_LIMIT of its
+# creation fails; a part or lead whose worker has not beaten for SVCX_JOB_LOST_AFTER is given to
+# another. Pages are written for readers of a running job every SVCX_JOB_FLUSH_PAGES pages. A
+# job, its result and its input are deleted SVCX_JOB_RETENTION after it ends.
+SVCX_JOB_MAX_PAGES = env_int("SVCX_JOB_MAX_PAGES", 5000, minimum=1)
+SVCX_JOB_PART_PAGES = env_int("SVCX_JOB_PART_PAGES", 25, minimum=1)
+SVCX_JOB_PART_TIME_LIMIT = env_duration("SVCX_JOB_PART_TIME_LIMIT", "10m")
+SVCX_JOB_TIME_LIMIT = env_duration("SVCX_JOB_TIME_LIMIT", "1h")
+SVCX_JOB_LOST_AFTER = env_duration("SVCX_JOB_LOST_AFTER", "30s")
+SVCX_JOB_FLUSH_PAGES = env_int("SVCX_JOB_FLUSH_PAGES", 10, minimum=1)
+SVCX_JOB_RETENTION = env_duration("SVCX_JOB_RETENTION", "24h")
+SVCX_JOB_RESULT_BUDGET_BYTES = env_int("SVCX_JOB_RESULT_BUDGET_BYTES", 512 * 1024 * 1024, minimum=1024)
 SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0)
 SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)
 SVCX_FILES_UPLOAD_LIMIT = env_int("SVCX_FILES_UPLOAD_LIMIT", 128 * 1024 * 1024, minimum=1)
@@ -307,6 +324,11 @@ if SVCX_SPOOL_MAX_AGE < _LONGEST_REQUEST:
         f"SVCX_SPOOL_MAX_AGE must be at least {_LONGEST_REQUEST:.0f}s (upload deadline, twice the queue wait, "
         "wall-clock limit and grace): a younger file may still belong to a request"
     )
+if SVCX_SPOOL_MAX_AGE < SVCX_JOB_TIME_LIMIT:
+    raise ImproperlyConfigured(
+        f"SVCX_SPOOL_MAX_AGE must be at least SVCX_JOB_TIME_LIMIT ({SVCX_JOB_TIME_LIMIT:.0f}s): a version 2 job's "
+        "lead keeps its PDF in the spool while it runs"
+    )
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
@@ -318,6 +340,8 @@ SVCX_FILE_RETENTION = env_duration("SVCX_FILE_RETENTION", "7d")
 SVCX_STORE = env_choice("SVCX_STORE", "fs", ("fs", "s3"))
 SVCX_FILES_DIR = Path(env_str("SVCX_FILES_DIR", str(VAR_DIR / "files")))
 SVCX_JOBS_DIR = Path(env_str("SVCX_JOBS_DIR", str(VAR_DIR / "jobs")))
+# Version 2 jobs: their uploads, the parsed layout of their parts, their pages and results.
+SVCX_ASYNC_DIR = Path(env_str("SVCX_ASYNC_DIR", str(VAR_DIR / "async")))
 
 
 def _s3_store(prefix: str) -> dict[str, Any]:
@@ -353,6 +377,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
     "files": _s3_store("files") if SVCX_STORE == "s3" else _fs_store(SVCX_FILES_DIR),
     "jobs": _s3_store("jobs") if SVCX_STORE == "s3" else _fs_store(SVCX_JOBS_DIR),
+    "async": _s3_store("async") if SVCX_STORE == "s3" else _fs_store(SVCX_ASYNC_DIR),
 }
 # The key that seals a job's PDF password while it waits in Redis (only web and workers have it).
 SVCX_JOB_SECRET = env_str("SVCX_JOB_SECRET", "") or SECRET_KEY

@@ -11,13 +11,17 @@ from .convert import (
     ConvertOptions,
     PageResult,
     PageSample,
+    ParsedMismatch,
+    ParsedPages,
     convert,
     inspect,
+    parse_pages,
     preflight,
     text_sample,
 )
 from .document import DocumentInfo, OutlineEntry
 from .errors import OUT_OF_MEMORY, EngineError
+from .layout import PageModel
 from .limits import LIMITS, StreamLimits
 from .pages import PageRanges, parse_page_ranges, select_pages
 
@@ -31,13 +35,17 @@ __all__ = [
     "DocumentInfo",
     "EngineError",
     "OutlineEntry",
+    "PageModel",
     "PageRanges",
     "PageResult",
     "PageSample",
+    "ParsedMismatch",
+    "ParsedPages",
     "StreamLimits",
     "convert",
     "inspect",
     "parse_page_ranges",
+    "parse_pages",
     "preflight",
     "select_pages",
     "text_sample",

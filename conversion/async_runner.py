@@ -1,0 +1,426 @@
+"""The worker side of version 2 jobs (`conversion.async_jobs` says how a job runs): a part
+parsed, the lead rendering the pages in order, and the sweeper of lost work and old jobs."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+from billing.ledger import credits_capture, hold_renew
+from conversion import engine
+from conversion.async_jobs import (
+    PART_TASK,
+    async_job_fail,
+    chunk_key,
+    error_from_payload,
+    error_payload,
+    job_work_discard,
+    lead_send,
+    object_key,
+    object_read,
+    object_write,
+    queue_of,
+    retention_end,
+)
+from conversion.engine.parsed import ParsedStale, parsed_decode, parsed_encode
+from conversion.models import Job, JobPart
+from conversion.options import engine_error
+from conversion.results import page_payload, result_payload
+from conversion.runner import StopClock
+from conversion.sealing import password_unsealed
+from conversion.store import Store, job_input, store
+from core.errors import ErrorCode, ServiceError
+from workers.memory import memory_ceiling
+
+logger = logging.getLogger("svcx.jobs")
+
+# How often a waiting lead looks at the parts again, and a running task at its job (seconds).
+POLL_SECONDS = 0.25
+# A part or a lead lost this many times fails the job (a page that kills its worker).
+MAX_ATTEMPTS = 3
+
+# --- the worker side: parts ------------------------------------------------------------------
+
+
+class _Beat(threading.Thread):
+    """Writes `beat()` every SVCX_WORKER_HEARTBEAT_INTERVAL seconds while a task runs (one
+    engine call can take long), on this thread's own database connection."""
+
+    def __init__(self, name: str, beat: Callable[[], None]) -> None:
+        super().__init__(name=name, daemon=True)
+        self.beat = beat
+        self.finished = threading.Event()
+
+    def run(self) -> None:
+        interval = float(settings.SVCX_WORKER_HEARTBEAT_INTERVAL)
+        try:
+            while not self.finished.wait(interval):
+                try:
+                    self.beat()
+                except Exception:
+                    logger.warning("job heartbeat failed", exc_info=True)
+                    connection.close()
+        finally:
+            connection.close()
+
+    def __enter__(self) -> _Beat:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finished.set()
+        self.join(timeout=30)
+
+
+class _Stop(StopClock):
+    """The job's deadline, and the job canceled or ended elsewhere (`cancelled`)."""
+
+    def __init__(self, job_id: str, deadline: float) -> None:
+        super().__init__(deadline)
+        self.job_id = job_id
+
+    def gone(self) -> bool:
+        status = Job.objects.filter(pk=self.job_id).values_list("status", flat=True).first()
+        return status not in (Job.Status.RUNNING, Job.Status.QUEUED)
+
+
+def _lost_before() -> datetime:
+    return timezone.now() - timedelta(seconds=float(settings.SVCX_JOB_LOST_AFTER))
+
+
+def _claim_part(job_id: str, index: int) -> bool:
+    """Take a part that is queued, or running on a worker that stopped beating."""
+    return bool(
+        JobPart.objects.filter(job_id=job_id, index=index)
+        .filter(Q(status=JobPart.Status.QUEUED) | Q(status=JobPart.Status.RUNNING, heartbeat_at__lt=_lost_before()))
+        .update(status=JobPart.Status.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
+    )
+
+
+def _password(job: Job) -> str | None:
+    if not job.sealed_password:
+        return None
+    return password_unsealed(bound_to=job.id, sealed=bytes(job.sealed_password))
+
+
+@contextlib.contextmanager
+def _source(job: Job) -> Iterator[Path]:
+    with job_input(Store(job.source_store), job.source_key) as path:
+        yield path
+
+
+def _parse_part(job: Job, part: JobPart, source: Path, password: str | None) -> None:
+    """Parse a claimed part and keep its layout; the part ends done or failed."""
+    stop = _Stop(job.id, time.monotonic() + float(settings.SVCX_JOB_PART_TIME_LIMIT))
+
+    def beat() -> None:
+        JobPart.objects.filter(pk=part.pk, status=JobPart.Status.RUNNING).update(heartbeat_at=timezone.now())
+
+    pages = job.pages[part.start : part.end]
+    try:
+        with (
+            _Beat(f"part-{job.id}-{part.index}", beat),
+            memory_ceiling(int(settings.SVCX_CONVERSION_MEMORY_LIMIT_MB) * 1024 * 1024),
+        ):
+            parsed = engine.parse_pages(source, pages=pages, password=password, should_stop=stop)
+    except engine.EngineError as exc:
+        _part_failed(part, engine_error(exc))
+        return
+    if stop.cancelled:
+        return  # the job was canceled or ended: nothing to keep
+    if parsed.stopped:
+        _part_failed(
+            part,
+            ServiceError(
+                ErrorCode.CONVERSION_TIMEOUT,
+                f"Pages {pages[0]}-{pages[-1]} were not parsed within "
+                f"{int(settings.SVCX_JOB_PART_TIME_LIMIT)} seconds.",
+                details={"pages_completed": 0, "time_limit_seconds": int(settings.SVCX_JOB_PART_TIME_LIMIT)},
+            ),
+        )
+        return
+    key = object_write(object_key(job.id, f"parts/{part.index}.json.z"), parsed_encode(parsed.models))
+    with transaction.atomic():
+        done = JobPart.objects.filter(pk=part.pk, status=JobPart.Status.RUNNING).update(
+            status=JobPart.Status.DONE, stored_key=key, finished_at=timezone.now()
+        )
+        if done:
+            Job.objects.filter(pk=job.id).update(pages_parsed=F("pages_parsed") + len(pages))
+
+
+def _part_failed(part: JobPart, error: ServiceError) -> None:
+    JobPart.objects.filter(pk=part.pk, status=JobPart.Status.RUNNING).update(
+        status=JobPart.Status.FAILED, error=error_payload(error), finished_at=timezone.now()
+    )
+
+
+def async_job_part(*, job_id: str, index: int) -> None:
+    """Parse one part of a job, unless it is taken, done, or the job has ended."""
+    job = Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
+    if job is None or not _claim_part(job_id, index):
+        return
+    part = JobPart.objects.get(job_id=job_id, index=index)
+    if part.attempts > MAX_ATTEMPTS:
+        _part_failed(part, _lost_error(f"Pages of part {index} stopped their worker {MAX_ATTEMPTS} times."))
+        return
+    try:
+        with _source(job) as source:
+            _parse_part(job, part, source, _password(job))
+    except ServiceError as exc:
+        _part_failed(part, exc)
+
+
+def _lost_error(message: str) -> ServiceError:
+    return ServiceError(ErrorCode.INTERNAL_ERROR, message)
+
+
+# --- the worker side: the lead -----------------------------------------------------------------
+
+
+class _Progress:
+    """The lead's pages as it renders them: counted for the heartbeat, and written in chunks
+    of JSON lines (one page object a line) for the clients that read them while it runs."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.completed = 0
+        self.chunks = 0
+        self.lines: list[str] = []
+
+    def page(self, result: engine.PageResult) -> None:
+        self.completed += 1
+        self.lines.append(json.dumps(page_payload(result), ensure_ascii=False, separators=(",", ":")))
+        if len(self.lines) >= int(settings.SVCX_JOB_FLUSH_PAGES):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.lines:
+            return
+        object_write(chunk_key(self.job.id, self.chunks), ("\n".join(self.lines) + "\n").encode())
+        self.chunks += 1
+        self.lines = []
+        # A lead taking over renders again from the first page: what was written stays.
+        Job.objects.filter(pk=self.job.id, status=Job.Status.RUNNING).update(
+            pages_completed=Greatest(F("pages_completed"), Value(self.completed)),
+            page_chunks=Greatest(F("page_chunks"), Value(self.chunks)),
+        )
+
+
+def _claim_lead(job_id: str) -> Job | None:
+    now = timezone.now()
+    claimed = (
+        Job.objects.filter(pk=job_id)
+        .filter(
+            Q(status=Job.Status.QUEUED)
+            | Q(status=Job.Status.RUNNING, lead_heartbeat_at__lt=_lost_before())
+            | Q(status=Job.Status.RUNNING, lead_heartbeat_at__isnull=True)
+        )
+        .update(
+            status=Job.Status.RUNNING,
+            started_at=Coalesce(F("started_at"), Value(now)),
+            lead_heartbeat_at=now,
+            lead_attempts=F("lead_attempts") + 1,
+        )
+    )
+    if not claimed:
+        return None
+    return Job.objects.select_related("organization").get(pk=job_id)
+
+
+def async_job_lead(*, job_id: str) -> None:
+    """Lead one job: render its pages in order from the parts as they are parsed (parsing
+    those no worker has taken), then keep the result and bill it. Safe to run twice: a lead
+    runs only while the job has no live one."""
+    job = _claim_lead(job_id)
+    if job is None:
+        return
+    if job.lead_attempts > MAX_ATTEMPTS:
+        async_job_fail(
+            job_id=job.id, error=_lost_error(f"The job's worker stopped {MAX_ATTEMPTS} times; it was given up.")
+        )
+        return
+    deadline = time.monotonic() + max(
+        0.0, float(settings.SVCX_JOB_TIME_LIMIT) - (timezone.now() - job.created_at).total_seconds()
+    )
+    stop = _Stop(job.id, deadline)
+    progress = _Progress(job)
+
+    def beat() -> None:
+        Job.objects.filter(pk=job.id, status=Job.Status.RUNNING).update(lead_heartbeat_at=timezone.now())
+        hold_renew(
+            request_id=job.id,
+            lease_seconds=float(settings.SVCX_JOB_TIME_LIMIT) + float(settings.SVCX_JOB_LOST_AFTER),
+        )
+
+    try:
+        with _Beat(f"lead-{job.id}", beat), _source(job) as source:
+            _lead(job, source, _password(job), stop, progress)
+    except ServiceError as exc:
+        async_job_fail(job_id=job.id, error=exc)
+    except Exception:
+        logger.exception("job lead crashed", extra={"job_id": job.id})
+        async_job_fail(
+            job_id=job.id,
+            error=ServiceError(ErrorCode.INTERNAL_ERROR, "The job failed in the service; it was not billed."),
+        )
+
+
+def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _Progress) -> None:
+    try:
+        info = engine.preflight(source, password=password)
+    except engine.EngineError as exc:
+        raise engine_error(exc) from exc
+    parts = list(JobPart.objects.filter(job_id=job.id).order_by("index"))
+
+    try:
+        result = engine.convert(
+            source,
+            pages=job.pages,
+            password=password,
+            options=engine.ConvertOptions(
+                tables=job.options.get("tables", "markdown"),
+                fallback=job.options.get("fallback", "empty"),
+                flavor=job.options.get("flavor", "gfm"),
+            ),
+            result_budget_bytes=int(settings.SVCX_JOB_RESULT_BUDGET_BYTES),
+            should_stop=stop,
+            on_page=progress.page,
+            info=info,
+            parsed=_parsed_in_order(job, parts, source, password, stop),
+        )
+    except engine.EngineError as exc:
+        raise engine_error(exc) from exc
+    if stop.cancelled:
+        return  # canceled (or ended by the sweeper) meanwhile: it has settled its money
+    if result.stopped:
+        raise ServiceError(
+            ErrorCode.CONVERSION_TIMEOUT,
+            f"The job exceeded its time limit of {int(settings.SVCX_JOB_TIME_LIMIT)} seconds after "
+            f"{len(result.pages)} of {job.pages_total} pages.",
+            details={
+                "pages_completed": len(result.pages),
+                "pages_selected": job.pages_total,
+                "time_limit_seconds": int(settings.SVCX_JOB_TIME_LIMIT),
+            },
+        )
+    progress.flush()
+    _succeed(job, result_payload(result, info, job.sha256))
+
+
+def _parsed_in_order(
+    job: Job, parts: list[JobPart], source: Path, password: str | None, stop: _Stop
+) -> Iterator[engine.PageModel | int]:
+    """Every part's layout in page order: read when a worker parsed it, parsed here when no
+    worker has taken it; while the next one is being parsed elsewhere, parse a later one."""
+    for part in parts:
+        while True:
+            if stop():
+                return
+            found = JobPart.objects.filter(pk=part.pk).values("status", "stored_key", "error").first()
+            state: dict[str, Any] = dict(found) if found else {}
+            if state.get("status") == JobPart.Status.DONE:
+                try:
+                    yield from parsed_decode(object_read(state["stored_key"]))
+                    break
+                except (ParsedStale, FileNotFoundError):
+                    # Parsed by another engine version (a deploy mid-job) or lost: parse again.
+                    JobPart.objects.filter(pk=part.pk, status=JobPart.Status.DONE).update(status=JobPart.Status.QUEUED)
+                    continue
+            if state.get("status") == JobPart.Status.FAILED:
+                raise error_from_payload(state["error"] or {"code": ErrorCode.INTERNAL_ERROR})
+            if _claim_part(job.id, part.index):
+                _parse_part(job, part, source, password)
+                continue
+            spare = _claim_spare(job.id, after=part.index)
+            if spare is not None:
+                _parse_part(job, parts[spare], source, password)
+                continue
+            time.sleep(POLL_SECONDS)
+
+
+def _claim_spare(job_id: str, *, after: int) -> int | None:
+    """Claim the first queued part after `after`; its index, or None when none is left."""
+    queued = JobPart.objects.filter(job_id=job_id, status=JobPart.Status.QUEUED, index__gt=after)
+    for index in queued.order_by("index").values_list("index", flat=True)[:4]:
+        if _claim_part(job_id, index):
+            return int(index)
+    return None
+
+
+def _succeed(job: Job, payload: dict[str, Any]) -> None:
+    """Keep the result, then bill its pages and end the job, in one transaction; a job
+    canceled meanwhile keeps nothing."""
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    key = object_write(object_key(job.id, "result.json"), body)
+    pages = int(payload["pages_converted"])
+    with transaction.atomic():
+        finished = Job.objects.select_for_update().filter(pk=job.id, status=Job.Status.RUNNING).first()
+        if finished is None:
+            transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
+            return
+        credits = credits_capture(request_id=job.id, pages=pages)
+        Job.objects.filter(pk=job.id).update(
+            status=Job.Status.SUCCEEDED,
+            result_key=key,
+            result_bytes=len(body),
+            pages_completed=pages,
+            pages_billed=pages,
+            credits_billed=credits,
+            warnings=list(payload["warnings"]),
+            finished_at=timezone.now(),
+            sealed_password=None,
+            expires_at=retention_end(),
+        )
+        transaction.on_commit(lambda: job_work_discard(job.id, keep_result=True))
+
+
+# --- the sweeper -------------------------------------------------------------------------------
+
+
+def async_jobs_sweep() -> dict[str, int]:
+    """Give lost parts and leads to other workers, end jobs past their time limit, and delete
+    jobs past their retention. Returns counts by what was done."""
+    counts = {"parts_requeued": 0, "leads_sent": 0, "timed_out": 0, "expired": 0}
+    lost = _lost_before()
+    for part in JobPart.objects.filter(
+        status=JobPart.Status.RUNNING, heartbeat_at__lt=lost, job__status=Job.Status.RUNNING
+    ).select_related("job")[:1000]:
+        current_app.send_task(PART_TASK, args=[part.job_id, part.index], queue=queue_of(part.job))
+        counts["parts_requeued"] += 1
+    limit = timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT))
+    now = timezone.now()
+    for job in Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("created_at")[:1000]:
+        if now - job.created_at > limit:
+            counts["timed_out"] += async_job_fail(
+                job_id=job.id,
+                error=ServiceError(
+                    ErrorCode.CONVERSION_TIMEOUT,
+                    f"The job exceeded its time limit of {int(limit.total_seconds())} seconds.",
+                    details={"pages_completed": job.pages_completed, "time_limit_seconds": int(limit.total_seconds())},
+                ),
+            )
+        elif (job.lead_heartbeat_at or job.created_at) < lost:
+            lead_send(job)
+            counts["leads_sent"] += 1
+    for job in Job.objects.filter(expires_at__lt=now).exclude(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])[:200]:
+        job_work_discard(job.id, keep_result=False)
+        if job.source_store == Store.ASYNC:
+            with contextlib.suppress(FileNotFoundError):
+                store(Store.ASYNC).delete(job.source_key)
+        job.delete()
+        counts["expired"] += 1
+    return counts

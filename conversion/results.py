@@ -1,0 +1,45 @@
+"""The result body of a conversion, as version 1 answers it and a version 2 job keeps it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conversion import engine
+from conversion.serializers import ElementSerializer
+
+
+def page_payload(p: engine.PageResult) -> dict[str, Any]:
+    """One page of a result body."""
+    return {
+        "page": p.page,
+        "label": p.label,
+        "markdown": p.markdown,
+        "has_text_layer": p.has_text_layer,
+        "warnings": p.warnings,
+        "width": round(p.width, 2),
+        "height": round(p.height, 2),
+        # Written once here by the serializer that describes them; answers (and cache
+        # hits) send them as stored.
+        "elements": ElementSerializer([e.as_dict() for e in p.elements], many=True).data,
+    }
+
+
+def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
+    """The result body of a conversion (version 1's, and a version 2 job's)."""
+    return {
+        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+        "document": {
+            "page_count": result.page_count,
+            "sha256": sha256,
+            "pdf_version": info.pdf_version,
+            "repaired": info.repaired,
+        },
+        "pages": [page_payload(p) for p in result.pages],
+        # The document's Markdown: the pages joined, tables that run across a break made one.
+        "markdown": result.markdown,
+        "result_truncated": result.truncated,
+        "pages_converted": len(result.pages),
+        # The result's warnings begin with the document's own (a repair, an unreadable outline).
+        "warnings": list(result.warnings),
+        "timings": dict(result.timings),
+    }

@@ -1,0 +1,206 @@
+"""Version 2 jobs on real workers, PostgreSQL, Redis and the store: parts parsed in parallel,
+pages rendered in order as one conversion renders them, money held, captured or released,
+workers lost mid-job, cancel, time limits and expiry."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from billing.models import CreditHold, LedgerEntry
+from billing.selectors import credits_get
+from conversion import engine
+from conversion.async_jobs import (
+    JobSource,
+    async_job_cancel,
+    async_job_create,
+    job_result_bytes,
+    parts_plan,
+)
+from conversion.async_runner import async_job_lead, async_jobs_sweep
+from conversion.models import Job
+from conversion.store import Store, object_put, store
+from core.errors import ServiceError
+from core.ids import new_request_id
+from tests.conversion.engine.pdfs import Op, Text, lines, make_pdf
+from tests.factories import make_key, make_org
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+WORDS = ["harvest", "river", "market", "winter", "council", "bridge", "letter", "garden", "school", "railway"]
+# Small parts and quick loss detection, in the test process and in the workers alike.
+JOB_ENV = {
+    "SVCX_JOB_PART_PAGES": "3",
+    "SVCX_JOB_LOST_AFTER": "3s",
+    "SVCX_JOB_FLUSH_PAGES": "2",
+    "SVCX_JOB_SWEEP_INTERVAL": "1s",
+    "SVCX_WORKER_HEARTBEAT_INTERVAL": "1s",
+}
+JOB_QUEUES = "default,jobs,jobs_test"
+
+
+@pytest.fixture(autouse=True)
+def job_settings(settings: Any) -> None:
+    settings.SVCX_JOB_PART_PAGES = 3
+    settings.SVCX_JOB_LOST_AFTER = 3.0
+    settings.SVCX_JOB_FLUSH_PAGES = 2
+
+
+def book_page(n: int, rows: int = 10) -> list[Op]:
+    """A page of a book: a running foot with its number, a chapter heading every fifth page,
+    prose whose last word on page 7 is hyphenated over the break (across two parts of 3)."""
+    ops: list[Op] = [Text(300, 40, f"{n} THE RIVER BOOK", 8)]
+    top = 720
+    if n % 5 == 1:
+        ops.append(Text(72, top, f"Chapter {n // 5 + 1}: The {WORDS[n % len(WORDS)]}", 18, "B"))
+        top -= 40
+    body = [
+        f"The {WORDS[(n + i) % len(WORDS)]} and the {WORDS[(n * 3 + i) % len(WORDS)]} were talked about on {n}."
+        for i in range(rows)
+    ]
+    if n == 6:
+        body[-1] = "The council met at the bridge to talk about the har-"
+    if n == 7:
+        body[0] = "vest and the railway, then about the winter market."
+    return [*ops, *lines(72, top, body)]
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    return make_pdf(tmp_path / "book.pdf", [book_page(n) for n in range(1, 15)])
+
+
+@pytest.fixture
+def account() -> dict[str, Any]:
+    org = make_org(credits=1000)
+    return {"org": org, "key": make_key(org)}
+
+
+def create(account: dict[str, Any], path: Path, pages: list[int] | None = None, **kw: Any) -> Job:
+    """A job for the PDF, its upload kept in the async store as the API keeps it."""
+    job_id = "job_" + new_request_id().split("_", 1)[1]
+    key = object_put(Store.ASYNC, f"{job_id}/input.pdf", path)
+    count = engine.preflight(path).page_count or 0
+    return async_job_create(
+        job_id=job_id,
+        organization=account["org"],
+        environment="live",
+        api_key_id=account["key"].api_key.id,
+        request_id=new_request_id(),
+        source=JobSource(store=Store.ASYNC, key=key, sha256="0" * 64),
+        options={"tables": "markdown", "fallback": "empty", "flavor": "gfm"},
+        pages=pages or list(range(1, count + 1)),
+        **kw,
+    )
+
+
+def wait_ended(job: Job, timeout: float = 60) -> Job:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if job.status in Job.ENDED:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job still {job.status} after {timeout} s")
+
+
+def movements(job: Job) -> list[tuple[str, int]]:
+    return sorted(LedgerEntry.objects.filter(request_id=job.id).values_list("kind", "credits"))
+
+
+def stored_names(job: Job) -> list[str]:
+    root = Path(store(Store.ASYNC).path(job.id))
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+
+
+def test_parts_are_planned_as_equal_runs_of_the_selection() -> None:
+    assert parts_plan(7, 3) == [(0, 3), (3, 6), (6, 7)]
+    assert parts_plan(3, 3) == [(0, 3)]
+
+
+def test_a_lead_alone_parses_every_part_and_writes_its_pages_as_it_goes(account: dict[str, Any], book: Path) -> None:
+    # No worker consumes the jobs queue: the part messages wait unread, and the lead run here
+    # parses each part itself.
+    job = create(account, book)
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    assert job.page_chunks == 7  # 14 pages written two at a time while it ran
+    assert json.loads(job_result_bytes(job=job))["markdown"] == engine.convert(book).markdown
+    assert movements(job) == [("capture", -14), ("hold", -14)]
+
+
+def test_a_job_without_the_credits_is_refused_and_leaves_nothing(book: Path) -> None:
+    org = make_org(credits=5)
+    with pytest.raises(ServiceError) as refused:
+        create({"org": org, "key": make_key(org)}, book)
+
+    assert refused.value.code == "insufficient_credits"
+    assert not Job.objects.exists()
+    assert not CreditHold.objects.exists()
+    assert credits_get(organization=org, environment="live").held == 0
+
+
+def test_a_canceled_job_bills_nothing_and_keeps_nothing(account: dict[str, Any], book: Path) -> None:
+    job = create(account, book)
+
+    job = async_job_cancel(job=job)
+    async_job_lead(job_id=job.id)  # a lead arriving after the cancel does nothing
+
+    assert job.status == Job.Status.CANCELED
+    assert movements(job) == [("hold", -14), ("release", 14)]
+    assert not job.result_key
+    assert stored_names(job) == ["input.pdf"]
+    assert async_job_cancel(job=job).status == Job.Status.CANCELED  # twice is once
+
+
+def test_a_job_whose_pdf_is_gone_fails_with_its_credits_released(account: dict[str, Any], book: Path) -> None:
+    job = create(account, book)
+    store(Store.ASYNC).delete(job.source_key)
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.FAILED
+    assert job.error["code"] == "internal_error"
+    assert movements(job) == [("hold", -14), ("release", 14)]
+
+
+def test_the_sweeper_ends_a_job_past_its_time_limit_and_deletes_expired_ones(
+    account: dict[str, Any], book: Path, settings: Any
+) -> None:
+    job = create(account, book)
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=2))
+
+    assert async_jobs_sweep()["timed_out"] == 1
+
+    job.refresh_from_db()
+    assert (job.status, job.error["code"]) == (Job.Status.FAILED, "conversion_timeout")
+    assert movements(job) == [("hold", -14), ("release", 14)]
+    Job.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert async_jobs_sweep()["expired"] == 1
+    assert not Job.objects.filter(pk=job.pk).exists()
+    assert stored_names(job) == []
+
+
+def test_the_sweeper_gives_a_lost_lead_to_another_worker(account: dict[str, Any], book: Path) -> None:
+    job = create(account, book)
+    # A lead that claimed the job, then its worker died: no beat for longer than allowed.
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
+    )
+
+    assert async_jobs_sweep()["leads_sent"] == 1
+    async_job_lead(job_id=job.id)  # what the message sent runs
+
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
+    assert movements(job) == [("capture", -14), ("hold", -14)]
