@@ -194,6 +194,10 @@ SPECTACULAR_SETTINGS = {
 if REDIS_URL:
     CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL)
     CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", REDIS_URL)
+    if CELERY_BROKER_URL.startswith("redis://"):
+        # kombu's Redis transport, corrected: it made the worker exit when Redis restarted with a
+        # job in flight (svcx.broker). Other schemes (rediss, sentinel) keep kombu's own.
+        CELERY_BROKER_TRANSPORT = "svcx.broker:Transport"
     # A Redis restart is a blip: workers and beat reconnect for as long as it takes, a publish
     # is retried for about two seconds before the request answers 503 `service_unavailable`,
     # and dead sockets are noticed within seconds, not at the kernel's TCP timeout.

@@ -73,10 +73,10 @@ class RedisServer:
         self.process = None
 
 
-@pytest.fixture
-def stack(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
-    """Own Redis, a worker and gunicorn on the test database; the test process reads the same
-    Redis (worker announcements)."""
+@contextlib.contextmanager
+def _started(tmp_path: Path, settings: Any, *, concurrency: int) -> Iterator[dict[str, Any]]:
+    """Own Redis, a worker of `concurrency` processes and gunicorn on the test database; the test
+    process reads the same Redis (worker announcements)."""
     state: dict[str, Any] = {"tmp": tmp_path}
     with contextlib.ExitStack() as started:
         # Whatever came up is stopped, also when a later part fails to start (a worker left
@@ -86,10 +86,24 @@ def stack(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
         server.start()
         settings.REDIS_URL = server.url
         state["redis"] = server
-        state["worker"] = start_worker(tmp_path)
+        state["worker"] = start_worker(tmp_path, concurrency=concurrency)
         started.callback(lambda: state["worker"].stop())  # the test may replace it
         web, state["base"] = start_web(tmp_path, env={"SVCX_QUEUE_WAIT_LIMIT": f"{QUEUE_WAIT_LIMIT:g}s"})
         started.callback(_stop, web)
+        yield state
+
+
+@pytest.fixture
+def stack(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
+    with _started(tmp_path, settings, concurrency=1) as state:
+        yield state
+
+
+@pytest.fixture
+def stack_of_two(tmp_path: Path, settings: Any) -> Iterator[dict[str, Any]]:
+    """The stack with a worker of two processes: while one runs a job, the worker's main process
+    waits on the broker for the next (a BRPOP in flight), as in production."""
+    with _started(tmp_path, settings, concurrency=2) as state:
         yield state
 
 
@@ -143,32 +157,45 @@ def job_status(org: Any) -> str | None:
     return ConversionJob.objects.filter(organization=org).values_list("status", flat=True).first()
 
 
-def test_a_conversion_in_flight_when_redis_goes_down_finishes_with_200(stack: dict[str, Any]) -> None:
-    org = make_org(credits=100)
-    key = make_key(org)
-    pdf = text_pdf(stack["tmp"] / "a.pdf", ["One.", "Two.", "Three."])
-    # The worker claims the job, then waits for the balance row this test holds locked.
+@contextlib.contextmanager
+def job_held_running(stack: dict[str, Any], org: Any, secret: str) -> Iterator[dict[str, Any]]:
+    """A three-page conversion sent in the background and held running for the block: the worker
+    claims the job, then waits for the organization's balance row, locked here until the block
+    ends. Yields the request's outcome, there once the block ended."""
+    pdf = text_pdf(stack["tmp"] / "held.pdf", ["One.", "Two.", "Three."])
     with psycopg.connect(database_url_for_children()) as lock:
         lock.execute(
             "SELECT 1 FROM billing_creditbalance WHERE organization_id = %s AND environment = 'live' FOR UPDATE",
             [org.id],
         )
-        thread, out = in_background(convert, stack["base"], key.secret, pdf)
+        thread, out = in_background(convert, stack["base"], secret, pdf)
         wait_for(lambda: job_status(org) == ConversionJob.Status.RUNNING)
-        stack["redis"].stop()
-        time.sleep(3)  # the web thread's wait meets the dead Redis
+        yield out
         lock.rollback()
     thread.join(timeout=60)
 
+
+def assert_delivered_once(out: dict[str, Any], org: Any) -> None:
+    """The held conversion answered 200 and was billed its three pages once, out of 100 credits."""
     status, body = out["result"]
     assert status == 200, body
     assert (body["pages_billed"], body["credits_billed"]) == (3, 3)
-    rid = body["request_id"]
-    assert sorted(LedgerEntry.objects.filter(request_id=rid).values_list("kind", "credits")) == [
+    assert sorted(LedgerEntry.objects.filter(request_id=body["request_id"]).values_list("kind", "credits")) == [
         ("capture", -3),
         ("hold", -3),
     ]
     assert credits_get(organization=org, environment="live").balance == 97
+    assert not CreditHold.objects.filter(organization=org, settled_at__isnull=True).exists()
+
+
+def test_a_conversion_in_flight_when_redis_goes_down_finishes_with_200(stack: dict[str, Any]) -> None:
+    org = make_org(credits=100)
+    key = make_key(org)
+    with job_held_running(stack, org, key.secret) as out:
+        stack["redis"].stop()
+        time.sleep(3)  # the web thread's wait meets the dead Redis
+
+    assert_delivered_once(out, org)
 
     # Redis comes back empty: the worker reconnects and announces itself, and converts again.
     stack["redis"].start()
@@ -216,3 +243,35 @@ def test_a_job_lost_with_redis_answers_overloaded_within_the_queue_wait_limit(st
     assert out["seconds"] < QUEUE_WAIT_LIMIT + 5
     assert not CreditHold.objects.filter(organization=org).exists()
     assert credits_get(organization=org, environment="live").balance == 100
+
+
+def test_the_worker_outlives_a_redis_restart_with_a_job_in_flight(stack_of_two: dict[str, Any]) -> None:
+    stack = stack_of_two
+    worker: WorkerProcess = stack["worker"]
+    org = make_org(credits=100)
+    key = make_key(org)
+    # The job runs, its message not yet acknowledged (acks_late); the worker's other process is
+    # free, so its main process waits on Redis for the next job when Redis goes.
+    with job_held_running(stack, org, key.secret) as out:
+        stack["redis"].stop()
+        time.sleep(2)  # the worker's main process meets the closed connection
+        # While Redis is down a new request answers the envelope, and takes nothing.
+        status, body = convert(stack["base"], key.secret, text_pdf(stack["tmp"] / "b.pdf", ["Four."]))
+        assert status == 503, body
+        assert body["error"]["code"] == "service_unavailable"
+        assert body["error"]["retryable"] is True
+        assert body["error"]["details"] == {"checks": {"redis": "down"}}
+        time.sleep(8)  # down for about ten seconds in all
+        stack["redis"].start()
+
+    # The conversion in flight is delivered and billed once.
+    assert_delivered_once(out, org)
+    # The same worker process reconnects, announces itself and converts again.
+    wait_for(lambda: worker.hostname in live_workers() or worker.process.poll() is not None)
+    assert worker.process.poll() is None, worker.log.read_text()[-3000:]
+    status, body = convert(stack["base"], key.secret, text_pdf(stack["tmp"] / "c.pdf", ["Five.", "Six."]))
+    assert status == 200, body
+    assert credits_get(organization=org, environment="live").balance == 95
+    log = worker.log.read_text()
+    assert "Unrecoverable error" not in log
+    assert "Couldn't ack" not in log  # the job's late acknowledgement reached the restarted Redis
