@@ -231,6 +231,11 @@ def credits_hold(
     return Hold(request_id=request_id, credits=credits, pages=pages)
 
 
+def capture_key(request_id: str) -> str:
+    """The idempotency key of a request's capture row (one per request)."""
+    return f"{request_id}:capture"
+
+
 def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
     """Capture `pages_billed` pages of the hold and release the rest (0 pages: release all).
 
@@ -262,7 +267,7 @@ def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
                 credits=-credits_billed,
                 pages=pages_billed,
                 balance_after=balance_after,
-                idempotency_key=f"{request_id}:capture",
+                idempotency_key=capture_key(request_id),
                 request_id=request_id,
                 api_key_id=hold.api_key_id,
             )
@@ -308,7 +313,7 @@ def capture_refund(*, request_id: str, reason: str) -> int:
         hold = CreditHold.objects.select_for_update().filter(request_id=request_id).first()
         if hold is None or hold.status != CreditHold.Status.CAPTURED:
             return 0
-        capture = LedgerEntry.objects.filter(idempotency_key=f"{request_id}:capture").first()
+        capture = LedgerEntry.objects.filter(idempotency_key=capture_key(request_id)).first()
         key = f"{request_id}:refund"
         if capture is None or LedgerEntry.objects.filter(idempotency_key=key).exists():
             return 0

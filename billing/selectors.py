@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Organization
-from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month
+from billing.ledger import TEST_ALLOWANCE_PAGES, _month_start, _next_month, capture_key
 from billing.models import (
     CreditBalance,
     LedgerEntry,
@@ -36,6 +36,21 @@ class Credits:
 def credits_get(*, organization: Organization, environment: str) -> Credits:
     row = CreditBalance.objects.filter(organization=organization, environment=environment).first()
     return Credits(balance=row.balance, held=row.held) if row else Credits(balance=0, held=0)
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What a request's capture billed: its pages and (positive) credits."""
+
+    pages: int
+    credits: int
+
+
+def capture_get(*, request_id: str) -> Capture | None:
+    """The capture of the request's hold; None when it was not captured (still held, released,
+    or never held). A refund later does not undo it here: the refund is a row of its own."""
+    row = LedgerEntry.objects.filter(idempotency_key=capture_key(request_id)).values_list("pages", "credits").first()
+    return Capture(pages=row[0], credits=-row[1]) if row is not None else None
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.http import HttpRequest
+from django.template.response import SimpleTemplateResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -26,19 +29,28 @@ from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
 from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
-from conversion.jobs import cached_result_get, job_deliver, job_execute, result_cache_key, work_require
 from conversion.options import FALLBACKS, FLAVORS, TABLES
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
 from conversion.serializers import ConversionSerializer, EngineListSerializer, EngineSerializer
+from conversion.services import (
+    WORK_METERS,
+    Submission,
+    conversion_cache_lookup,
+    conversion_deliver,
+    conversion_meters_require,
+    conversion_refund,
+    job_execute,
+)
 from core.api import ApiView
 from core.context import Usage, context_of
 from core.errors import ErrorCode, ServiceError, caller_text
-from core.handlers import request_id_of
+from core.handlers import error_response, request_id_of, to_service_error
 from core.inputs import NoQuery, query_of
-from core.metrics import result_cache_count
 from core.negotiation import AcceptNegotiation
 from core.serializers import ListPage
+
+logger = logging.getLogger("svcx.conversion")
 
 ENGINE_DESCRIPTION = (
     "Layout analysis with pdfminer.six after structural checks and repair with pikepdf: GitHub-flavoured "
@@ -247,17 +259,15 @@ class ConvertApi(DocumentApi):
     def perform(self, document: DocumentRequest) -> Any:
         caller, raw = document.caller, document.raw
         fmt = self.request.accepted_media_type
-        source = resolved_source(document)
-        key = result_cache_key(
-            caller=caller, sha256=source.sha256, options=document.options, password=document.password
-        )
         request_id = request_id_of(raw)
-        cached = cached_result_get(key=key)
-        result_cache_count(hit=cached is not None)
-        if cached is not None:
+        source = resolved_source(document)
+        cache = conversion_cache_lookup(
+            caller=caller, source=source, options=document.options, password=document.password
+        )
+        if cache.result is not None:
             context_of(raw).usage = Usage()
             return _render(
-                payload=cached.payload,
+                payload=cache.result.payload,
                 fmt=fmt,
                 request_id=request_id,
                 pages_billed=0,
@@ -265,33 +275,66 @@ class ConvertApi(DocumentApi):
                 cached=True,
                 parsed=document,
             )
-        work = (MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK)
         # Refused at once when a meter of work is used up, and again when the job's turn comes.
-        work_require(caller, *work)
+        conversion_meters_require(caller=caller)
         try:
             job = job_execute(
-                raw=raw,
                 caller=caller,
-                meters=work,
-                source=source,
-                options=document.options,
-                cache_key=key,
-                password=document.password,
-                debug=document.debug,
+                request_id=request_id,
+                is_client_gone=document.client_gone,
+                meters=WORK_METERS,
+                submission=Submission(
+                    source=source,
+                    password=document.password,
+                    options=document.options,
+                    cache_key=cache.key,
+                    debug=document.debug,
+                ),
             )
         finally:
             record_peek(raw, caller, MeterName.PAGES)
-        # The capture, just before the 200 leaves; an error after it is refunded.
-        job, payload = job_deliver(raw=raw, job=job)
+        # The capture, just before the 200 leaves; an error answer after it is refunded (dispatch).
+        delivery = conversion_deliver(job=job, is_client_gone=document.client_gone)
+        billed = delivery.billed
+        context_of(raw).usage = Usage(pages=billed.pages, credits=billed.credits, captured=billed.captured)
         return _render(
-            payload=payload,
+            payload=delivery.payload,
             fmt=fmt,
             request_id=request_id,
-            pages_billed=job.pages_billed,
-            credits_billed=job.credits_billed,
+            pages_billed=billed.pages,
+            credits_billed=billed.credits,
             cached=False,
             parsed=document,
         )
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        """The view, with its answer rendered here: an answer that became an error after the
+        credits were captured (it failed to render, or to be stored under its Idempotency-Key)
+        is refunded before the request is recorded. A failure past this point (the process
+        died) is refunded by billing's reconcile sweeper: no 200 was logged for the capture."""
+        try:
+            response = super().dispatch(request, *args, **kwargs)
+            if isinstance(response, SimpleTemplateResponse):
+                response.render()
+        except Exception as exc:
+            # Answered as ErrorEnvelopeMiddleware would answer it, once it is known what it is.
+            error = to_service_error(exc, request)
+            _refund_if_captured(request, status=error.spec.status, code=error.code)
+            return error_response(error, request)
+        _refund_if_captured(request, status=response.status_code, code=getattr(response, "svcx_error_code", ""))
+        return response
+
+
+def _refund_if_captured(raw: HttpRequest, *, status: int, code: str) -> None:
+    """Refund the request's capture when its answer is an error after all. Never raises: the
+    answer is decided; a refund that cannot be written now is made by the reconcile sweeper."""
+    usage = context_of(raw).usage
+    if usage is None or not usage.captured or status < 400:
+        return
+    try:
+        conversion_refund(request_id=request_id_of(raw), reason=f"answered {status} {code} after the capture")
+    except Exception:
+        logger.exception("refund of a failed answer not written", extra={"request_id": request_id_of(raw)})
 
 
 @document_schema("Convert a raw PDF body", CONVERT_RESPONSES)

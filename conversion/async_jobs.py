@@ -43,9 +43,9 @@ from django.utils import timezone
 
 from accounts.keyformat import Environment
 from accounts.models import Organization
-from billing.ledger import credits_hold, credits_release
 from conversion.models import Job, JobPart
 from conversion.sealing import password_sealed
+from conversion.services import conversion_hold, conversion_release
 from conversion.store import Store, store
 from core.errors import ErrorCode, ServiceError
 
@@ -153,7 +153,7 @@ def async_job_create(
             expires_at=now + timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT) + _retention()),
         )
         JobPart.objects.bulk_create(JobPart(job=job, index=i, start=s, end=e) for i, (s, e) in enumerate(plan))
-        hold = credits_hold(
+        hold = conversion_hold(
             organization=organization,
             environment=environment,
             api_key_id=api_key_id,
@@ -191,7 +191,7 @@ def async_job_cancel(*, job: Job) -> Job:
             status=Job.Status.CANCELED, finished_at=timezone.now(), sealed_password=None, expires_at=retention_end()
         )
         if canceled:
-            credits_release(request_id=job.id)
+            conversion_release(request_id=job.id)
             transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
     job.refresh_from_db()
     return job
@@ -216,7 +216,7 @@ def async_job_fail(*, job_id: str, error: ServiceError) -> bool:
             expires_at=retention_end(),
         )
         if failed:
-            credits_release(request_id=job_id)
+            conversion_release(request_id=job_id)
             transaction.on_commit(lambda: job_work_discard(job_id, keep_result=False))
     return bool(failed)
 

@@ -20,7 +20,6 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from billing.ledger import credits_capture, hold_renew
 from conversion import engine
 from conversion.async_jobs import (
     PART_TASK,
@@ -42,6 +41,7 @@ from conversion.options import engine_error
 from conversion.results import page_payload, result_payload
 from conversion.runner import StopClock
 from conversion.sealing import password_unsealed
+from conversion.services import conversion_capture, conversion_hold_renew
 from conversion.store import Store, job_input, store
 from core.errors import ErrorCode, ServiceError
 from workers.memory import memory_ceiling
@@ -261,7 +261,7 @@ def async_job_lead(*, job_id: str) -> None:
 
     def beat() -> None:
         Job.objects.filter(pk=job.id, status=Job.Status.RUNNING).update(lead_heartbeat_at=timezone.now())
-        hold_renew(
+        conversion_hold_renew(
             request_id=job.id,
             lease_seconds=float(settings.SVCX_JOB_TIME_LIMIT) + float(settings.SVCX_JOB_LOST_AFTER),
         )
@@ -372,14 +372,14 @@ def _succeed(job: Job, payload: dict[str, Any]) -> None:
         if finished is None:
             transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
             return
-        credits = credits_capture(request_id=job.id, pages=pages)
+        billed = conversion_capture(request_id=job.id, pages=pages)
         Job.objects.filter(pk=job.id).update(
             status=Job.Status.SUCCEEDED,
             result_key=key,
             result_bytes=len(body),
             pages_completed=pages,
-            pages_billed=pages,
-            credits_billed=credits,
+            pages_billed=billed.pages,
+            credits_billed=billed.credits,
             warnings=list(payload["warnings"]),
             finished_at=timezone.now(),
             sealed_password=None,

@@ -21,7 +21,6 @@ from conversion import engine
 from conversion.api import IDEMPOTENCY_PARAMETER, RAW_REQUEST_SCHEMA, document_schema, post_schema
 from conversion.files import file_create, file_delete, file_get, storage_used
 from conversion.intake import INTAKE_ERRORS
-from conversion.jobs import job_execute
 from conversion.models import ConversionJob
 from conversion.parsers import MultipartSourceParser, PdfSourceParser
 from conversion.requests import (
@@ -33,6 +32,7 @@ from conversion.requests import (
     resolved_source,
 )
 from conversion.serializers import FileDeletedSerializer, InspectionSerializer, StoredFileSerializer, TocSerializer
+from conversion.services import Submission, job_execute
 from conversion.store import Source
 from core.errors import ErrorCode, ServiceError
 from core.inputs import NoQuery, query_of
@@ -82,11 +82,12 @@ class FileCreateApi(DocumentApi):
                 details={"quota_bytes": quota, "used_bytes": used, "needed_bytes": upload.size},
             )
         job = job_execute(
-            raw=document.raw,
             caller=caller,
-            kind=ConversionJob.Kind.FILE,
-            source=Source(sha256=upload.sha256, path=upload.path),
-            password=None,
+            request_id=document.request_id,
+            is_client_gone=document.client_gone,
+            submission=Submission(
+                kind=ConversionJob.Kind.FILE, source=Source(sha256=upload.sha256, path=upload.path), password=None
+            ),
         )
         record = file_create(
             caller=caller,
@@ -167,13 +168,16 @@ class DocumentJobApi(DocumentApi):
 
     def run_job(self, document: DocumentRequest) -> ConversionJob:
         return job_execute(
-            raw=document.raw,
             caller=document.caller,
-            kind=self.kind,
-            source=resolved_source(document),
-            password=document.password,
-            options=document.options,
-            debug=document.debug,
+            request_id=document.request_id,
+            is_client_gone=document.client_gone,
+            submission=Submission(
+                kind=self.kind,
+                source=resolved_source(document),
+                password=document.password,
+                options=document.options,
+                debug=document.debug,
+            ),
         )
 
 

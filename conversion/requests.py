@@ -54,6 +54,7 @@ from conversion.parsers import (
 from conversion.store import Source
 from core.api import ApiView
 from core.context import context_of
+from core.edge import client_gone
 from core.errors import ErrorCode, ServiceError
 from core.handlers import request_id_of
 
@@ -88,6 +89,14 @@ class DocumentRequest:
     debug: bool = False
     # POST /v1/files/raw: the query parameter naming the stored file.
     filename: str | None = None
+
+    @property
+    def request_id(self) -> str:
+        return request_id_of(self.raw)
+
+    def client_gone(self) -> bool:
+        """Whether the client closed its connection while the request works."""
+        return client_gone(self.raw)
 
 
 class IdempotentApi(ApiView):

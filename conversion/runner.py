@@ -1,6 +1,9 @@
 """The worker side of a conversion: pre-flight, page selection, the credit hold, the engine
-under the wall-clock limit and the result cache. Called by the Celery task. The worker never
-bills: the web side captures the hold as it delivers the 200 (conversion.jobs.job_deliver)."""
+under the wall-clock limit and the result cache. Called by the Celery task. Its meters and its
+money are the conversion service's steps (conversion.services): the worker charges the page
+meters and holds the credits once it knows the pages, and releases the hold on every failure;
+it never bills: the web side captures the hold as it delivers the 200
+(conversion.services.conversion_deliver)."""
 
 from __future__ import annotations
 
@@ -16,15 +19,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.keyformat import Environment
-from billing.ledger import credits_hold, credits_release, hold_renew
-from billing.limits import MeterName
-from billing.meters import OrgScope, meter_consume
+from billing.meters import OrgScope
 from conversion import engine
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
 from conversion.results import result_payload
 from conversion.sealing import password_open
+from conversion.services import conversion_hold, conversion_hold_renew, conversion_meters_charge, conversion_release
 from conversion.store import Store, job_input
 from core.errors import ErrorCode, ServiceError
 from workers.memory import mark_heap_suspect, memory_ceiling
@@ -102,7 +104,7 @@ class _Heartbeat(threading.Thread):
                         heartbeat_at=timezone.now(), pages_completed=self.clock.pages_completed
                     )
                     if self.clock.hold_taken:
-                        hold_renew(request_id=job.request_id)
+                        conversion_hold_renew(request_id=job.request_id)
                 except Exception:
                     # A passing database fault must not silence the job: beat again next time,
                     # on a fresh connection.
@@ -164,7 +166,7 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
             else:
                 _run_document(job, source, password, clock)
     except ServiceError as exc:
-        credits_release(request_id=request_id)
+        conversion_release(request_id=request_id)
         _fail(job, exc)
         if exc.details.get("reason") == engine.OUT_OF_MEMORY:
             mark_heap_suspect()
@@ -174,11 +176,11 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
     except MemoryError:
         # Past the ceiling outside the engine (which reports its own as document_too_complex).
         mark_heap_suspect()
-        credits_release(request_id=request_id)
+        conversion_release(request_id=request_id)
         _fail(job, _out_of_memory())
     except Exception:
         logger.exception("conversion crashed", extra={"request_id": request_id})
-        credits_release(request_id=request_id)
+        conversion_release(request_id=request_id)
         _fail(job, ServiceError(ErrorCode.INTERNAL_ERROR))
     finally:
         heartbeat.stop()
@@ -197,7 +199,7 @@ def _out_of_memory() -> ServiceError:
 def job_time_limit_hit(*, request_id: str, pages_completed: int | None = None) -> None:
     """The task's soft time limit fired (the engine did not stop in time): a timeout, with the
     pages delivered so far (when the caller does not know them, the last heartbeat's count)."""
-    credits_release(request_id=request_id)
+    conversion_release(request_id=request_id)
     job = ConversionJob.objects.get(pk=request_id)
     _fail(
         job,
@@ -233,9 +235,8 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
         )
     # The page meters count selected pages, known only now; they refuse before the hold.
     scope = OrgScope(organization=job.organization, environment=job.environment)
-    meter_consume(scope, MeterName.PAGES, len(pages))
-    meter_consume(scope, MeterName.NEW_ACCOUNT, len(pages))
-    credits_hold(
+    conversion_meters_charge(scope=scope, pages=len(pages))
+    conversion_hold(
         organization=job.organization,
         environment=job.environment,
         api_key_id=job.api_key_id,
@@ -292,7 +293,7 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
             result={"pages_converted": pages, "text_chars": text_chars},
         )
         if not finished:
-            credits_release(request_id=job.request_id)
+            conversion_release(request_id=job.request_id)
             return
         CachedResult.objects.update_or_create(
             key=job.cache_key,
@@ -305,7 +306,7 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
             },
         )
         # Long enough for the waiting web thread to deliver; short, should it have died meanwhile.
-        hold_renew(request_id=job.request_id, lease_seconds=DELIVERY_WINDOW_SECONDS)
+        conversion_hold_renew(request_id=job.request_id, lease_seconds=DELIVERY_WINDOW_SECONDS)
         ConversionJob.objects.filter(pk=job.pk).update(finished_at=timezone.now())
 
 

@@ -3,7 +3,7 @@ instead of attributes stuck on Django's HttpRequest.
 
 The request-id middleware creates the context first; authentication names the caller, the
 meters record their states for the RateLimit headers, the idempotency step leaves its claim for
-the base view to settle, and the billing step writes the usage the request log reads.
+the base view to settle, and the convert view writes the usage the request log reads.
 `context_of` works on Django's and DRF's request alike."""
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ _ATTRIBUTE = "_svcx_context"
 
 @dataclass
 class Usage:
-    """What the request billed (read by the request log). `captured`: the credits were captured,
-    so a late error answer must refund them."""
+    """What the request billed (read by the request log, which records an error answer as
+    billing nothing). `captured`: the credits were captured, so the view that captured them
+    refunds them when its answer becomes an error after all."""
 
     pages: int = 0
     credits: int = 0

@@ -99,11 +99,12 @@ def _record_request(
 ) -> None:
     """The request log row of an authenticated request (source of usage and activity reports).
 
-    A request whose credits were captured but whose answer is an error after all (something
-    failed after the capture) is refunded in the same transaction as this row."""
+    An error answer bills nothing: it is recorded with no pages and no credits. Credits never
+    move here: a capture whose answer became an error is refunded by the conversion service
+    (conversion.api.ConvertApi.dispatch), or by billing's reconcile sweeper when no 200 was
+    logged for it."""
     context = context_of(request)
-    usage = context.usage or Usage()
-    refund = usage.captured and response.status_code >= 400
+    usage = context.usage if context.usage is not None and response.status_code < 400 else Usage()
     try:
         request_log_record(
             request_id=context.request_id,
@@ -114,12 +115,11 @@ def _record_request(
             endpoint=control_stripped(loggable_path(request.path))[:100],  # cut to the column
             status=response.status_code,
             error_code=getattr(response, "svcx_error_code", None) or "",
-            pages=0 if refund else usage.pages,
-            credits=0 if refund else usage.credits,
+            pages=usage.pages,
+            credits=usage.credits,
             client_ip=client_ip(request),
             duration_ms=duration_ms,
             created_at=started_at,
-            refund_capture=refund,
         )
     except Exception:
         # The answer is already decided; a failed log write must not turn it into an error.

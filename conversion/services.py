@@ -1,0 +1,384 @@
+"""The conversion service: the steps of every conversion, and the one place of conversion where
+credits move. POST /v1/convert calls the steps in this order and waits for its answer; a /v2 job
+calls the same steps from its submission, its worker and its GET, with no request waiting.
+
+1. Cache (`conversion_cache_lookup`): a result made for the same organization, environment, PDF,
+   options, engine version and password is answered at once and bills nothing.
+2. Meters (`conversion_meters_require`, `conversion_meters_charge`, `conversion_work_account`):
+   a meter of work already used up refuses (429) before any work; the selected pages are counted
+   once the worker knows them, before the hold; work that earned nothing is counted after it.
+3. Submission (`conversion_submit`, then `conversion_hold` on the worker): the job is recorded and
+   queued; its worker holds the credits of the selected pages as soon as the pre-flight has
+   counted them (no PDF is read in a web thread), before it converts the first page.
+4. Delivery (`job_execute`, `conversion_deliver`): a v1 request waits for its job, then collects
+   the result and captures in one transaction with marking the job delivered.
+5. Capture (`conversion_capture`): the pages converted are billed, the rest of the hold released.
+6. Release and refund (`conversion_release`, `conversion_refund`).
+
+The money rules:
+
+- No page is billed that the client cannot fetch. A hold is captured only with a result the client
+  gets: a v1 conversion as its 200 goes out, a v2 job once it succeeded and its result is stored
+  for the GET that fetches it.
+- Every other end releases the whole hold: an error, a cancel, a job given up (client gone, worker
+  lost, over its limits). A hold nobody settles lapses with its lease, and billing's sweeper
+  releases it.
+- An answer that became an error after its capture (it failed to render or to be stored) is
+  refunded; a capture whose request never logged a 200 (its process died) is refunded by
+  billing's reconcile sweeper.
+- Capture, release and refund take the request id alone, never an HTTP request: whichever side
+  ends the job settles it. Each is idempotent (calling it again moves nothing), and the first
+  settlement stands: a release after a capture, or a capture after a release, changes nothing.
+- A test key bills 0 credits: its pages move through the monthly test allowance instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.authentication import Caller
+from accounts.keyformat import Environment
+from accounts.models import Organization
+from billing.ledger import Hold, capture_refund, credits_capture, credits_hold, credits_release, hold_renew
+from billing.limits import MeterName
+from billing.meters import Scope, meter_consume, meter_require
+from billing.selectors import capture_get
+from conversion.jobs import (
+    CONVERT_TASK,
+    broker_unavailable,
+    cached_result_get,
+    fleet_check,
+    job_abandon,
+    job_inputs_discard,
+    job_wait,
+    queue_for,
+    result_cache_key,
+)
+from conversion.models import CachedResult, ConversionJob
+from conversion.options import Options
+from conversion.sealing import password_seal
+from conversion.share import pool_share
+from conversion.store import Source, Store, job_input_key, object_put
+from core.errors import ErrorCode, ServiceError
+from core.metrics import result_cache_count
+
+logger = logging.getLogger("svcx.conversion")
+
+CONVERT_PAGE_LIMIT = 200
+TEST_KEY_PAGE_LIMIT = 5
+# The meters of work a conversion is refused by (429) before it starts.
+WORK_METERS = (MeterName.PAGES, MeterName.NEW_ACCOUNT, MeterName.NO_VALUE_CONVERSIONS, MeterName.UNBILLED_WORK)
+NO_TEXT_CODES = (ErrorCode.DOCUMENT_HAS_NO_TEXT_LAYER, ErrorCode.PAGE_HAS_NO_TEXT_LAYER)
+
+
+# --- 1. the cache ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheLookup:
+    """The result cache's answer for a request: its key, and the result when there is one."""
+
+    key: str
+    result: CachedResult | None
+
+
+def conversion_cache_lookup(*, caller: Caller, source: Source, options: Options, password: str | None) -> CacheLookup:
+    """The cached result of this PDF, options and password for the caller's organization and
+    environment, if one was made in the cache's lifetime by the current engine."""
+    key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=password)
+    result = cached_result_get(key=key)
+    result_cache_count(hit=result is not None)
+    return CacheLookup(key=key, result=result)
+
+
+# --- 2. the meters --------------------------------------------------------------------------
+
+
+def conversion_meters_require(*, caller: Scope, meters: Sequence[MeterName] = WORK_METERS) -> None:
+    """Refuse (429, the meter's code) when one of `meters` is already used up; counts nothing."""
+    for name in meters:
+        meter_require(caller, name)
+
+
+def conversion_meters_charge(*, scope: Scope, pages: int) -> None:
+    """Count the selected pages against the pages and new-account meters, before the hold.
+    Raises 429 when they would go past a limit (that meter counts nothing)."""
+    meter_consume(scope, MeterName.PAGES, pages)
+    meter_consume(scope, MeterName.NEW_ACCOUNT, pages)
+
+
+def conversion_work_account(*, scope: Scope, job: ConversionJob) -> None:
+    """Count what a finished job cost against the meters of work that earned nothing: worker
+    seconds of jobs that bill zero, and conversions that produced no text."""
+    # A conversion that succeeded bills when it is delivered, which follows.
+    will_bill = job.status == ConversionJob.Status.SUCCEEDED and job.kind == ConversionJob.Kind.CONVERT
+    will_bill = will_bill and job.environment != Environment.TEST and job.pages_completed > 0
+    if job.started_at and job.finished_at and not job.credits_billed and not will_bill:
+        seconds = math.ceil((job.finished_at - job.started_at).total_seconds())
+        if seconds:
+            meter_consume(scope, MeterName.UNBILLED_WORK, seconds, enforce=False)
+    if job.kind == ConversionJob.Kind.CONVERT:
+        code = (job.error or {}).get("code")
+        if code in NO_TEXT_CODES or (job.result is not None and not job.result.get("text_chars")):
+            meter_consume(scope, MeterName.NO_VALUE_CONVERSIONS, 1, enforce=False)
+
+
+# --- 3. submission --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What a job is asked to do: its kind, the PDF, its password, the options (None: a job
+    without them), the result cache's key of a conversion, and whether to answer debug data."""
+
+    source: Source
+    password: str | None
+    kind: str = ConversionJob.Kind.CONVERT
+    options: Options | None = None
+    cache_key: str = ""
+    debug: bool = False
+
+
+def conversion_submit(*, caller: Caller, request_id: str, submission: Submission) -> ConversionJob:
+    """Record the job and queue it (after commit) on the caller's environment's queue.
+
+    Raises 503 `overloaded` when no live worker takes the queue or it is full, and 503
+    `service_unavailable` when the broker refuses the message (the job is abandoned then).
+    All PDF work runs on the workers, never in a web thread: a slow document cannot stall the
+    other requests a web process is holding. The worker fetches the PDF from the store by key: an
+    upload is put there first (deleted when the job ends); a stored file is already there. The
+    password is sealed for the worker, never put in the message. Nothing is held here: the
+    worker holds the credits once it knows the pages (`conversion_hold`)."""
+    queue = queue_for(caller)
+    fleet_check(queue)
+    source, options = submission.source, submission.options
+    if source.path is not None:
+        alias, key = Store.JOBS, object_put(Store.JOBS, job_input_key(request_id), source.path)
+    else:
+        alias, key = Store.FILES, source.key
+    job = ConversionJob(
+        request_id=request_id,
+        kind=submission.kind,
+        organization=caller.organization,
+        environment=caller.environment,
+        api_key_id=caller.key_id,
+        source_store=alias,
+        source_key=key,
+        sha256=source.sha256,
+        options={
+            "pages": options.pages,
+            "tables": options.tables,
+            "fallback": options.fallback,
+            "flavor": options.flavor,
+            "pages_param": options.pages_param,
+        }
+        if options is not None
+        else {},
+        cache_key=submission.cache_key,
+        max_pages=TEST_KEY_PAGE_LIMIT if caller.is_test else CONVERT_PAGE_LIMIT,
+        debug=submission.debug,
+        waiter_seen_at=timezone.now(),
+    )
+    try:
+        if submission.password is not None:
+            password_seal(request_id=request_id, password=submission.password)
+        job.save(force_insert=True)
+    except BaseException:
+        job_inputs_discard(job=job)
+        raise
+    sealed = submission.password is not None
+
+    def publish() -> None:
+        try:
+            current_app.send_task(CONVERT_TASK, args=(request_id, sealed), queue=queue)
+        except Exception as exc:
+            # The broker is unreachable (kombu gave up its publish retries): nothing will run
+            # the job, so it is abandoned and the client told to come back.
+            job_abandon(request_id=request_id)
+            job_inputs_discard(job=job)
+            logger.error("job publish failed", exc_info=exc, extra={"request_id": request_id})
+            raise broker_unavailable() from exc
+
+    transaction.on_commit(publish)
+    return job
+
+
+def conversion_hold(
+    *,
+    organization: Organization,
+    environment: str,
+    api_key_id: str,
+    request_id: str,
+    pages: int,
+    lease_seconds: float | None = None,
+) -> Hold:
+    """Hold the credits of `pages` (a test key: pages of its monthly allowance) for the request,
+    for a lease of `lease_seconds` (by default the settings' lease; a /v2 job's outlives it).
+
+    Raises 402 `insufficient_credits` and holds nothing when they are not available. Holding
+    again for the same request returns the hold it has."""
+    return credits_hold(
+        organization=organization,
+        environment=environment,
+        api_key_id=api_key_id,
+        request_id=request_id,
+        pages=pages,
+        lease_seconds=lease_seconds,
+    )
+
+
+def conversion_hold_renew(*, request_id: str, lease_seconds: float | None = None) -> bool:
+    """Push the lease of the request's live hold forward (by default the settings' lease); False
+    when it is settled already. A lapsed lease is released by billing's sweeper."""
+    return hold_renew(request_id=request_id, lease_seconds=lease_seconds)
+
+
+# --- 4. delivery ----------------------------------------------------------------------------
+
+
+def job_execute(
+    *,
+    caller: Caller,
+    request_id: str,
+    is_client_gone: Callable[[], bool],
+    meters: Sequence[MeterName] = (),
+    submission: Submission,
+) -> ConversionJob:
+    """Submit a job for a waiting request, wait for it, and return it; its error is raised as the
+    request's error, and whatever it holds is released on every error.
+
+    The job holds one of its organization's slots of the worker pool (conversion.share) from
+    before its submission until its work is counted; `meters` are required once it has one,
+    right before the work starts."""
+    with pool_share(queue=queue_for(caller), caller=caller, request_id=request_id, is_client_gone=is_client_gone):
+        conversion_meters_require(caller=caller, meters=meters)
+        submitted = conversion_submit(caller=caller, request_id=request_id, submission=submission)
+        try:
+            job = job_wait(request_id=request_id, is_client_gone=is_client_gone)
+        except ServiceError:
+            # The wait gave the job up (the client left, it never started, its worker was lost,
+            # it ran past its limit): the answer is an error, so nothing stays held.
+            conversion_release(request_id=request_id)
+            raise
+        except Exception:
+            # The wait itself failed (the database went away): the request answers an error, so
+            # whatever the job holds goes back, as far as the database lets us now (else the hold's
+            # lease lapses and the sweeper returns it).
+            with contextlib.suppress(Exception):
+                job_abandon(request_id=request_id)
+                conversion_release(request_id=request_id)
+            raise
+        finally:
+            # The job has ended, or will never run (abandoned while queued): drop what it was given.
+            job_inputs_discard(job=submitted)
+        try:
+            # Counted before the slot goes back: the organization's next job is measured with it.
+            conversion_work_account(scope=caller, job=job)
+        except redis.RedisError:
+            # Approximate meters: a Redis fault after the work must not change the answer.
+            logger.warning("work meters not counted", exc_info=True, extra={"request_id": request_id})
+    if job.error:
+        error = job.error
+        raise ServiceError(
+            ErrorCode(error["code"]),
+            error.get("message"),
+            param=error.get("param"),
+            details=error.get("details") or {},
+            retry_after_ms=error.get("retry_after_ms"),
+            headers=error.get("headers") or {},
+        )
+    return job
+
+
+@dataclass(frozen=True)
+class Billed:
+    """What a request's hold came to: the pages and credits captured (0 and 0 unless
+    `captured`). A test key's capture bills its pages at 0 credits."""
+
+    pages: int
+    credits: int
+    captured: bool
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A delivered conversion: the result's payload and what it billed."""
+
+    payload: dict[str, Any]
+    billed: Billed
+
+
+def conversion_deliver(*, job: ConversionJob, is_client_gone: Callable[[], bool]) -> Delivery:
+    """Bill a finished conversion as its answer goes out: mark the job delivered and capture its
+    hold in one transaction. Billed nothing when the hold's lease lapsed before the delivery (the
+    sweeper returned it).
+
+    A client that already left gets nothing and pays nothing: 400 `bad_request`. On every error
+    raised here the hold is released; an error of the answer after this returns is the caller's
+    to refund (`conversion_refund`)."""
+    try:
+        result = CachedResult.objects.get(key=job.cache_key)
+        if is_client_gone():
+            raise ServiceError(ErrorCode.BAD_REQUEST, "The client closed the connection.")
+        with transaction.atomic():
+            delivered = ConversionJob.objects.filter(
+                pk=job.pk, status=ConversionJob.Status.SUCCEEDED, delivered_at=None
+            ).update(delivered_at=timezone.now())
+            if not delivered:
+                raise ServiceError(
+                    ErrorCode.INTERNAL_ERROR, "The conversion's result was already delivered to another request."
+                )
+            billed = conversion_capture(request_id=job.request_id, pages=job.pages_completed)
+    except Exception:
+        with contextlib.suppress(Exception):  # else the hold's lease lapses and the sweeper returns it
+            conversion_release(request_id=job.request_id)
+        raise
+    job.pages_billed, job.credits_billed = billed.pages, billed.credits
+    return Delivery(payload=result.payload, billed=billed)
+
+
+# --- 5. capture -----------------------------------------------------------------------------
+
+
+def conversion_capture(*, request_id: str, pages: int) -> Billed:
+    """Bill `pages` of the request's hold (at most the pages held) and release the rest; the job,
+    when there is one, records what it billed. Returns what the hold came to.
+
+    Idempotent: a hold already captured is not billed again and the first capture is returned;
+    a hold released (or none at all) bills nothing, `Billed(0, 0, captured=False)`."""
+    with transaction.atomic():
+        credits_capture(request_id=request_id, pages=pages)
+        capture = capture_get(request_id=request_id)
+        billed = (
+            Billed(pages=capture.pages, credits=capture.credits, captured=True)
+            if capture is not None
+            else Billed(pages=0, credits=0, captured=False)
+        )
+        ConversionJob.objects.filter(pk=request_id).update(pages_billed=billed.pages, credits_billed=billed.credits)
+    return billed
+
+
+# --- 6. release and refund ------------------------------------------------------------------
+
+
+def conversion_release(*, request_id: str) -> None:
+    """Give the request's whole hold back: it bills nothing. Idempotent; a hold already
+    captured stays captured (its refund is `conversion_refund`)."""
+    credits_release(request_id=request_id)
+
+
+def conversion_refund(*, request_id: str, reason: str) -> int:
+    """Give back the request's capture because its answer became an error after all: a refund
+    row with `reason` (a test key's pages go back to its allowance). Returns the credits refunded;
+    0 when nothing was captured or the capture was refunded already (one refund per request)."""
+    return capture_refund(request_id=request_id, reason=reason)
