@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Organization
@@ -21,6 +20,7 @@ from billing.models import (
 )
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.ids import is_id
+from core.pagination import after_cursor
 
 
 @dataclass(frozen=True)
@@ -72,33 +72,13 @@ def allowance_get(*, organization: Organization, now: datetime | None = None) ->
     )
 
 
-def _after_cursor(queryset: QuerySet, cursor: str | None, prefix: str) -> QuerySet:
-    """Rows strictly after `cursor` (an id of this list) in newest-first order.
-
-    Raises 400 `invalid_parameter_type` for a cursor that is no row of the list: a mistyped
-    cursor must not look like the end of the list."""
-    if not cursor:
-        return queryset
-    anchor = queryset.filter(pk=cursor).values("created_at", "pk").first() if is_id(cursor, prefix) else None
-    if anchor is None:
-        raise ServiceError(
-            ErrorCode.INVALID_PARAMETER_TYPE,
-            f"`starting_after` must be the id of a row of this list ({prefix}_...); "
-            f"{caller_text(cursor)!r} is not. Use the `id` of the last row of the previous page.",
-            param="starting_after",
-        )
-    return queryset.filter(
-        Q(created_at__lt=anchor["created_at"]) | Q(created_at=anchor["created_at"], pk__lt=anchor["pk"])
-    )
-
-
 def ledger_list(
     *, organization: Organization, environment: str, limit: int, starting_after: str | None
 ) -> tuple[list[LedgerEntry], bool]:
     queryset = LedgerEntry.objects.filter(organization=organization, environment=environment).order_by(
         "-created_at", "-id"
     )
-    rows = list(_after_cursor(queryset, starting_after, "led")[: limit + 1])
+    rows = list(after_cursor(queryset, starting_after, "led")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 
@@ -126,7 +106,7 @@ def usage_records_list(
             )
         queryset = queryset.filter(api_key_id=api_key_id)
     queryset = queryset.order_by("-created_at", "-id")
-    rows = list(_after_cursor(queryset, starting_after, "use")[: limit + 1])
+    rows = list(after_cursor(queryset, starting_after, "use")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 

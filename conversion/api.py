@@ -32,6 +32,7 @@ from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
 from conversion.options import FALLBACKS, FLAVORS, TABLES
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
+from conversion.results import pages_markdown
 from conversion.serializers import ConversionSerializer, EngineListSerializer, EngineSerializer
 from conversion.services import (
     WORK_METERS,
@@ -119,8 +120,9 @@ OPTIONS_SERIALIZER = inline_serializer(
 _METADATA_TEXT = "A JSON object (at most 4 KiB) echoed in the result."
 
 
-def document_request_schema(name: str) -> dict[str, Any]:
-    """The multipart and JSON encodings of a request that sends a document (decisions.md 1).
+def document_request_schema(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The multipart and JSON encodings of a request that sends a document (decisions.md 1),
+    with the `extra` members of an endpoint's own.
 
     The raw PDF (application/pdf) is accepted on the same path but described by the operation
     `<path>/raw`, so that a generated client offers the query options with it alone.
@@ -134,6 +136,7 @@ def document_request_schema(name: str) -> dict[str, Any]:
                 "password": serializers.CharField(required=False, help_text="The PDF's password."),
                 "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
+                **(extra or {}),
             },
         ),
         "application/json": inline_serializer(
@@ -144,6 +147,7 @@ def document_request_schema(name: str) -> dict[str, Any]:
                 "password": serializers.CharField(required=False, help_text="The PDF's password."),
                 "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
+                **(extra or {}),
             },
         ),
     }
@@ -170,7 +174,7 @@ def _render(
 ) -> Any:
     pages = payload["pages"]
     if fmt == MarkdownRenderer.media_type:
-        text = "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in pages) + "\n"
+        text = pages_markdown(pages)
         headers = {
             "X-Svcx-Pages-Billed": str(pages_billed),
             "X-Svcx-Credits-Billed": str(credits_billed),

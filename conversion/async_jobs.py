@@ -123,7 +123,7 @@ def async_job_create(
     api_key_id: str,
     request_id: str,
     source: JobSource,
-    options: dict[str, str],
+    options: dict[str, str | None],
     pages: list[int],
     password: str | None = None,
     webhook_metadata: Any = None,

@@ -37,7 +37,8 @@ class MetadataField(ValueField):
         if size > limit:
             raise ServiceError(
                 ErrorCode.METADATA_TOO_LARGE,
-                f"`metadata` is {size} bytes of JSON; the limit is {limit}. Send a smaller object, such as an id.",
+                f"`{caller_text(path)}` is {size} bytes of JSON; the limit is {limit}. "
+                "Send a smaller object, such as an id.",
                 param=path,
                 details={"limit_bytes": limit, "size_bytes": size},
             )
@@ -69,7 +70,7 @@ class PartsMembersSerializer(JsonMembersSerializer):
     """multipart/form-data text parts: `options` and `metadata` hold JSON, `debug` is
     `true` or `false`."""
 
-    json_text = ("options", "metadata")
+    json_text: ClassVar[tuple[str, ...]] = ("options", "metadata")
     debug = FlagField(text=True, required=False)
 
 
@@ -99,6 +100,40 @@ class RawPdfMembersSerializer(OptionsSerializer):
             "metadata": attrs.pop(METADATA_HEADER, None),
         }
         return {"options": super().validate(attrs), **members}
+
+
+WEBHOOK_METADATA_HEADER = "X-Svcx-Webhook-Metadata"
+
+
+class JobJsonMembersSerializer(JsonMembersSerializer):
+    """POST /v2/jobs, application/json: the members of a conversion and `webhook_metadata`
+    (an object echoed in the job and its webhook events)."""
+
+    webhook_metadata = MetadataField(required=False)
+
+
+class JobPartsMembersSerializer(PartsMembersSerializer):
+    """POST /v2/jobs, multipart/form-data: a conversion's parts and `webhook_metadata` (JSON)."""
+
+    json_text: ClassVar[tuple[str, ...]] = ("options", "metadata", "webhook_metadata")
+    webhook_metadata = MetadataField(required=False)
+
+
+class JobRawPdfMembersSerializer(RawPdfMembersSerializer):
+    """POST /v2/jobs with the raw PDF: a conversion's query parameters and headers, and the
+    header X-Svcx-Webhook-Metadata."""
+
+    json_text: ClassVar[tuple[str, ...]] = (METADATA_HEADER, WEBHOOK_METADATA_HEADER)
+    headers: ClassVar[tuple[str, ...]] = (PASSWORD_HEADER, METADATA_HEADER, WEBHOOK_METADATA_HEADER)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        fields[WEBHOOK_METADATA_HEADER] = MetadataField(required=False)
+        return fields
+
+    def validate(self, attrs: dict[str, Any]) -> Any:
+        webhook_metadata = attrs.pop(WEBHOOK_METADATA_HEADER, None)
+        return {**super().validate(attrs), "webhook_metadata": webhook_metadata}
 
 
 class NoMembersSerializer(MembersSerializer):

@@ -10,15 +10,16 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Count, Min, Sum
+from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from accounts.keyformat import Environment
 from billing.models import CreditHold
+from conversion.async_jobs import job_queues
 from conversion.jobs import conversion_queues, queue_depth
-from conversion.models import ConversionJob
+from conversion.models import ConversionJob, Job
 from conversion.spool import spool_usage
 from core.metrics import conversion_observe
 from workers.heartbeat import live_workers
@@ -63,9 +64,10 @@ class FleetCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("svcx_metrics_source_up", "Whether the source could be read.", labels=["source"])
         queues = [settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues()]
-        yield from _source("broker", self._broker(queues), up)
+        yield from _source("broker", self._broker([*queues, *job_queues()]), up)
         try:
             yield from _source("database", self._database(queues), up)
+            yield from _source("database", self._jobs(), up)
         finally:
             # Each scrape runs in a thread of its own: its connection must not outlive it.
             connections.close_all()
@@ -134,6 +136,45 @@ class FleetCollector(Collector):
             credits.add_metric([env], holds_credits)
         yield count
         yield credits
+
+    def _jobs(self) -> Iterator[Metric]:
+        """Version 2 jobs per queue: queued and running, the pages they still have to convert,
+        and the age of the oldest queued one (the jobs pool's scaling signals)."""
+        now = timezone.now()
+        live, test = job_queues()
+        names = {Environment.LIVE.value: live, Environment.TEST.value: test}
+        jobs = GaugeMetricFamily("svcx_v2_jobs", "Version 2 jobs queued or running.", labels=["queue", "status"])
+        pending = GaugeMetricFamily(
+            "svcx_v2_job_pages_pending", "Pages version 2 jobs still have to convert.", labels=["queue"]
+        )
+        oldest = GaugeMetricFamily(
+            "svcx_v2_job_oldest_queued_seconds", "Age of the oldest queued version 2 job (0: none).", labels=["queue"]
+        )
+        counts: dict[tuple[str, str], int] = {
+            (queue, str(status)): 0 for queue in names.values() for status in (Job.Status.QUEUED, Job.Status.RUNNING)
+        }
+        pages = dict.fromkeys(names.values(), 0)
+        ages = dict.fromkeys(names.values(), 0.0)
+        rows = (
+            Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])
+            .values("environment", "status")
+            .annotate(jobs=Count("pk"), left=Sum(F("pages_total") - F("pages_completed")), first=Min("created_at"))
+            .order_by()
+        )
+        for row in rows:
+            queue = names[row["environment"]]
+            counts[(queue, str(row["status"]))] += row["jobs"]
+            pages[queue] += int(row["left"] or 0)
+            if row["status"] == Job.Status.QUEUED:
+                ages[queue] = max(ages[queue], (now - row["first"]).total_seconds())
+        for (queue, status), value in counts.items():
+            jobs.add_metric([queue, status], value)
+        for queue in names.values():
+            pending.add_metric([queue], pages[queue])
+            oldest.add_metric([queue], ages[queue])
+        yield jobs
+        yield pending
+        yield oldest
 
 
 class SpoolCollector(Collector):

@@ -89,6 +89,8 @@ class DocumentRequest:
     debug: bool = False
     # POST /v1/files/raw: the query parameter naming the stored file.
     filename: str | None = None
+    # POST /v2/jobs: the object echoed in the job and its webhook events.
+    webhook_metadata: dict[str, Any] | None = None
 
     @property
     def request_id(self) -> str:
@@ -192,6 +194,7 @@ class DocumentApi(IdempotentApi):
                 metadata=valid.get("metadata"),
                 debug=valid.get("debug", False),
                 filename=valid.get("filename"),
+                webhook_metadata=valid.get("webhook_metadata"),
             )
             debug_check(document)
             with in_flight(raw, caller):

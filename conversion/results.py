@@ -43,3 +43,8 @@ def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, s
         "warnings": list(result.warnings),
         "timings": dict(result.timings),
     }
+
+
+def pages_markdown(pages: list[dict[str, Any]]) -> str:
+    """The Markdown answer of a result's pages: each page's Markdown after `<!-- page N -->`."""
+    return "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in pages) + "\n"

@@ -222,3 +222,57 @@ class TocSerializer(OutputSerializer):
     page_count = serializers.IntegerField()
     metadata = _metadata_echo()
     debug = _debug_echo()
+
+
+# --- version 2 jobs ------------------------------------------------------------------------------
+
+
+class JobErrorSerializer(OutputSerializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    param = serializers.CharField(allow_null=True)
+    details = serializers.DictField()
+
+
+class JobOptionsSerializer(OutputSerializer):
+    pages = serializers.CharField(allow_null=True, help_text="The page ranges asked for (null: every page).")
+    tables = serializers.CharField()
+    fallback = serializers.CharField()
+    flavor = serializers.CharField()
+
+
+class JobSerializer(OutputSerializer):
+    """A version 2 job (conversion.models.Job)."""
+
+    id = serializers.CharField()
+    object = ConstantField("job")
+    status = serializers.ChoiceField(["queued", "running", "succeeded", "failed", "canceled"])
+    filename = serializers.CharField()
+    options = JobOptionsSerializer()
+    pages_total = serializers.IntegerField(help_text="The pages selected.")
+    pages_completed = serializers.IntegerField(help_text="The pages converted so far, in page order.")
+    credits_held = serializers.IntegerField(help_text="Credits held for the job while it is queued or running.")
+    credits_billed = serializers.IntegerField(
+        help_text="Credits billed: those of the result's pages once it succeeded."
+    )
+    pages_billed = serializers.IntegerField()
+    error = JobErrorSerializer(allow_null=True, help_text="Why the job failed (null otherwise).")
+    warnings = serializers.ListField(child=serializers.CharField())
+    webhook_metadata = serializers.DictField(allow_null=True, help_text="Echo of `webhook_metadata`, when sent.")
+    request_id = serializers.CharField(help_text="The request that created the job.")
+    created_at = TimestampField()
+    started_at = TimestampField(allow_null=True)
+    finished_at = TimestampField(allow_null=True)
+    expires_at = TimestampField(help_text="When the job and its result are deleted (24 hours after it ends).")
+
+
+class JobListSerializer(ListEnvelopeSerializer):
+    row = JobSerializer
+
+
+class JobResultSerializer(ConversionSerializer):
+    """The result of a job: version 1's conversion result, with the job's id and status; while
+    the job runs, the pages converted so far."""
+
+    job_id = serializers.CharField()
+    status = serializers.ChoiceField(["queued", "running", "succeeded"])

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from conversion import api, documents_api
+from conversion import api, documents_api, jobs_api
 
 urlpatterns = [
     path("v1/convert", api.ConvertApi.as_view(), name="convert"),
@@ -14,4 +14,9 @@ urlpatterns = [
     path("v1/inspect/raw", documents_api.InspectRawApi.as_view(), name="inspect-raw"),
     path("v1/toc", documents_api.TocApi.as_view(), name="toc"),
     path("v1/toc/raw", documents_api.TocRawApi.as_view(), name="toc-raw"),
+    path("v2/jobs", jobs_api.JobsApi.as_view(), name="jobs"),
+    path("v2/jobs/raw", jobs_api.JobsRawApi.as_view(), name="jobs-raw"),
+    path("v2/jobs/<str:job_id>", jobs_api.JobDetailApi.as_view(), name="job"),
+    path("v2/jobs/<str:job_id>/result", jobs_api.JobResultApi.as_view(), name="job-result"),
+    path("v2/jobs/<str:job_id>/cancel", jobs_api.JobCancelApi.as_view(), name="job-cancel"),
 ]

@@ -85,6 +85,10 @@ class ErrorCode(StrEnum):
     UNKNOWN_ENDPOINT = "unknown_endpoint"
     FILE_EXPIRED = "file_expired"
     RESULT_EXPIRED = "result_expired"
+    JOB_NOT_FOUND = "job_not_found"
+    JOB_FAILED = "job_failed"
+    JOB_CANCELED = "job_canceled"
+    JOB_NOT_CANCELABLE = "job_not_cancelable"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNSUPPORTED_ACCEPT = "unsupported_accept"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
@@ -354,7 +358,16 @@ _SPECS: tuple[ErrorSpec, ...] = (
         404,
         NOT_FOUND,
         "No such endpoint.",
-        "Every route lives under /v1; the OpenAPI description at /v1/openapi.json lists them all.",
+        "Every route lives under /v1 or /v2; the OpenAPI description at /v1/openapi.json lists them all.",
+    ),
+    _spec(
+        ErrorCode.JOB_NOT_FOUND,
+        404,
+        NOT_FOUND,
+        "No such job.",
+        "The job does not exist, belongs to another organization or environment (live and test keys see different "
+        "jobs), or ended more than 24 hours ago and was deleted with its result. GET /v2/jobs lists the jobs there "
+        "are.",
     ),
     _spec(
         ErrorCode.FILE_EXPIRED,
@@ -395,6 +408,29 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "request.",
     ),
     _spec(
+        ErrorCode.JOB_FAILED,
+        409,
+        INVALID_REQUEST,
+        "The job failed: it has no result.",
+        "`details.error` is the job's error (its code, message and details, as a conversion would have answered "
+        "it); nothing was billed. Fix what it names and create a new job.",
+    ),
+    _spec(
+        ErrorCode.JOB_CANCELED,
+        409,
+        INVALID_REQUEST,
+        "The job was canceled: it has no result.",
+        "A canceled job keeps no result and bills nothing. Create a new job to convert the document.",
+    ),
+    _spec(
+        ErrorCode.JOB_NOT_CANCELABLE,
+        409,
+        INVALID_REQUEST,
+        "The job has ended and cannot be canceled.",
+        "Only a queued or running job can be canceled; `details.status` says how this one ended. A succeeded job "
+        "was billed and its result can be fetched until it expires.",
+    ),
+    _spec(
         ErrorCode.IDEMPOTENCY_IN_PROGRESS,
         409,
         INVALID_REQUEST,
@@ -426,8 +462,9 @@ _SPECS: tuple[ErrorSpec, ...] = (
         400,
         INVALID_REQUEST,
         "The page selection exceeds the per-request ceiling.",
-        "A request may select at most 200 pages on /v1/convert (5 with a test key), counted after clipping to the "
-        "document. Use `options.pages` to convert the document in parts.",
+        "A request may select at most 200 pages on /v1/convert (5 with a test key), and a job 5,000 pages on "
+        "/v2/jobs, counted after clipping to the document. Use `options.pages` to convert the document in parts, or "
+        "POST /v2/jobs for a long document.",
     ),
     _spec(
         ErrorCode.STORAGE_QUOTA_EXCEEDED,

@@ -26,6 +26,7 @@ GUIDE_SLUGS = (
     "rate-limits",
     "ledger",
     "files",
+    "jobs",
     "inspect-and-toc",
 )
 

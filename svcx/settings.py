@@ -297,6 +297,8 @@ SVCX_JOB_TIME_LIMIT = env_duration("SVCX_JOB_TIME_LIMIT", "1h")
 SVCX_JOB_LOST_AFTER = env_duration("SVCX_JOB_LOST_AFTER", "30s")
 SVCX_JOB_FLUSH_PAGES = env_int("SVCX_JOB_FLUSH_PAGES", 10, minimum=1)
 SVCX_JOB_RETENTION = env_duration("SVCX_JOB_RETENTION", "24h")
+# A client reading a job's pages as a stream (application/x-ndjson) is answered this long at most.
+SVCX_JOB_STREAM_SECONDS = env_duration("SVCX_JOB_STREAM_SECONDS", "60s")
 SVCX_JOB_RESULT_BUDGET_BYTES = env_int("SVCX_JOB_RESULT_BUDGET_BYTES", 512 * 1024 * 1024, minimum=1024)
 SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0)
 SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)

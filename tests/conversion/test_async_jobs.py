@@ -24,6 +24,7 @@ from conversion.async_jobs import (
     parts_plan,
 )
 from conversion.async_runner import async_job_lead, async_jobs_sweep
+from conversion.metrics import FleetCollector
 from conversion.models import Job
 from conversion.store import Store, object_put, store
 from core.errors import ServiceError
@@ -204,3 +205,28 @@ def test_the_sweeper_gives_a_lost_lead_to_another_worker(account: dict[str, Any]
     job.refresh_from_db()
     assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
     assert movements(job) == [("capture", -14), ("hold", -14)]
+
+
+def fleet_samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in FleetCollector().collect()
+        for s in family.samples
+    }
+
+
+def test_the_jobs_pool_is_measured_by_queue(account: dict[str, Any], book: Path) -> None:
+    depth = ("svcx_queue_depth", (("queue", "jobs"),))
+    before = fleet_samples()
+    create(account, book)
+    running = create(account, book, pages=[1, 2, 3])
+    Job.objects.filter(pk=running.pk).update(status=Job.Status.RUNNING, pages_completed=1)
+
+    samples = fleet_samples()
+
+    assert samples[("svcx_v2_jobs", (("queue", "jobs"), ("status", "queued")))] == 1
+    assert samples[("svcx_v2_jobs", (("queue", "jobs"), ("status", "running")))] == 1
+    assert samples[("svcx_v2_job_pages_pending", (("queue", "jobs"),))] == 14 + 2
+    assert samples[("svcx_v2_job_oldest_queued_seconds", (("queue", "jobs"),))] >= 0
+    assert samples[depth] - before[depth] == 2 + 5 + 1  # the leads and part tasks waiting
+    assert samples[("svcx_v2_jobs", (("queue", "jobs_test"), ("status", "queued")))] == 0

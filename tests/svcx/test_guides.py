@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from django.test import Client
 
 from svcx.guides import GUIDE_SLUGS, guides_dir
 from tests.browser import screenshot
-from tests.conftest import ROOT, WorkerProcess, database_url_for_children, text_pdf
+from tests.conftest import ROOT, WorkerProcess, database_url_for_children, start_worker, text_pdf
 from tests.factories import make_key, make_org
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
@@ -112,9 +113,24 @@ def run(example: Example, reader: dict[str, Any]) -> subprocess.CompletedProcess
     )
 
 
+@pytest.fixture(scope="module")
+def jobs_worker(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    """A worker of the version 2 jobs queues, for the guide to jobs."""
+    with django_db_blocker.unblock():
+        worker = start_worker(tmp_path_factory.mktemp("guide-jobs"), queues="jobs,jobs_test")
+    yield worker
+    worker.stop()
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("slug", GUIDE_SLUGS)
-def test_every_example_of_the_guide_runs_as_written(slug: str, reader: dict[str, Any]) -> None:
+def test_every_example_of_the_guide_runs_as_written(
+    slug: str, reader: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    if slug == "jobs":
+        request.getfixturevalue("jobs_worker")
     examples = examples_of(slug)
     assert examples, f"docs/{slug}.md has no runnable example"
 

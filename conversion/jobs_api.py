@@ -1,0 +1,421 @@
+"""Version 2 jobs: POST and GET /v2/jobs, GET /v2/jobs/{id}, GET /v2/jobs/{id}/result,
+POST /v2/jobs/{id}/cancel (conversion.async_jobs says how a job runs and bills)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts.authentication import Caller, caller_of
+from accounts.scopes import CONVERT
+from billing.api import PAGINATION_PARAMETERS, PageQuery
+from billing.limits import MeterName
+from billing.meters import OrgScope, record_peek
+from conversion import engine
+from conversion.api import CONVERT_ERRORS, IDEMPOTENCY_PARAMETER, RAW_DESCRIPTION, RAW_PDF_PARAMETERS
+from conversion.api import document_request_schema as convert_request_schema
+from conversion.async_jobs import JobSource, async_job_cancel, async_job_create, job_pages_so_far, job_result_bytes
+from conversion.inputs import JobJsonMembersSerializer, JobPartsMembersSerializer, JobRawPdfMembersSerializer
+from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF
+from conversion.models import ConversionJob, Job, new_job_id
+from conversion.options import engine_error
+from conversion.renderers import MarkdownRenderer
+from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, MemberSerializers, resolved_source
+from conversion.selectors import job_get, job_list
+from conversion.serializers import JobListSerializer, JobResultSerializer, JobSerializer
+from conversion.services import (
+    WORK_METERS,
+    Submission,
+    conversion_meters_charge,
+    conversion_meters_require,
+    job_execute,
+)
+from conversion.store import Store, object_put
+from core.api import ApiView
+from core.errors import ErrorCode, ServiceError
+from core.inputs import NoQuery, StringField, query_of
+from core.negotiation import AcceptNegotiation
+from core.serializers import ListPage
+
+JOB_MEMBERS: MemberSerializers = {
+    MULTIPART: JobPartsMembersSerializer,
+    JSON: JobJsonMembersSerializer,
+    PDF: JobRawPdfMembersSerializer,
+    OCTET_STREAM: JobRawPdfMembersSerializer,
+}
+JOB_ERRORS: tuple[ErrorCode, ...] = tuple(c for c in CONVERT_ERRORS if c != ErrorCode.CONVERSION_TIMEOUT)
+NDJSON = "application/x-ndjson"
+
+
+def _job_request_schema() -> dict[str, Any]:
+    """The multipart and JSON bodies of a conversion, with `webhook_metadata`."""
+    return convert_request_schema(
+        "Job",
+        {
+            "webhook_metadata": serializers.DictField(
+                required=False, help_text="A JSON object (at most 4 KiB) echoed in the job and its webhook events."
+            )
+        },
+    )
+
+
+def _selected_pages(document: DocumentRequest, page_count: int) -> list[int]:
+    try:
+        return engine.select_pages(document.options.ranges, page_count)
+    except engine.EngineError as exc:
+        raise engine_error(exc, param=document.options.pages_param) from exc
+
+
+def _page_count(document: DocumentRequest) -> int:
+    """The document's page count: a stored file's, or the pre-flight of the upload on the
+    interactive queue (no PDF is read in a web thread)."""
+    caller = document.caller
+    upload = document.source.upload
+    if upload is None:
+        from conversion.files import file_get
+
+        stored = file_get(caller=caller, file_id=document.source.file_id or "")
+        if stored.page_count is not None and document.password is None:
+            return stored.page_count
+    job = job_execute(
+        caller=caller,
+        request_id=document.request_id,
+        is_client_gone=document.client_gone,
+        submission=Submission(
+            kind=ConversionJob.Kind.FILE, source=resolved_source(document), password=document.password
+        ),
+    )
+    count = (job.result or {}).get("page_count")
+    if not count:
+        raise ServiceError(
+            ErrorCode.PDF_ENCRYPTED, "The PDF is encrypted: send its password (`password`) to convert it."
+        )
+    return int(count)
+
+
+class JobCreateMixin(DocumentApi):
+    """POST /v2/jobs: a conversion of any length in the background."""
+
+    required_scope = CONVERT
+    spends_credits = True
+    error_codes = JOB_ERRORS
+    members: ClassVar[MemberSerializers] = JOB_MEMBERS
+
+    def perform(self, document: DocumentRequest) -> Response:
+        caller = document.caller
+        conversion_meters_require(caller=caller, meters=WORK_METERS)
+        pages = _selected_pages(document, _page_count(document))
+        limit = int(settings.SVCX_JOB_MAX_PAGES)
+        if len(pages) > limit:
+            param = document.options.pages_param
+            raise ServiceError(
+                ErrorCode.TOO_MANY_PAGES,
+                f"The selection has {len(pages)} pages; a job converts at most {limit}. Select fewer with `{param}`, "
+                f"for example `1-{limit}`, and create another job for the rest.",
+                param=param,
+                details={"pages_selected": len(pages), "max_pages": limit},
+            )
+        try:
+            conversion_meters_charge(
+                scope=OrgScope(organization=caller.organization, environment=caller.environment), pages=len(pages)
+            )
+        finally:
+            record_peek(document.raw, caller, MeterName.PAGES)
+        job_id = new_job_id()
+        upload = document.source.upload
+        if upload is not None:
+            source = JobSource(
+                store=Store.ASYNC,
+                key=object_put(Store.ASYNC, f"{job_id}/input.pdf", upload.path),
+                sha256=upload.sha256,
+                filename=upload.filename or "",
+            )
+        else:
+            stored = resolved_source(document)
+            source = JobSource(store=Store.FILES, key=stored.key, sha256=stored.sha256)
+        options = document.options
+        job = async_job_create(
+            job_id=job_id,
+            organization=caller.organization,
+            environment=caller.environment,
+            api_key_id=caller.key_id,
+            request_id=document.request_id,
+            source=source,
+            options={
+                "pages": options.pages,
+                "tables": options.tables,
+                "fallback": options.fallback,
+                "flavor": options.flavor,
+            },
+            pages=pages,
+            password=document.password,
+            webhook_metadata=document.webhook_metadata,
+        )
+        return Response(JobSerializer(job).data, status=202, headers={"Location": f"/v2/jobs/{job.id}"})
+
+
+class JobsQuery(PageQuery):
+    status = StringField(required=False)
+
+    def validate_status(self, value: str) -> str:
+        if value not in Job.Status.values:
+            raise ServiceError(
+                ErrorCode.INVALID_PARAMETER_TYPE,
+                f"`status` must be one of {', '.join(Job.Status.values)}.",
+                param="status",
+            )
+        return value
+
+
+class JobsApi(JobCreateMixin):
+    """Create a job (POST) from the same three encodings and options as POST /v1/convert, plus
+    `webhook_metadata`; or list the key's organization's jobs, newest first (GET).
+
+    A job converts up to 5,000 pages in the background: 202 with the job at once; its pages are
+    spread over the worker pool. The credits of the selected pages are held now (402 when they
+    are not there), billed when it succeeds, released when it fails or is canceled."""
+
+    method_scopes = {"GET": CONVERT, "HEAD": CONVERT, "POST": CONVERT}
+
+    @extend_schema(
+        operation_id="jobs_list",
+        summary="List jobs",
+        parameters=[
+            *PAGINATION_PARAMETERS,
+            OpenApiParameter(
+                "status", OpenApiTypes.STR, enum=[s.value for s in Job.Status], description="Only jobs in this status."
+            ),
+        ],
+        responses={200: JobListSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = query_of(request, JobsQuery)
+        rows, has_more = job_list(
+            caller=caller_of(request),
+            limit=query["limit"],
+            starting_after=query.get("starting_after"),
+            status=query.get("status"),
+        )
+        return Response(JobListSerializer(ListPage(rows, has_more)).data)
+
+    @extend_schema(
+        operation_id="jobs_create",
+        summary="Create a job",
+        parameters=[IDEMPOTENCY_PARAMETER],
+        request=_job_request_schema(),
+        responses={202: JobSerializer},
+    )
+    def post(self, request: Request) -> Any:
+        return super().post(request)
+
+
+class JobsRawApi(JobCreateMixin):
+    """Create a job from a raw PDF body (options in the query string, password, metadata and
+    webhook metadata in headers). The same job as POST /v2/jobs."""
+
+    parser_classes = RAW_PARSERS
+
+    @extend_schema(
+        operation_id="jobs_raw_create",
+        summary="Create a job from a raw PDF body",
+        description=RAW_DESCRIPTION,
+        parameters=[
+            IDEMPOTENCY_PARAMETER,
+            *RAW_PDF_PARAMETERS,
+            OpenApiParameter(
+                "X-Svcx-Webhook-Metadata",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="A JSON object (at most 4 KiB) echoed in the job and its webhook events.",
+            ),
+        ],
+        request={OCTET_STREAM: OpenApiTypes.BINARY},
+        responses={202: JobSerializer},
+    )
+    def post(self, request: Request) -> Any:
+        return super().post(request)
+
+
+def _caller_job(request: Request, job_id: str) -> tuple[Caller, Job]:
+    caller = caller_of(request)
+    return caller, job_get(caller=caller, job_id=job_id)
+
+
+class JobDetailApi(ApiView):
+    """One job of the key's organization and environment (404 `job_not_found` otherwise)."""
+
+    required_scope = CONVERT
+    error_codes = (ErrorCode.JOB_NOT_FOUND,)
+
+    @extend_schema(operation_id="jobs_retrieve", summary="Read a job", responses={200: JobSerializer})
+    def get(self, request: Request, job_id: str) -> Response:
+        query_of(request, NoQuery)
+        return Response(JobSerializer(_caller_job(request, job_id)[1]).data)
+
+
+class JobCancelApi(ApiView):
+    """Cancel a queued or running job: it bills nothing and keeps no result. Canceling a
+    canceled job answers it again; a job that succeeded or failed is 409 `job_not_cancelable`."""
+
+    required_scope = CONVERT
+    error_codes = (ErrorCode.JOB_NOT_FOUND, ErrorCode.JOB_NOT_CANCELABLE)
+
+    @extend_schema(operation_id="jobs_cancel", summary="Cancel a job", request=None, responses={200: JobSerializer})
+    def post(self, request: Request, job_id: str) -> Response:
+        query_of(request, NoQuery)
+        _, job = _caller_job(request, job_id)
+        job = async_job_cancel(job=job)
+        if job.status != Job.Status.CANCELED:
+            raise ServiceError(
+                ErrorCode.JOB_NOT_CANCELABLE,
+                f"The job has {job.status}; only a queued or running job can be canceled.",
+                details={"status": job.status},
+            )
+        return Response(JobSerializer(job).data)
+
+
+class NdjsonRenderer(BaseRenderer):
+    media_type = NDJSON
+    format = "ndjson"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return json.dumps(data, ensure_ascii=False).encode() + b"\n"
+
+
+class ResultQuery(NoQuery):
+    after = StringField(required=False)
+
+
+class JobResultApi(ApiView):
+    """The job's result, as POST /v1/convert answers it: JSON (`Accept: application/json`, the
+    default), Markdown (`Accept: text/markdown`), or the pages one JSON object a line as they
+    are converted (`Accept: application/x-ndjson`; the stream ends when the job ends, or after
+    SVCX_JOB_STREAM_SECONDS: read again with `after` = the pages already read). While the job
+    runs, the pages converted so far (`status` says so); a failed job is 409 `job_failed` with its
+    error in `details.error`, a canceled one 409 `job_canceled`."""
+
+    required_scope = CONVERT
+    error_codes = (ErrorCode.JOB_NOT_FOUND, ErrorCode.JOB_FAILED, ErrorCode.JOB_CANCELED, ErrorCode.UNSUPPORTED_ACCEPT)
+    renderer_classes = (JSONRenderer, MarkdownRenderer, NdjsonRenderer)
+    content_negotiation_class = AcceptNegotiation
+
+    @extend_schema(
+        operation_id="jobs_result",
+        summary="Read a job's result",
+        parameters=[
+            OpenApiParameter(
+                "after",
+                {"type": "integer", "minimum": 0},
+                description="With application/x-ndjson: skip this many pages (those already read).",
+            )
+        ],
+        responses={
+            (200, "application/json"): JobResultSerializer,
+            (200, "text/markdown"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="With `Accept: text/markdown`: the Markdown, `<!-- page N -->` before each page.",
+                examples=[OpenApiExample("markdown", value="<!-- page 1 -->\n\n# Title\n", media_type="text/markdown")],
+            ),
+            (200, NDJSON): OpenApiResponse(
+                OpenApiTypes.STR, description="With `Accept: application/x-ndjson`: one page object a line."
+            ),
+        },
+    )
+    def get(self, request: Request, job_id: str) -> Any:
+        query = query_of(request, ResultQuery)
+        _, job = _caller_job(request, job_id)
+        if job.status == Job.Status.FAILED:
+            raise ServiceError(
+                ErrorCode.JOB_FAILED,
+                f"The job failed ({(job.error or {}).get('code', 'internal_error')}); it has no result.",
+                details={"error": job.error or {}},
+            )
+        if job.status == Job.Status.CANCELED:
+            raise ServiceError(ErrorCode.JOB_CANCELED, "The job was canceled; it has no result.")
+        fmt = request.accepted_media_type
+        if fmt == NDJSON:
+            after = _after(query.get("after"))
+            response = StreamingHttpResponse(_stream(job, after), content_type=f"{NDJSON}; charset=utf-8")
+            response["X-Svcx-Job-Status"] = job.status
+            return response
+        payload = _payload(job)
+        headers = {"X-Svcx-Job-Status": job.status}
+        if fmt == MarkdownRenderer.media_type:
+            text = (
+                "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in payload["pages"]) + "\n"
+            )
+            return Response(
+                text,
+                headers={
+                    **headers,
+                    "X-Svcx-Pages-Billed": str(job.pages_billed),
+                    "X-Svcx-Credits-Billed": str(job.credits_billed),
+                    "X-Svcx-Result-Truncated": "true" if payload["result_truncated"] else "false",
+                },
+            )
+        answer = {
+            **payload,
+            "job_id": job.id,
+            "status": job.status,
+            "request_id": job.request_id,
+            "pages_billed": job.pages_billed,
+            "credits_billed": job.credits_billed,
+            "cached": False,
+            "metadata": None,
+            "debug": None,
+        }
+        return Response(JobResultSerializer(answer).data, headers=headers)
+
+
+def _after(value: str | None) -> int:
+    if value is None:
+        return 0
+    if not value.isdigit():
+        raise ServiceError(
+            ErrorCode.INVALID_PARAMETER_TYPE, "`after` must be a whole number of pages (0 or more).", param="after"
+        )
+    return int(value)
+
+
+def _payload(job: Job) -> dict[str, Any]:
+    """The stored result of a succeeded job; for a queued or running one, the pages so far."""
+    if job.status == Job.Status.SUCCEEDED:
+        payload: dict[str, Any] = json.loads(job_result_bytes(job=job))
+        return payload
+    pages = list(job_pages_so_far(job=job))
+    return {
+        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+        "document": {"page_count": 0, "sha256": job.sha256},
+        "pages": pages,
+        "markdown": "\n\n".join(p["markdown"] for p in pages if p["markdown"]),
+        "result_truncated": False,
+        "pages_converted": len(pages),
+        "warnings": [],
+    }
+
+
+def _stream(job: Job, after: int) -> Iterator[bytes]:
+    """The job's pages from the `after`-th, one JSON line each, as they come; ends with the job
+    or after SVCX_JOB_STREAM_SECONDS."""
+    deadline = time.monotonic() + float(settings.SVCX_JOB_STREAM_SECONDS)
+    sent = after
+    while True:
+        for page in job_pages_so_far(job=job, after=sent):
+            sent += 1
+            yield json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        if job.status in Job.ENDED or time.monotonic() >= deadline:
+            return
+        time.sleep(0.5)
+        job.refresh_from_db()
