@@ -27,6 +27,7 @@ GUIDE_SLUGS = (
     "ledger",
     "files",
     "inspect-and-toc",
+    "webhooks",
 )
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")

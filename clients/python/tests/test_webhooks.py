@@ -49,14 +49,14 @@ def test_another_secret_is_refused() -> None:
 def test_a_delivery_signed_longer_ago_than_the_tolerance_is_refused_as_a_replay() -> None:
     old = header_for(BODY, at=int(time.time()) - 301)
 
-    with pytest.raises(WebhookSignatureError, match="more than the tolerance of 300 s"):
+    with pytest.raises(WebhookSignatureError, match=r"signed 30[12] s ago, beyond the tolerance of 300 s"):
         webhooks.verify(BODY, old, SECRET)
     assert webhooks.verify(BODY, old, SECRET, tolerance=600)["id"] == "evt_1"
     assert webhooks.verify(BODY, old, SECRET, tolerance=0)["id"] == "evt_1"  # 0: no time check
 
 
 def test_a_delivery_signed_in_the_future_beyond_the_tolerance_is_refused() -> None:
-    with pytest.raises(WebhookSignatureError, match="tolerance"):
+    with pytest.raises(WebhookSignatureError, match=r"signed 3[56]\d\d s ahead of this clock, beyond the tolerance"):
         webhooks.verify(BODY, header_for(BODY, at=int(time.time()) + 3600), SECRET)
 
 

@@ -99,10 +99,12 @@ def verify(payload: bytes | str, header: str | None, secret: str, tolerance: int
             "no signature in the header matches the body under this secret "
             "(a different secret, or a body changed since it was signed: verify the raw body)"
         )
-    if tolerance > 0 and abs(time.time() - timestamp) > tolerance:
+    now = int(time.time())
+    if tolerance > 0 and abs(now - timestamp) > tolerance:
+        when = f"{now - timestamp} s ago" if timestamp < now else f"{timestamp - now} s ahead of this clock"
         raise WebhookSignatureError(
-            f"the delivery was signed {abs(int(time.time()) - timestamp)} s from now, more than the "
-            f"tolerance of {tolerance} s (a replay, or a clock that is wrong)"
+            f"the delivery was signed {when}, beyond the tolerance of {tolerance} s "
+            "(a replay, or a clock that is wrong)"
         )
     try:
         event = json.loads(body)
