@@ -2,13 +2,10 @@
 a receiver on 127.0.0.1 started by the test: a delivery the SDK verifies, a receiver that fails
 twice then answers, an endpoint failing for its whole window (disabled, its owners mailed), and a
 worker killed in the middle of an attempt (another delivers the event: at least once).
-
-Each worker consumes a webhooks queue of its own (SVCX_QUEUE_PREFIX), so no other worker of the
-suite takes its tasks, and retries within a second (SVCX_WEBHOOKS_RETRY_FIRST, _MAX)."""
+The workers are tests.webhooks.workers': a webhooks queue of their own, retries within a second."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -20,54 +17,26 @@ from typing import Any
 import pytest
 from svcx_client.webhooks import verify
 
-from tests.conftest import WorkerProcess, start_worker
+from tests.conftest import WorkerProcess
 from tests.webhooks.receiver import HANG, Receiver
+from tests.webhooks.workers import module_worker, stop, webhooks_worker
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_endpoint_create, webhook_event_emit
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-FAST_RETRIES = {
-    "SVCX_WEBHOOKS_RETRY_FIRST": "300ms",
-    "SVCX_WEBHOOKS_RETRY_MAX": "1s",
-    "SVCX_WEBHOOKS_RETRY_WINDOW": "4s",
-    "SVCX_WEBHOOKS_SWEEP_INTERVAL": "1s",
-}
-
-
-def webhooks_worker(tmp_path: Path, prefix: str, *, beat: bool = True, **env: str) -> WorkerProcess:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    return start_worker(
-        tmp_path,
-        queues=f"{prefix}webhooks",
-        env={"SVCX_QUEUE_PREFIX": prefix, **FAST_RETRIES, **env},
-        beat=beat,
-        concurrency=2,
-    )
-
-
-def stop(worker: WorkerProcess) -> None:
-    """Stop the worker and its embedded beat, the whole process group told at once (a TERM to
-    the worker alone left it waiting out the 20 s of WorkerProcess.stop)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(worker.process.pid, signal.SIGTERM)
-    worker.stop()
 
 
 @pytest.fixture(scope="module")
-def module_worker(
+def hooks_worker(
     django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[WorkerProcess, str]]:
-    prefix = f"hooks{os.getpid()}-"
-    with django_db_blocker.unblock():
-        worker = webhooks_worker(tmp_path_factory.mktemp("webhooks-worker"), prefix)
-    yield worker, prefix
-    stop(worker)
+    yield from module_worker("hooks", django_db_blocker, tmp_path_factory)
 
 
 @pytest.fixture
-def worker(module_worker: tuple[WorkerProcess, str], settings: Any) -> WorkerProcess:
+def worker(hooks_worker: tuple[WorkerProcess, str], settings: Any) -> WorkerProcess:
     """The module's worker; this process queues to its queue."""
-    process, prefix = module_worker
+    process, prefix = hooks_worker
     settings.SVCX_QUEUE_PREFIX = prefix
     return process
 
