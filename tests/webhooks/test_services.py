@@ -7,6 +7,7 @@ test_worker.py."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import timedelta
 from typing import Any
@@ -16,6 +17,8 @@ from django.utils import timezone
 from svcx_client import WebhookSignatureError
 from svcx_client.webhooks import verify
 
+from svcx.logging import JsonFormatter
+from tests.accounts.test_secrets_at_rest import _dump
 from tests.webhooks.receiver import HANG, Receiver
 from webhooks.delivery import retry_delay, webhook_deliveries_sweep, webhook_delivery_attempt, webhook_events_purge
 from webhooks.errors import WebhookError
@@ -428,3 +431,23 @@ def test_events_past_their_retention_are_purged_with_their_deliveries(acme: Any,
     assert list(WebhookEvent.objects.values_list("pk", flat=True)) == [recent.pk]
     assert list(WebhookDelivery.objects.values_list("event_id", flat=True)) == [recent.pk]
     assert not WebhookAttempt.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_signing_secret_is_in_the_database_dump_or_the_logs(
+    acme: Any, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    minted = webhook_endpoint_create(organization=acme, url=receiver.url, events=EVERY)
+    rotated = webhook_endpoint_rotate_secret(endpoint=minted.endpoint, overlap="24h")  # both sign for now
+    webhook_event_emit(organization=acme, type="job.failed", data={})
+    attempt_now(delivery_of(minted.endpoint))
+
+    dump = _dump()
+    logs = "\n".join(JsonFormatter().format(r) for r in caplog.records)
+
+    assert minted.endpoint.id in dump  # the dump is real and holds the endpoint's row
+    assert len(receiver.seen) == 1
+    for secret in (minted.secret, rotated.secret):
+        assert secret.removeprefix("whsec_") not in dump
+        assert secret not in logs
