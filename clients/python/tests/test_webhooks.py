@@ -76,7 +76,7 @@ def test_any_matching_v1_is_enough_during_a_rotation_and_other_schemes_are_ignor
         (None, "no Svcx-Signature header"),
         ("v1=abc", "has no timestamp"),
         ("t=12x,v1=abc", "timestamp is not a number"),
-        (f"t={int(time.time())}", "has no v1 signature"),
+        ("t=1767225600", "has no v1 signature"),
         ("garbage", "has no timestamp"),
     ],
 )
