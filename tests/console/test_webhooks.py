@@ -156,6 +156,14 @@ def test_another_organizations_endpoints_are_not_found(acme: Any, owner: Any) ->
         assert client.get(url).status_code == 404, url
     assert client.post(f"/console/{acme.id}/webhooks/{theirs.id}/disable/").status_code == 404
     assert WebhookEndpoint.objects.get(pk=theirs.pk).enabled
+    # Their delivery under an endpoint of Acme's is no more found.
+    mine = webhook_endpoint_create(organization=acme, url="http://127.0.0.1:9/a", events=["job.failed"]).endpoint
+    webhook_event_emit(organization=globex, type="job.failed", data={})
+    their_delivery = WebhookDelivery.objects.get(endpoint=theirs)
+    deliveries = f"/console/{acme.id}/webhooks/{mine.id}/deliveries/{their_delivery.pk}/"
+    assert client.get(deliveries).status_code == 404
+    assert client.post(f"{deliveries}resend/").status_code == 404
+    assert not WebhookDelivery.objects.get(pk=their_delivery.pk).resend_requested
 
 
 def test_an_admin_disables_enables_rotates_and_deletes_each_audited(acme: Any) -> None:
