@@ -50,6 +50,10 @@ def production(settings: Any) -> None:
         ("https://[fc00::1]/", "fc00::1 is a private address"),
         ("https://[ff02::1]/", "ff02::1 is a multicast address"),
         ("https://localhost/hooks", "localhost resolves to 127.0.0.1, which is a loopback address"),
+        # Other spellings of 127.0.0.1: judged by the address they resolve to, not by their text.
+        ("https://2130706433/", "2130706433 resolves to 127.0.0.1, which is a loopback address"),
+        ("https://0x7f.0.0.1/", "0x7f.0.0.1 resolves to 127.0.0.1, which is a loopback address"),
+        ("https://127.1/", "127.1 resolves to 127.0.0.1, which is a loopback address"),
     ],
 )
 def test_an_address_that_is_not_public_is_refused_on_save(production: None, url: str, refusal: str) -> None:
