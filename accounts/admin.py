@@ -285,6 +285,7 @@ class OrganizationAdmin(ConfirmingAdmin):
                 (_changelist_link("conversion_conversionjob", "conversion jobs", **org),),
                 (_changelist_link("conversion_storedfile", "stored files", **org),),
                 (_changelist_link("billing_usagerecord", "usage records", **org),),
+                (_changelist_link("webhooks_webhookendpoint", "webhook endpoints", **org),),
                 (_changelist_link("accounts_auditevent", "audit log", **org),),
             ],
         )

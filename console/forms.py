@@ -17,6 +17,9 @@ from accounts.models import ENVIRONMENT_CHOICES, ApiKey, Membership
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.services import OVERLAPS
 from billing.models import LedgerEntry
+from webhooks.guard import MAX_URL_LENGTH
+from webhooks.models import EventType
+from webhooks.services import MAX_DESCRIPTION, ROTATION_OVERLAPS
 
 PRESET_CHOICES = [
     ("full", "Full access (every scope)"),
@@ -30,8 +33,13 @@ OVERLAP_CHOICES = [
     ("24h", "After 24 hours"),
     ("7d", "After 7 days"),
 ]
+WEBHOOK_OVERLAP_CHOICES = [
+    ("24h", "After 24 hours: both secrets sign until then"),
+    ("immediate", "Immediately: only the new secret signs from now"),
+]
 assert {c for c, _ in PRESET_CHOICES} == {*PRESETS, "custom"}
 assert {c for c, _ in OVERLAP_CHOICES} == set(OVERLAPS)
+assert {c for c, _ in WEBHOOK_OVERLAP_CHOICES} == set(ROTATION_OVERLAPS)
 
 
 class SignInForm(forms.Form):
@@ -203,3 +211,28 @@ class UsageRecordsForm(KeyPickerForm):
     end = forms.DateTimeField(required=False, label="End (UTC, exclusive)")
     api_key_id = forms.CharField(required=False, max_length=40, label="Key")
     starting_after = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+
+class WebhookEndpointForm(forms.Form):
+    """A new endpoint: where events go and which ones. The URL's own checks (https, a public
+    address) are the service's (webhooks.guard), shown on the URL field."""
+
+    # One per rendered form: a reload of the page that showed the secret re-sends the form, and
+    # must not create a second endpoint.
+    nonce = forms.CharField(widget=forms.HiddenInput, max_length=64)
+    url = forms.CharField(
+        max_length=MAX_URL_LENGTH,
+        label="URL",
+        widget=forms.URLInput(attrs={"placeholder": "https://example.com/svcx/webhooks"}),
+    )
+    description = forms.CharField(max_length=MAX_DESCRIPTION, required=False)
+    events = forms.MultipleChoiceField(
+        choices=[(value, value) for value in EventType.values],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one event."},
+    )
+    field_order = ["url", "description", "events", "nonce"]
+
+
+class WebhookRotateForm(forms.Form):
+    overlap = forms.ChoiceField(choices=WEBHOOK_OVERLAP_CHOICES, initial="24h", widget=forms.RadioSelect)

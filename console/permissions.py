@@ -1,7 +1,7 @@
 """What each membership role may do in the console (the roles are accounts.Membership's).
 
-Owners and admins manage keys, members, files and read the audit log; members create keys for
-themselves, manage the keys they created, and read usage, the statement and files."""
+Owners and admins manage keys, members, files and webhooks and read the audit log; members create
+keys for themselves, manage the keys they created, and read usage, the statement and files."""
 
 from __future__ import annotations
 

@@ -51,6 +51,23 @@ urlpatterns = [
     path("<str:org_id>/invitations/<int:invitation_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("<str:org_id>/files/", views.file_list, name="files"),
     path("<str:org_id>/files/<str:file_id>/delete/", views.file_remove, name="file-delete"),
+    path("<str:org_id>/webhooks/", views.webhook_list, name="webhooks"),
+    path("<str:org_id>/webhooks/new/", views.webhook_create, name="webhook-create"),
+    path("<str:org_id>/webhooks/<str:endpoint_id>/", views.webhook_detail, name="webhook"),
+    path("<str:org_id>/webhooks/<str:endpoint_id>/disable/", views.webhook_disable, name="webhook-disable"),
+    path("<str:org_id>/webhooks/<str:endpoint_id>/enable/", views.webhook_enable, name="webhook-enable"),
+    path("<str:org_id>/webhooks/<str:endpoint_id>/rotate/", views.webhook_rotate, name="webhook-rotate"),
+    path("<str:org_id>/webhooks/<str:endpoint_id>/delete/", views.webhook_delete, name="webhook-delete"),
+    path(
+        "<str:org_id>/webhooks/<str:endpoint_id>/deliveries/<int:delivery_id>/",
+        views.webhook_delivery,
+        name="webhook-delivery",
+    ),
+    path(
+        "<str:org_id>/webhooks/<str:endpoint_id>/deliveries/<int:delivery_id>/resend/",
+        views.webhook_resend,
+        name="webhook-resend",
+    ),
     path("<str:org_id>/audit/", views.audit_log, name="audit"),
     path("<str:org_id>/password/", views.password_change, name="password-change"),
 ]

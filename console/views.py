@@ -3,13 +3,15 @@
 Every page under /console/<org_id>/ first finds the signed-in person's membership of that
 organization (a 404 when there is none) and reads only that organization's rows: another
 organization's ids are 404, never 403. State changes go through the services the admin and the
-operator command use (accounts.services, conversion.files), with the person as the audited actor.
+operator command use (accounts.services, conversion.files, webhooks.services), with the person as
+the audited actor.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import secrets
 from collections.abc import Callable
 from functools import wraps
@@ -51,6 +53,24 @@ from billing.serializers import LedgerEntrySerializer
 from console import charts, forms, selectors, services
 from console.permissions import manages_key, manages_organization
 from core.errors import ServiceError
+from webhooks.errors import WebhookError, WebhookUrlRefused
+from webhooks.selectors import (
+    webhook_attempt_list,
+    webhook_delivery_get,
+    webhook_delivery_list,
+    webhook_endpoint_get,
+    webhook_endpoint_list,
+)
+from webhooks.services import (
+    MintedSecret,
+    webhook_delivery_resend,
+    webhook_endpoint_create,
+    webhook_endpoint_delete,
+    webhook_endpoint_disable,
+    webhook_endpoint_enable,
+    webhook_endpoint_rotate_secret,
+)
+from webhooks.signing import event_body
 
 View = Callable[..., HttpResponse]
 
@@ -368,10 +388,15 @@ def key_list(request: HttpRequest, membership: Membership) -> HttpResponse:
     return _page(request, membership, "keys.html", keys=in_use, retired=retired)
 
 
-def _show_secret(request: HttpRequest, membership: Membership, minted: MintedKey, title: str) -> HttpResponse:
-    response = _page(request, membership, "key_secret.html", minted=minted, title=title)
+def _secret_page(request: HttpRequest, membership: Membership, template: str, **context: Any) -> HttpResponse:
+    """A page that shows a secret once: no browser or proxy may keep a copy."""
+    response = _page(request, membership, template, **context)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def _show_secret(request: HttpRequest, membership: Membership, minted: MintedKey, title: str) -> HttpResponse:
+    return _secret_page(request, membership, "key_secret.html", minted=minted, title=title)
 
 
 USED_NONCES = "console_key_create_nonces"
@@ -639,6 +664,196 @@ def file_remove(request: HttpRequest, membership: Membership, file_id: str) -> H
 def audit_log(request: HttpRequest, membership: Membership) -> HttpResponse:
     page = Paginator(selectors.audit_list(organization=membership.organization), 50).get_page(request.GET.get("page"))
     return _page(request, membership, "audit.html", page=page)
+
+
+# --- webhooks ----------------------------------------------------------------------------
+
+
+def _endpoint_or_404(membership: Membership, endpoint_id: str) -> Any:
+    endpoint = webhook_endpoint_get(organization=membership.organization, endpoint_id=endpoint_id)
+    if endpoint is None:
+        raise Http404("no such webhook endpoint")
+    return endpoint
+
+
+def _endpoint_url(membership: Membership, endpoint: Any) -> str:
+    return _org_url("webhook", membership, endpoint.pk)
+
+
+@require_GET
+@member_view(manager=True)
+def webhook_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    return _page(
+        request, membership, "webhooks.html", endpoints=webhook_endpoint_list(organization=membership.organization)
+    )
+
+
+def _show_webhook_secret(
+    request: HttpRequest, membership: Membership, minted: MintedSecret, title: str
+) -> HttpResponse:
+    return _secret_page(request, membership, "webhook_secret.html", minted=minted, title=title)
+
+
+USED_WEBHOOK_NONCES = "console_webhook_create_nonces"
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@member_view(manager=True)
+def webhook_create(request: HttpRequest, membership: Membership) -> HttpResponse:
+    form = forms.WebhookEndpointForm(request.POST or None, initial={"nonce": secrets.token_urlsafe(16)})
+    used: list[str] = request.session.get(USED_WEBHOOK_NONCES, [])
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if data["nonce"] in used:
+            messages.info(request, "That endpoint was already created; its signing secret was shown once.")
+            return redirect(_org_url("webhooks", membership))
+        try:
+            minted = webhook_endpoint_create(
+                organization=membership.organization,
+                url=data["url"],
+                events=data["events"],
+                description=data["description"],
+                actor=request.user,
+            )
+        except WebhookUrlRefused as exc:
+            form.add_error("url", str(exc))
+        except WebhookError as exc:
+            form.add_error(None, _sentence(exc))
+        else:
+            request.session[USED_WEBHOOK_NONCES] = [*used[-19:], data["nonce"]]
+            return _show_webhook_secret(request, membership, minted, "Endpoint created")
+    return _page(request, membership, "webhook_create.html", form=form)
+
+
+@require_GET
+@member_view(manager=True)
+def webhook_detail(request: HttpRequest, membership: Membership, endpoint_id: str) -> HttpResponse:
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    page = Paginator(webhook_delivery_list(endpoint=endpoint), 50).get_page(request.GET.get("page"))
+    previous_counts = endpoint.previous_secret_expires_at is not None and endpoint.previous_secret_expires_at > (
+        timezone.now()
+    )
+    return _page(
+        request,
+        membership,
+        "webhook_detail.html",
+        endpoint=endpoint,
+        page=page,
+        previous_counts=previous_counts,
+        rotate_form=forms.WebhookRotateForm(),
+    )
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}."
+
+
+def _endpoint_change(
+    request: HttpRequest, membership: Membership, endpoint_id: str, change: Callable[..., Any], done: str
+) -> HttpResponse:
+    """Apply a service to the endpoint with the person as actor; its refusal, or `done` (with
+    `{url}`), is the message on the endpoint's page."""
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    try:
+        change(endpoint=endpoint, actor=request.user)
+    except WebhookError as exc:
+        messages.error(request, _sentence(exc))
+    else:
+        messages.success(request, done.format(url=endpoint.url))
+    return redirect(_endpoint_url(membership, endpoint))
+
+
+@require_POST
+@member_view(manager=True)
+def webhook_disable(request: HttpRequest, membership: Membership, endpoint_id: str) -> HttpResponse:
+    return _endpoint_change(
+        request,
+        membership,
+        endpoint_id,
+        webhook_endpoint_disable,
+        "Disabled {url}: no events are sent to it until it is enabled.",
+    )
+
+
+@require_POST
+@member_view(manager=True)
+def webhook_enable(request: HttpRequest, membership: Membership, endpoint_id: str) -> HttpResponse:
+    return _endpoint_change(
+        request,
+        membership,
+        endpoint_id,
+        webhook_endpoint_enable,
+        "Enabled {url}: new events are sent to it, and deliveries still due are attempted now.",
+    )
+
+
+@never_cache
+@require_POST
+@member_view(manager=True)
+def webhook_rotate(request: HttpRequest, membership: Membership, endpoint_id: str) -> HttpResponse:
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    form = forms.WebhookRotateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose when the old secret stops signing.")
+        return redirect(_endpoint_url(membership, endpoint))
+    minted = webhook_endpoint_rotate_secret(endpoint=endpoint, overlap=form.cleaned_data["overlap"], actor=request.user)
+    return _show_webhook_secret(request, membership, minted, "Signing secret rotated")
+
+
+@require_http_methods(["GET", "POST"])
+@member_view(manager=True)
+def webhook_delete(request: HttpRequest, membership: Membership, endpoint_id: str) -> HttpResponse:
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    if request.method == "POST":
+        webhook_endpoint_delete(endpoint=endpoint, actor=request.user)
+        messages.success(request, f"Deleted the endpoint {endpoint.url} and its delivery log.")
+        return redirect(_org_url("webhooks", membership))
+    return _page(request, membership, "webhook_confirm.html", endpoint=endpoint)
+
+
+def _delivery_or_404(endpoint: Any, delivery_id: int) -> Any:
+    delivery = webhook_delivery_get(endpoint=endpoint, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404("no such delivery")
+    return delivery
+
+
+@require_GET
+@member_view(manager=True)
+def webhook_delivery(request: HttpRequest, membership: Membership, endpoint_id: str, delivery_id: int) -> HttpResponse:
+    """One event sent to one endpoint: every attempt, and the body as it is sent."""
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    delivery = _delivery_or_404(endpoint, delivery_id)
+    body = json.dumps(json.loads(event_body(delivery.event)), indent=2)
+    return _page(
+        request,
+        membership,
+        "webhook_delivery.html",
+        endpoint=endpoint,
+        delivery=delivery,
+        attempts=webhook_attempt_list(delivery=delivery),
+        body=body,
+    )
+
+
+@require_POST
+@member_view(manager=True)
+def webhook_resend(request: HttpRequest, membership: Membership, endpoint_id: str, delivery_id: int) -> HttpResponse:
+    endpoint = _endpoint_or_404(membership, endpoint_id)
+    delivery = _delivery_or_404(endpoint, delivery_id)
+    try:
+        webhook_delivery_resend(delivery=delivery, actor=request.user)
+    except WebhookError as exc:
+        messages.error(request, _sentence(exc))
+    else:
+        messages.success(
+            request, f"Sending {delivery.event_id} again: the attempt shows in the log once it is made (seconds)."
+        )
+    if request.POST.get("back") == "delivery":
+        return redirect(_org_url("webhook-delivery", membership, endpoint.pk, delivery.pk))
+    return redirect(_endpoint_url(membership, endpoint))
 
 
 # Django's reset views, with the console's templates and mail, limited per client address (a

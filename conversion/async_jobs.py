@@ -45,9 +45,12 @@ from accounts.keyformat import Environment
 from accounts.models import Organization
 from conversion.models import Job, JobPart
 from conversion.sealing import password_sealed
+from conversion.serializers import JobSerializer
 from conversion.services import conversion_hold, conversion_release
 from conversion.store import Store, store
 from core.errors import ErrorCode, ServiceError
+from webhooks.models import EventType
+from webhooks.services import webhook_event_emit
 
 logger = logging.getLogger("svcx.jobs")
 
@@ -192,6 +195,7 @@ def async_job_cancel(*, job: Job) -> Job:
         )
         if canceled:
             conversion_release(request_id=job.id)
+            job_event_emit(job_id=job.id, type=EventType.JOB_CANCELED)
             transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
     job.refresh_from_db()
     return job
@@ -199,6 +203,13 @@ def async_job_cancel(*, job: Job) -> Job:
 
 def _retention() -> float:
     return float(settings.SVCX_JOB_RETENTION)
+
+
+def job_event_emit(*, job_id: str, type: EventType) -> None:
+    """The webhook event of a job that has just ended (in the transaction that ended it): the
+    job as GET /v2/jobs/{id} answers it, `webhook_metadata` included."""
+    job = Job.objects.select_related("organization").get(pk=job_id)
+    webhook_event_emit(organization=job.organization, type=type, data=dict(JobSerializer(job).data))
 
 
 def retention_end() -> datetime:
@@ -217,6 +228,7 @@ def async_job_fail(*, job_id: str, error: ServiceError) -> bool:
         )
         if failed:
             conversion_release(request_id=job_id)
+            job_event_emit(job_id=job_id, type=EventType.JOB_FAILED)
             transaction.on_commit(lambda: job_work_discard(job_id, keep_result=False))
     return bool(failed)
 

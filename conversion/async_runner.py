@@ -27,6 +27,7 @@ from conversion.async_jobs import (
     chunk_key,
     error_from_payload,
     error_payload,
+    job_event_emit,
     job_work_discard,
     lead_send,
     object_key,
@@ -44,6 +45,7 @@ from conversion.sealing import password_unsealed
 from conversion.services import conversion_capture, conversion_hold_renew
 from conversion.store import Store, job_input, store
 from core.errors import ErrorCode, ServiceError
+from webhooks.models import EventType
 from workers.memory import memory_ceiling
 
 logger = logging.getLogger("svcx.jobs")
@@ -385,6 +387,7 @@ def _succeed(job: Job, payload: dict[str, Any]) -> None:
             sealed_password=None,
             expires_at=retention_end(),
         )
+        job_event_emit(job_id=job.id, type=EventType.JOB_SUCCEEDED)
         transaction.on_commit(lambda: job_work_discard(job.id, keep_result=True))
 
 

@@ -1,5 +1,5 @@
-"""Prefixed public identifiers (`org_`, `key_`, `file_`, `req_`, `led_`, `use_`): the prefix
-and 24 base62 characters from the OS CSPRNG."""
+"""Prefixed public identifiers (`org_`, `key_`, `file_`, `req_`, `led_`, `use_`, `we_`, `evt_`):
+the prefix and 24 base62 characters from the OS CSPRNG."""
 
 from __future__ import annotations
 
@@ -48,3 +48,11 @@ def new_ledger_id() -> str:
 
 def new_usage_id() -> str:
     return new_id("use")
+
+
+def new_webhook_endpoint_id() -> str:
+    return new_id("we")
+
+
+def new_event_id() -> str:
+    return new_id("evt")

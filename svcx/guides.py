@@ -28,6 +28,7 @@ GUIDE_SLUGS = (
     "files",
     "jobs",
     "inspect-and-toc",
+    "webhooks",
 )
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")

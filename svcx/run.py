@@ -1,5 +1,5 @@
 """`make run`: migrate, make sure a demo organization with keys exists, then run the web server,
-a Celery worker and the Celery scheduler until interrupted.
+a Celery worker (conversions, webhook deliveries) and the Celery scheduler until interrupted.
 
 Without DATABASE_URL / REDIS_URL it all runs on the embedded default (SQLite and a file-system
 broker under var/), so a fresh machine needs no server.
@@ -41,6 +41,8 @@ def _metrics_envs(var_dir: Path) -> dict[str, dict[str, str]]:
 
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
+    # A local run may send webhooks to a receiver on this machine (http, loopback addresses).
+    os.environ.setdefault("SVCX_WEBHOOKS_ALLOW_PRIVATE", "true")
     os.chdir(ROOT)
     # The same settings the children read: the var directory, and the queues the web side submits to.
     django.setup()
@@ -48,11 +50,12 @@ def main() -> int:
 
     from conversion.async_jobs import job_queues
     from conversion.jobs import conversion_queues
+    from webhooks.delivery import webhooks_queue
 
     var_dir = Path(settings.VAR_DIR).resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
-    # One worker for everything on one machine: scheduled work, v1 conversions and v2 jobs.
-    queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues(), *job_queues()])
+    # One worker for everything on one machine: scheduled work, v1 conversions, v2 jobs, webhooks.
+    queues = ",".join([settings.CELERY_TASK_DEFAULT_QUEUE, *conversion_queues(), *job_queues(), webhooks_queue()])
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], check=True)
     # The admin's CSS and JavaScript, served by the web server itself (WhiteNoise) from STATIC_ROOT.

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django_ratelimit",
     "accounts",
     "billing",
+    "webhooks",
     "conversion",
     "workers",
     "console",
@@ -247,7 +248,7 @@ CELERY_BROKER_CONNECTION_MAX_RETRIES = None  # forever: a worker outlives a Redi
 # A running conversion finishes when the broker goes away; its late ack may then be redelivered,
 # which the job's claim (queued -> running) turns into a no-op.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "holds-sweep": {"task": "billing.holds_sweep", "schedule": env_duration("SVCX_HOLD_SWEEP_INTERVAL", "10s")},
     "usage-copy": {"task": "billing.usage_copy", "schedule": env_duration("SVCX_USAGE_COPY_INTERVAL", "10s")},
     "conversion-housekeeping": {"task": "conversion.housekeeping", "schedule": 3600},
@@ -278,7 +279,7 @@ if SVCX_POOL_SHARE_PERCENT > 100:
 SVCX_POOL_RESERVE = env_int("SVCX_POOL_RESERVE", 1, minimum=0)
 # A running job whose worker has not reported for this long is lost (500, hold released).
 SVCX_WORKER_LOST_AFTER = env_duration("SVCX_WORKER_LOST_AFTER", "20s")
-# Prefix of the conversion queue names, for deployments that share one Redis.
+# Prefix of the queue names (conversion, webhooks), for deployments that share one Redis.
 SVCX_QUEUE_PREFIX = env_str("SVCX_QUEUE_PREFIX", "")
 SVCX_QUEUE_MAX_DEPTH = env_int("SVCX_QUEUE_MAX_DEPTH", 200, minimum=1)
 SVCX_OVERLOAD_RETRY_AFTER = env_duration("SVCX_OVERLOAD_RETRY_AFTER", "5s")
@@ -465,6 +466,45 @@ SVCX_PERSON_PATH_PREFIXES = ("/console/",)
 SVCX_PERSON_ERROR_TEMPLATE = "console/error.html"
 # How long an invitation link to an organization works (it works once).
 SVCX_INVITATION_LIFETIME = env_duration("SVCX_INVITATION_LIFETIME", "7d")
+
+# Webhooks (webhooks/): events sent to the organizations' endpoints, signed, at least once.
+# Production sends only to https URLs whose host resolves to public addresses; true allows http
+# and loopback, private and link-local addresses, for a receiver on this machine (`make run` and
+# the tests set it).
+SVCX_WEBHOOKS_ALLOW_PRIVATE = env_bool("SVCX_WEBHOOKS_ALLOW_PRIVATE", False)
+# The key that seals the endpoints' signing secrets in the database. Empty: derived from SECRET_KEY.
+# Changing it leaves every stored secret unreadable (deliveries fail until each is rotated).
+SVCX_WEBHOOKS_SECRET_KEY = env_str("SVCX_WEBHOOKS_SECRET_KEY", "") or SECRET_KEY
+# One attempt: connecting, then the whole answer; past them the attempt failed ("timed out").
+SVCX_WEBHOOKS_CONNECT_TIMEOUT = env_duration("SVCX_WEBHOOKS_CONNECT_TIMEOUT", "5s")
+SVCX_WEBHOOKS_READ_TIMEOUT = env_duration("SVCX_WEBHOOKS_READ_TIMEOUT", "10s")
+# Retries: the first after about SVCX_WEBHOOKS_RETRY_FIRST, each wait doubling up to
+# SVCX_WEBHOOKS_RETRY_MAX (a random half of it: jitter), until SVCX_WEBHOOKS_RETRY_WINDOW after
+# the event; then the delivery has failed and the endpoint is disabled (its owners mailed).
+SVCX_WEBHOOKS_RETRY_FIRST = env_duration("SVCX_WEBHOOKS_RETRY_FIRST", "30s")
+SVCX_WEBHOOKS_RETRY_MAX = env_duration("SVCX_WEBHOOKS_RETRY_MAX", "2h")
+SVCX_WEBHOOKS_RETRY_WINDOW = env_duration("SVCX_WEBHOOKS_RETRY_WINDOW", "24h")
+# An endpoint is also disabled when this many events in a row failed their first attempt with no
+# 2xx between (a receiver gone for good, at a volume that would retry thousands of events a day).
+SVCX_WEBHOOKS_DISABLE_AFTER = env_int("SVCX_WEBHOOKS_DISABLE_AFTER", 1000, minimum=1)
+# Events (with their delivery logs) are kept this long.
+SVCX_WEBHOOKS_RETENTION = env_duration("SVCX_WEBHOOKS_RETENTION", "30d")
+if not 0 < SVCX_WEBHOOKS_RETRY_FIRST <= SVCX_WEBHOOKS_RETRY_MAX:
+    raise ImproperlyConfigured("SVCX_WEBHOOKS_RETRY_FIRST must be above 0 and at most SVCX_WEBHOOKS_RETRY_MAX")
+if SVCX_WEBHOOKS_RETENTION <= SVCX_WEBHOOKS_RETRY_WINDOW:
+    raise ImproperlyConfigured("SVCX_WEBHOOKS_RETENTION must be longer than SVCX_WEBHOOKS_RETRY_WINDOW")
+if min(SVCX_WEBHOOKS_CONNECT_TIMEOUT, SVCX_WEBHOOKS_READ_TIMEOUT) <= 0:
+    raise ImproperlyConfigured("SVCX_WEBHOOKS_CONNECT_TIMEOUT and SVCX_WEBHOOKS_READ_TIMEOUT must be above 0")
+# The scheduler queues the deliveries whose attempt is due (first attempts lost on the way,
+# retries, a worker that died mid-attempt) and purges old events, on the webhooks' own queue,
+# whose workers make the attempts (webhooks.delivery.webhooks_queue).
+_webhooks_queue = {"queue": SVCX_QUEUE_PREFIX + "webhooks"}
+CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {
+    "task": "webhooks.sweep",
+    "schedule": env_duration("SVCX_WEBHOOKS_SWEEP_INTERVAL", "5s"),
+    "options": _webhooks_queue,
+}
+CELERY_BEAT_SCHEDULE["webhooks-purge"] = {"task": "webhooks.purge", "schedule": 3600, "options": _webhooks_queue}
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "svcx <no-reply@svcx.local>")

@@ -80,6 +80,8 @@ def _test_settings(request: pytest.FixtureRequest) -> None:
         return
     settings = request.getfixturevalue("settings")
     settings.SVCX_DOCS_URL = "https://svcx.test/docs"
+    # Webhooks go to receivers the tests start on 127.0.0.1 (the SSRF tests turn this off).
+    settings.SVCX_WEBHOOKS_ALLOW_PRIVATE = True
 
 
 @pytest.fixture
@@ -203,6 +205,7 @@ def start_worker(
         "DATABASE_URL": database_url_for_children(),
         "REDIS_URL": settings.REDIS_URL,
         "SVCX_WORKER_HEARTBEAT_INTERVAL": "1s",
+        "SVCX_WEBHOOKS_ALLOW_PRIVATE": "true",
         **(env or {}),
     }
     process = subprocess.Popen(

@@ -27,7 +27,19 @@ from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 WIDTHS = (1280, 390)
-PAGES = ["", "statement/", "usage/", "keys/", "keys/new/", "members/", "files/", "audit/", "password/"]
+PAGES = [
+    "",
+    "statement/",
+    "usage/",
+    "keys/",
+    "keys/new/",
+    "members/",
+    "files/",
+    "webhooks/",
+    "webhooks/new/",
+    "audit/",
+    "password/",
+]
 
 
 @pytest.fixture

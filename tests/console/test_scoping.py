@@ -27,6 +27,8 @@ from conversion.models import StoredFile
 from tests.accounts.test_guards import _address
 from tests.console.conftest import make_person, signed_in
 from tests.factories import make_key
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.services import webhook_endpoint_create, webhook_event_emit
 
 pytestmark = [pytest.mark.django_db]
 
@@ -59,6 +61,10 @@ def snapshot(org: Any) -> Any:
         list(Membership.objects.filter(organization=org).values_list("user", "role")),
         list(Invitation.objects.filter(organization=org).values_list("id", "revoked_at", "accepted_at")),
         list(StoredFile.objects.filter(organization=org).values_list("id", "deleted_at")),
+        list(WebhookEndpoint.objects.filter(organization=org).values_list("id", "enabled", "secret_hint")),
+        list(
+            WebhookDelivery.objects.filter(endpoint__organization=org).values_list("id", "status", "resend_requested")
+        ),
         AuditEvent.objects.filter(organization=org).count(),
     )
 
@@ -99,6 +105,8 @@ def test_every_console_url_with_another_organizations_ids_is_404(
             actor_membership=Membership.objects.get(user=gary), email="new@globex.test", role="member"
         ).invitation
     their_file = stored_file(globex, theirs, three_pages)
+    their_endpoint = webhook_endpoint_create(organization=globex, url="http://127.0.0.1:9/g", events=["job.failed"])
+    webhook_event_emit(organization=globex, type="job.failed", data={})
     mine = make_key(acme, actor=owner)
     my_file = stored_file(acme, mine, three_pages)
     others = {
@@ -107,6 +115,8 @@ def test_every_console_url_with_another_organizations_ids_is_404(
         "invitation_id": invitation.pk,
         "file_id": their_file.id,
         "request_id": their_request(globex, theirs.api_key),
+        "endpoint_id": their_endpoint.endpoint.id,
+        "delivery_id": WebhookDelivery.objects.get(endpoint=their_endpoint.endpoint).pk,
     }
     before = snapshot(globex)
     client = signed_in(owner, _address())
@@ -165,6 +175,8 @@ def test_console_pages_need_a_signed_in_person(acme: Any) -> None:
                 "invitation_id": 1,
                 "file_id": "file_x",
                 "request_id": "req_x",
+                "endpoint_id": "we_x",
+                "delivery_id": 1,
             },
         )
         response = client.get(url)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.utils import timezone
+from svcx_client.webhooks import verify
 
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
@@ -31,6 +33,10 @@ from core.errors import ServiceError
 from core.ids import new_request_id
 from tests.conversion.engine.pdfs import Op, Text, lines, make_pdf
 from tests.factories import make_key, make_org
+from tests.webhooks.receiver import Receiver, running
+from webhooks.delivery import webhook_delivery_attempt
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -230,3 +236,36 @@ def test_the_jobs_pool_is_measured_by_queue(account: dict[str, Any], book: Path)
     assert samples[("svcx_v2_job_oldest_queued_seconds", (("queue", "jobs"),))] >= 0
     assert samples[depth] - before[depth] == 2 + 5 + 1  # the leads and part tasks waiting
     assert samples[("svcx_v2_jobs", (("queue", "jobs_test"), ("status", "queued")))] == 0
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    yield from running(Receiver())
+
+
+def test_each_end_of_a_job_is_a_signed_webhook_event_with_the_job(
+    account: dict[str, Any], book: Path, receiver: Receiver
+) -> None:
+    minted = webhook_endpoint_create(
+        organization=account["org"], url=receiver.url, events=["job.succeeded", "job.failed", "job.canceled"]
+    )
+    succeeded = create(account, book, webhook_metadata={"batch": 7})
+    async_job_lead(job_id=succeeded.id)
+    canceled = async_job_cancel(job=create(account, book, pages=[1]))
+    failed = create(account, book, pages=[2])
+    store(Store.ASYNC).delete(failed.source_key)
+    async_job_lead(job_id=failed.id)
+
+    for delivery in WebhookDelivery.objects.filter(endpoint=minted.endpoint).order_by("event__created_at"):
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+        webhook_delivery_attempt(delivery_id=delivery.pk)
+
+    events = [verify(got.body, got.headers["svcx-signature"], minted.secret) for got in receiver.wait_for(3)]
+    assert [(e["type"], e["data"]["id"], e["data"]["status"]) for e in events] == [
+        ("job.succeeded", succeeded.id, "succeeded"),
+        ("job.canceled", canceled.id, "canceled"),
+        ("job.failed", failed.id, "failed"),
+    ]
+    assert events[0]["data"]["webhook_metadata"] == {"batch": 7}
+    assert (events[0]["data"]["pages_completed"], events[0]["data"]["credits_billed"]) == (14, 14)
+    assert events[2]["data"]["error"]["code"] == "internal_error"

@@ -3,10 +3,13 @@ server (gunicorn and a real Celery worker), so the docs cannot rot; they render 
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from svcx.guides import GUIDE_SLUGS, guides_dir
 from tests.browser import screenshot
 from tests.conftest import ROOT, WorkerProcess, database_url_for_children, start_worker, text_pdf
 from tests.factories import make_key, make_org
+from webhooks.signing import signature_header
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 RUNNABLE = ("bash", "python")
@@ -142,6 +146,44 @@ def test_every_example_of_the_guide_runs_as_written(
             assert matches(example.output, result.stdout), (
                 f"{example} printed:\n{result.stdout}\nexpected:\n{example.output}"
             )
+
+
+def test_the_node_check_of_the_webhooks_guide_accepts_what_the_service_signs() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the guide's JavaScript is run where it is")
+    [snippet] = [m.group(2) for m in FENCE.finditer((guides_dir() / "webhooks.md").read_text()) if m.group(1) == "js"]
+    body = (
+        b'{"id":"evt_1","type":"job.succeeded","created":1767225600,"data":{"id":"job_1","title":"\xc3\xa9t\xc3\xa9"}}'
+    )
+    secret = "whsec_0123456789abcdefghijABCDEFGHIJ"
+    now = int(time.time())
+    driver = snippet + (
+        "const [body, secret] = [Buffer.from(process.env.BODY, 'base64'), process.env.SECRET];\n"
+        "for (const header of process.env.HEADERS.split('|')) {\n"
+        "  try { console.log(JSON.stringify(verifySvcx(body, header, secret).data)); }\n"
+        "  catch (error) { console.log('refused: ' + error.message); }\n"
+        "}\n"
+    )
+    headers = [
+        signature_header(secrets=[secret], timestamp=now, body=body),  # as the service signs it
+        signature_header(secrets=["whsec_new", secret], timestamp=now, body=body),  # during a rotation
+        signature_header(secrets=[secret], timestamp=now, body=body + b" "),  # another body
+        signature_header(secrets=[secret], timestamp=now - 3600, body=body),  # an old one, replayed
+        "t=x,v1=",
+    ]
+    env = {**os.environ, "BODY": base64.b64encode(body).decode(), "SECRET": secret, "HEADERS": "|".join(headers)}
+
+    result = subprocess.run([node, "-e", driver], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        '{"id":"job_1","title":"été"}',
+        '{"id":"job_1","title":"été"}',
+        "refused: no signature matches",
+        "refused: signed too long ago",
+        "refused: malformed Svcx-Signature",
+    ]
 
 
 def test_every_guide_in_docs_is_listed_and_every_listed_guide_exists() -> None:

@@ -65,3 +65,35 @@ def test_a_heartbeat_slower_than_half_the_lost_worker_time_is_refused_at_start()
 
     assert check.returncode != 0
     assert "SVCX_WORKER_HEARTBEAT_INTERVAL must be at most half" in check.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "refusal"),
+    [
+        (
+            {"SVCX_WEBHOOKS_RETRY_FIRST": "3h"},
+            "SVCX_WEBHOOKS_RETRY_FIRST must be above 0 and at most SVCX_WEBHOOKS_RETRY_MAX",
+        ),
+        ({"SVCX_WEBHOOKS_RETENTION": "12h"}, "SVCX_WEBHOOKS_RETENTION must be longer than SVCX_WEBHOOKS_RETRY_WINDOW"),
+        (
+            {"SVCX_WEBHOOKS_READ_TIMEOUT": "0s"},
+            "SVCX_WEBHOOKS_CONNECT_TIMEOUT and SVCX_WEBHOOKS_READ_TIMEOUT must be above 0",
+        ),
+        ({"SVCX_WEBHOOKS_ALLOW_PRIVATE": "maybe"}, "SVCX_WEBHOOKS_ALLOW_PRIVATE must be true or false"),
+    ],
+)
+def test_webhook_settings_that_cannot_work_are_refused_at_start(variables: dict[str, str], refusal: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    check = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={**os.environ, **variables, "DJANGO_SETTINGS_MODULE": "svcx.settings"},
+        capture_output=True,
+        text=True,
+    )
+
+    assert check.returncode != 0
+    assert refusal in check.stderr

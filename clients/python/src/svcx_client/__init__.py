@@ -4,8 +4,11 @@ from svcx_client import Client
 
 with Client() as svcx:  # reads SVCX_API_KEY and SVCX_BASE_URL
     print(svcx.convert("report.pdf", format="md").markdown)
+
+Webhook deliveries are checked with `svcx_client.webhooks.verify(body, signature_header, secret)`.
 """
 
+from svcx_client import webhooks
 from svcx_client.client import Client, DocumentOptions, Source, __version__
 from svcx_client.errors import (
     APIConnectionError,
@@ -22,6 +25,7 @@ from svcx_client.errors import (
     RateLimitError,
     ServiceTimeoutError,
     SvcxError,
+    WebhookSignatureError,
 )
 from svcx_client.models import (
     Account,
@@ -76,5 +80,7 @@ __all__ = [
     "Toc",
     "Usage",
     "UsageRecord",
+    "WebhookSignatureError",
     "__version__",
+    "webhooks",
 ]

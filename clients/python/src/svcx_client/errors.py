@@ -20,6 +20,12 @@ class ConfigurationError(SvcxError):
     """The client cannot be used as set up (no API key, a bad argument)."""
 
 
+class WebhookSignatureError(SvcxError):
+    """A webhook delivery that does not check out (`svcx_client.webhooks.verify`): no or a
+    malformed `Svcx-Signature` header, no signature that matches the secret, a timestamp outside
+    the tolerance (a delivery replayed), or a body that is not JSON. Answer it 400 and drop it."""
+
+
 class APIConnectionError(SvcxError):
     """No answer: the connection failed, broke or timed out, on every attempt."""
 
