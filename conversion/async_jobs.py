@@ -128,6 +128,7 @@ def async_job_create(
     source: JobSource,
     options: dict[str, str | None],
     pages: list[int],
+    page_count: int = 0,
     password: str | None = None,
     webhook_metadata: Any = None,
 ) -> Job:
@@ -151,6 +152,7 @@ def async_job_create(
             pages=pages,
             webhook_metadata=webhook_metadata,
             sealed_password=password_sealed(bound_to=job_id, password=password) if password else None,
+            page_count=page_count,
             pages_total=len(pages),
             parts_total=len(plan),
             expires_at=now + timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT) + _retention()),

@@ -26,6 +26,7 @@ from conversion import engine
 from conversion.api import CONVERT_ERRORS, IDEMPOTENCY_PARAMETER, RAW_DESCRIPTION, RAW_PDF_PARAMETERS
 from conversion.api import document_request_schema as convert_request_schema
 from conversion.async_jobs import JobSource, async_job_cancel, async_job_create, job_pages_so_far, job_result_bytes
+from conversion.files import file_get
 from conversion.inputs import JobJsonMembersSerializer, JobPartsMembersSerializer, JobRawPdfMembersSerializer
 from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF
 from conversion.models import ConversionJob, Job, new_job_id
@@ -83,8 +84,6 @@ def _page_count(document: DocumentRequest) -> int:
     caller = document.caller
     upload = document.source.upload
     if upload is None:
-        from conversion.files import file_get
-
         stored = file_get(caller=caller, file_id=document.source.file_id or "")
         if stored.page_count is not None and document.password is None:
             return stored.page_count
@@ -115,7 +114,8 @@ class JobCreateMixin(DocumentApi):
     def perform(self, document: DocumentRequest) -> Response:
         caller = document.caller
         conversion_meters_require(caller=caller, meters=WORK_METERS)
-        pages = _selected_pages(document, _page_count(document))
+        page_count = _page_count(document)
+        pages = _selected_pages(document, page_count)
         limit = int(settings.SVCX_JOB_MAX_PAGES)
         if len(pages) > limit:
             param = document.options.pages_param
@@ -159,6 +159,7 @@ class JobCreateMixin(DocumentApi):
                 "flavor": options.flavor,
             },
             pages=pages,
+            page_count=page_count,
             password=document.password,
             webhook_metadata=document.webhook_metadata,
         )
@@ -397,7 +398,7 @@ def _payload(job: Job) -> dict[str, Any]:
     pages = list(job_pages_so_far(job=job))
     return {
         "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
-        "document": {"page_count": 0, "sha256": job.sha256},
+        "document": {"page_count": job.page_count, "sha256": job.sha256},
         "pages": pages,
         "markdown": "\n\n".join(p["markdown"] for p in pages if p["markdown"]),
         "result_truncated": False,

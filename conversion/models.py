@@ -179,7 +179,8 @@ class Job(models.Model):
     # A sealed PDF password (conversion.sealing), dropped when the job ends.
     sealed_password = models.BinaryField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    pages_total = models.IntegerField()
+    page_count = models.IntegerField(default=0)  # the document's
+    pages_total = models.IntegerField()  # selected
     pages_parsed = models.IntegerField(default=0)
     pages_completed = models.IntegerField(default=0)  # rendered, in page order
     page_chunks = models.IntegerField(default=0)  # files of rendered pages written so far

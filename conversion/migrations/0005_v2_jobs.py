@@ -51,6 +51,7 @@ class Migration(migrations.Migration):
                         max_length=10,
                     ),
                 ),
+                ("page_count", models.IntegerField(default=0)),
                 ("pages_total", models.IntegerField()),
                 ("pages_parsed", models.IntegerField(default=0)),
                 ("pages_completed", models.IntegerField(default=0)),

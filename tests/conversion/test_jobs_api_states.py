@@ -93,6 +93,7 @@ def test_the_result_of_a_running_job_is_its_pages_so_far(client: Client, account
     queued = client.get(f"/v2/jobs/{job_id}/result", **bearer(secret))
     assert queued.status_code == 200
     assert (queued.json()["status"], queued.json()["pages"], queued["X-Svcx-Job-Status"]) == ("queued", [], "queued")
+    assert queued.json()["document"]["page_count"] == 5
 
     async_job_lead(job_id=job_id)  # a lead run here: the job ends
 
