@@ -99,3 +99,20 @@ def test_the_result_of_a_running_job_is_its_pages_so_far(client: Client, account
 
     done = client.get(f"/v2/jobs/{job_id}/result", **bearer(secret)).json()
     assert (done["status"], [p["page"] for p in done["pages"]]) == ("succeeded", [1, 2, 3, 4, 5])
+
+
+def test_a_test_key_simulates_an_error_on_jobs_and_nothing_is_made(client: Client, account: dict[str, Any]) -> None:
+    test_key = make_key(account["org"], "test").secret
+    error = assert_envelope(
+        client.post(
+            "/v2/jobs",
+            data=b"%PDF-1.7 not read",
+            content_type="application/pdf",
+            HTTP_X_SVCX_SIMULATE="insufficient_credits",
+            **bearer(test_key),
+        ),
+        402,
+        "insufficient_credits",
+    )
+    assert error["details"]["simulated"] is True
+    assert not Job.objects.filter(organization=account["org"]).exists()
