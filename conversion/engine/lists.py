@@ -59,9 +59,9 @@ _ONE_GLYPH = re.compile(r"^\s*(\S)\s+(\S.*)$", re.S)
 # categories (symbols: dingbats, arrows, shapes; dashes; private use: a symbol font's glyph
 # without a Unicode value of its own) ...
 _BULLET_CATEGORIES = frozenset({"So", "Sm", "Pd", "Co"})
-# ... or one of these: a letter "o" (Word's second-level bullet in the text font), guillemets
-# and a middle dot.
-_BULLET_MARKS = "o\u00bb\u203a\u00b7"
+# ... or one of these: a letter "o" (Word's second-level bullet in the text font), a
+# greater-than sign (the arrow of the text font), guillemets and a middle dot.
+_BULLET_MARKS = "o>\u00bb\u203a\u00b7"
 
 
 def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[str, str] | None:
@@ -120,12 +120,13 @@ def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[
 
 def bullet_glyph(glyph: str) -> bool:
     """Whether `glyph` (one character) may be a word processor's bullet: any symbol, dash or
-    private-use glyph beyond ASCII, a letter "o", a guillemet. Word takes its bullets from
+    private-use glyph beyond ASCII, a letter "o", a ">", a guillemet. Word takes its bullets from
     any font (Wingdings' arrows and boxes, dingbats, shapes), so no list of glyphs is
     complete; the tab stop after it (`glyph_bullet`) is what makes it one."""
     if len(glyph) != 1:
         return False
-    # ASCII's symbols ("+", "=", "<", "|") open formulas and code at least as often as lists.
+    # ASCII's other symbols ("+", "=", "<", "|") open formulas and code at least as often as
+    # lists (inline code after them stands apart by its padding, as far as a tab stop).
     return glyph in _BULLET_MARKS or (not glyph.isascii() and unicodedata.category(glyph) in _BULLET_CATEGORIES)
 
 

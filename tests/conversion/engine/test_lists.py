@@ -524,19 +524,23 @@ def test_a_line_back_at_the_marker_ends_the_paragraph_of_an_item(tmp_path: Path)
 
 
 def test_any_symbol_before_a_tab_stop_is_a_word_processor_s_bullet(tmp_path: Path) -> None:
-    # Word takes bullets from any font: a dingbat, an arrow, a letter "o" in the text font,
-    # each followed by a tab stop. The same arrow typed before a word with a space is text.
+    # Word takes bullets from any font: a dingbat, an arrow, a letter "o" or a ">" in the text
+    # font, each followed by a tab stop. The same arrow typed before a word with a space is
+    # text; so is a "+" of ASCII before a tab stop (a formula, inline code after its padding).
     ops: list[Op] = [Text(72, 720, "The list below uses bullets of several fonts:")]
-    for k, (font, glyph) in enumerate([("S", "v"), ("S", "a"), ("R", "o")]):
+    for k, (font, glyph) in enumerate([("S", "v"), ("S", "a"), ("R", "o"), ("R", ">")]):
         y = 700 - 14 * k
         ops += [Text(90, y, glyph, 11, font), Text(108, y, f"Point number {k + 1} of the list")]
-    ops += [Runs(72, 650, (("S", "a"), ("R", " see the notes below for the details of each point.")))]
+    ops += [Runs(72, 640, (("S", "a"), ("R", " see the notes below for the details of each point.")))]
+    ops += [Text(72, 610, "+"), Text(90, 610, "one more term of the sum")]
     assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
         "The list below uses bullets of several fonts:\n\n"
         "- Point number 1 of the list\n"
         "- Point number 2 of the list\n"
-        "- Point number 3 of the list\n\n"
-        "\u2192 see the notes below for the details of each point."
+        "- Point number 3 of the list\n"
+        "- Point number 4 of the list\n\n"
+        "\u2192 see the notes below for the details of each point.\n\n"
+        "\\+ one more term of the sum"
     )
 
 
