@@ -413,6 +413,235 @@ def doc_bold_numbers() -> Doc:
     return d
 
 
+# Bullets Word users pick from the Symbol and Wingdings fonts (private-use code points) and
+# from the text font or a fallback (dingbats, arrows, geometric shapes, typographic marks).
+SYMBOL_BULLETS = [
+    ("\uf0fc", "Wingdings"),  # check mark
+    ("\uf071", "Wingdings"),  # hollow box
+    ("\uf06c", "Wingdings"),  # disc
+    ("\uf06e", "Wingdings"),  # square
+    ("\uf0a8", "Symbol"),  # diamond
+    ("\uf0de", "Symbol"),  # arrow
+]
+TEXT_GLYPHS = [
+    "\u2756",
+    "\u2794",
+    "\u25ba",
+    "\u2192",
+    "\u25ca",
+    "\u2666",
+    "\u25ab",
+    "\u00bb",
+    ">",
+    "\u2717",
+    "\u21d2",
+    "\u2605",
+    "o",
+    "\u2212",
+    "\u25aa",
+]
+
+
+def doc_bullet_glyphs() -> Doc:
+    """One short list per bullet glyph: symbol fonts' private-use bullets and text glyphs."""
+    d = Doc("Calibri", 11)
+    d.para("Each list below uses a bullet of its own.")
+    for glyph, font in [*SYMBOL_BULLETS, *((g, "") for g in TEXT_GLYPHS)]:
+        num = d.numbering([Level("bullet", glyph, 720, font=font)])
+        d.item(d.next(), num)
+        d.item(d.next(), num)
+        d.para("A paragraph between two lists, long enough to be the body text of the page here.")
+    return d
+
+
+def doc_custom_indents() -> Doc:
+    """Multi-level lists with indents Word users set: markers at the margin, narrow steps,
+    a wide hanging indent, five levels deep."""
+    d = Doc("Calibri", 11)
+    d.para("A numbered list whose numbers stand at the margin:")
+    levels = [
+        Level("decimal", "%1.", 360, hanging=360),
+        Level("lowerLetter", "%2.", 720, hanging=360),
+        Level("lowerRoman", "%3.", 1080, hanging=360),
+    ]
+    num = d.numbering(levels)
+    for depth in [0, 1, 1, 2, 2, 0, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.para("Bullets five levels deep, a quarter inch apart:")
+    bul = d.numbering(
+        [
+            Level("bullet", g, 360 * (i + 1), hanging=360, font=f)
+            for i, (g, f) in enumerate(
+                [
+                    (SYMBOL, "Symbol"),
+                    ("o", "Courier New"),
+                    (WD_SQUARE, "Wingdings"),
+                    (SYMBOL, "Symbol"),
+                    ("o", "Courier New"),
+                ]
+            )
+        ]
+    )
+    for depth in [0, 1, 2, 3, 4, 3, 2, 1, 0]:
+        d.item(d.next(), bul, depth)
+    d.para("A list with a wide hanging indent:")
+    wide = d.numbering([Level("decimal", "%1.", 1440, hanging=1080), Level("decimal", "%1.%2.", 2160, hanging=1080)])
+    for depth in [0, 0, 1, 1, 0]:
+        d.item(d.next(), wide, depth)
+    d.para("The end of the lists, in a paragraph of its own.")
+    return d
+
+
+UPPER_PAREN = [Level("upperLetter", "%1)", 720), Level("lowerRoman", "%2)", 1440)]
+PAREN_UPPER = [Level("upperLetter", "(%1)", 720, hanging=432), Level("decimal", "(%2)", 1440, hanging=432)]
+ROMAN_LOWER = [Level("lowerRoman", "%1.", 720, hanging=432), Level("lowerLetter", "(%2)", 1440, hanging=432)]
+
+
+def doc_labels_upper() -> Doc:
+    """Capital letters and roman numerals, parenthesised labels, short items of a word or two."""
+    d = Doc("Calibri", 11)
+    d.para("Capital roman numerals, then capital letters:")
+    num = d.numbering(UPPER)
+    for depth in [0, 0, 1, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.para("Short items, lettered:")
+    num = d.numbering([Level("upperLetter", "%1.", 720)])
+    for word in ["Apples", "Pears", "Plums"]:
+        d.item(word, num)
+    d.para("Short items, numbered:")
+    num = d.numbering(WORD_NUMBERS)
+    for word, depth in [("one", 0), ("two", 0), ("red", 1), ("blue", 1), ("three", 0)]:
+        d.item(word, num, depth)
+    d.para("Capital letters with a parenthesis:")
+    num = d.numbering(UPPER_PAREN)
+    for depth in [0, 1, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.para("Parenthesised capitals:")
+    num = d.numbering(PAREN_UPPER)
+    for depth in [0, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.para("Lower roman numerals:")
+    num = d.numbering(ROMAN_LOWER)
+    for depth in [0, 0, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.para("The end.")
+    return d
+
+
+def doc_restarts() -> Doc:
+    """Lists that restart at one after a paragraph, and lists right after headings."""
+    d = Doc("Calibri", 11)
+    d.doc.add_paragraph("Preparation", style="Heading 1")
+    num = d.numbering(WORD_NUMBERS)
+    for depth in [0, 0, 0]:
+        d.item(d.next(), num, depth)
+    d.para("Then, a new list that starts again at one:")
+    num = d.numbering(WORD_NUMBERS)
+    for depth in [0, 0]:
+        d.item(d.next(), num, depth)
+    d.doc.add_paragraph("Materials", style="Heading 2")
+    bul = d.numbering(WORD_BULLETS)
+    for depth in [0, 0, 1]:
+        d.item(d.next(), bul, depth)
+    d.doc.add_paragraph("Follow-up", style="Heading 1")
+    num = d.numbering(PAREN)
+    for depth in [0, 1, 0]:
+        d.item(d.next(), num, depth)
+    d.doc.add_paragraph("Notes", style="Heading 2")
+    d.para("A closing paragraph under the last heading.")
+    return d
+
+
+def doc_long_items() -> Doc:
+    """Items of several lines, and a list that runs over a page break."""
+    d = Doc("Calibri", 11)
+    d.para("Long items, numbered and bulleted, some running over to the next page.")
+    num = d.numbering(WORD_NUMBERS)
+    for i in range(9):
+        d.item(d.long() + " " + d.long(), num, 1 if i % 3 == 2 else 0)
+    bul = d.numbering(WORD_BULLETS)
+    for i in range(24):
+        d.item(d.long() if i % 2 else d.next(), bul, i % 2)
+    d.para("The paragraph after the lists.")
+    return d
+
+
+def _lead_in_item(d: Doc, lead: str, num: int) -> None:
+    """An item opened by `lead` in bold, then a sentence in the regular weight."""
+    p = d.doc.add_paragraph(style="List Paragraph")
+    p.add_run(lead).bold = True
+    p.add_run(" " + d.next() + ".")
+    p._p.get_or_add_pPr().append(
+        parse_xml(f'<w:numPr xmlns:w="{W}"><w:ilvl w:val="0"/><w:numId w:val="{num}"/></w:numPr>')
+    )
+
+
+def doc_lead_ins() -> Doc:
+    """Items opened by a bold lead-in: a term and a colon, a bold sentence, a bold number."""
+    d = Doc("Calibri", 11)
+    d.para("Terms, each with a bold lead-in:")
+    bul = d.numbering(WORD_BULLETS)
+    for lead in ["Scope.", "Payment terms:", "Notice \u2013"]:
+        _lead_in_item(d, lead, bul)
+    d.para("Steps, each with a bold lead-in:")
+    num = d.numbering(WORD_NUMBERS)
+    for lead in ["Prepare:", "Review:", "Sign:"]:
+        _lead_in_item(d, lead, num)
+    d.para("Short bold items:")
+    num = d.numbering(WORD_NUMBERS)
+    for title in ["Budget", "Staff", "Schedule"]:
+        _styled_item(d, title, num, bold=True)
+    d.para("The end of the lead-ins.")
+    return d
+
+
+def doc_tabbed_numbers() -> Doc:
+    """Numbered paragraphs typed with a tab after the number (Normal style, no numbering),
+    numbered lists whose number is followed by a space or by nothing, and numbers past nine."""
+    d = Doc("Calibri", 11)
+    d.para("Typed numbers with a tab:")
+    for i, s in enumerate(SENTENCES[:3]):
+        d.para(f"{i + 1}.\t{s}")
+    d.para("Numbering followed by a space:")
+    num = d.numbering([Level("decimal", "%1.", 360, hanging=360, suffix="space")])
+    for _ in range(3):
+        d.item(d.next(), num)
+    d.para("Numbering followed by nothing:")
+    num = d.numbering([Level("decimal", "%1)", 360, hanging=360, suffix="nothing")])
+    for _ in range(2):
+        d.item(" " + d.next(), num)
+    d.para("A long numbered list:")
+    num = d.numbering(WORD_NUMBERS)
+    for _ in range(12):
+        d.item(d.next(), num)
+    d.para("The end of the numbers.")
+    return d
+
+
+def doc_tabbed_items() -> Doc:
+    """Items whose text has a tab in it (a term, a tab stop, its value), numbered and
+    bulleted: a column of markers, then two columns of text."""
+    d = Doc("Calibri", 11)
+    d.para("Rooms and their floors:")
+    num = d.numbering(WORD_NUMBERS)
+    for name, floor in [("Library", "ground floor"), ("Canteen", "first floor"), ("Archive", "basement")]:
+        d.item(f"{name}\t\t{floor}", num)
+    d.para("Contacts and their numbers:")
+    bul = d.numbering(FANCY_BULLETS)
+    for name, phone in [("Reception", "extension 100"), ("Security", "extension 200"), ("Help desk", "extension 300")]:
+        d.item(f"{name}\t\t{phone}", bul)
+    d.para("The same with a wide hanging indent:")
+    wide = d.numbering([Level("bullet", WD_ARROW, 1440, hanging=1080, font="Wingdings")])
+    for name, phone in [("Garage", "extension 400"), ("Attic", "extension 500"), ("Kitchen", "extension 600")]:
+        d.item(f"{name}\t{phone}", wide)
+    d.para("And numbered:")
+    wide = d.numbering([Level("decimal", "%1.", 1440, hanging=1080)])
+    for name, phone in [("Gate", "extension 700"), ("Door", "extension 800"), ("Roof", "extension 900")]:
+        d.item(f"{name}\t{phone}", wide)
+    d.para("The end of the tabbed items.")
+    return d
+
+
 DOCS = {
     "bold-numbers": doc_bold_numbers,
     "bold-items": doc_bold_items,
@@ -431,6 +660,14 @@ DOCS = {
     "mixed-pages": doc_mixed_pages,
     "normal-style-items": doc_numbered_no_style,
     "typed-bullets": doc_typed,
+    "bullet-glyphs": doc_bullet_glyphs,
+    "custom-indents": doc_custom_indents,
+    "labels-upper": doc_labels_upper,
+    "restarts": doc_restarts,
+    "long-items": doc_long_items,
+    "lead-ins": doc_lead_ins,
+    "tabbed-numbers": doc_tabbed_numbers,
+    "tabbed-items": doc_tabbed_items,
 }
 
 # References pandoc's GFM cannot give in the corpus's convention (a table as a pipe table, each

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -52,6 +53,15 @@ LABEL_TAB_EM = 0.45
 LABEL_TAB_SPACES = 1.5
 # A glyph gap wider than this (in ems) is a word space.
 WORD_SPACE_MIN_EM = 0.1
+# One glyph, then the text (see `glyph_bullet`).
+_ONE_GLYPH = re.compile(r"^\s*(\S)\s+(\S.*)$", re.S)
+# What a word processor's bullet may be beyond `_BULLETS`: a glyph of these Unicode
+# categories (symbols: dingbats, arrows, shapes; dashes; private use: a symbol font's glyph
+# without a Unicode value of its own) ...
+_BULLET_CATEGORIES = frozenset({"So", "Sm", "Pd", "Co"})
+# ... or one of these: a letter "o" (Word's second-level bullet in the text font), a
+# greater-than sign (the arrow of the text font), guillemets and a middle dot.
+_BULLET_MARKS = "o>\u00bb\u203a\u00b7"
 
 
 def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[str, str] | None:
@@ -62,7 +72,7 @@ def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[
     if (
         line.style & BOLD
         and len(text) < 80
-        and not (_CHECKBOX.match(text) or _BULLET.match(text))
+        and not (_CHECKBOX.match(text) or _BULLET.match(text) or glyph_bullet(line) is not None)
         and not (not_heading and tab_numbered(line))
     ):
         # A short bold line opened by a number or a label is a numbered heading; one opened by
@@ -82,6 +92,9 @@ def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[
             # A checkbox after a bullet or an unmapped label glyph: a task item still.
             return ("- [ ]" if box.group(1) in _UNCHECKED else "- [x]"), box.group(2)
         return "-", m.group(2)
+    rest = glyph_bullet(line)
+    if rest is not None:
+        return "-", rest
     if line.size > body * 1.12 and not (not_heading and tab_numbered(line)):
         # A numbered line set larger than the body is a numbered heading.
         return None
@@ -103,6 +116,36 @@ def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[
         if rest[:1].isalnum():
             return "-", rest
     return None
+
+
+def bullet_glyph(glyph: str) -> bool:
+    """Whether `glyph` (one character) may be a word processor's bullet: any symbol, dash or
+    private-use glyph beyond ASCII, a letter "o", a ">", a guillemet. Word takes its bullets from
+    any font (Wingdings' arrows and boxes, dingbats, shapes), so no list of glyphs is
+    complete; the tab stop after it (`glyph_bullet`) is what makes it one."""
+    if len(glyph) != 1:
+        return False
+    # ASCII's other symbols ("+", "=", "<", "|") open formulas and code at least as often as
+    # lists (inline code after them stands apart by its padding, as far as a tab stop).
+    return glyph in _BULLET_MARKS or (not glyph.isascii() and unicodedata.category(glyph) in _BULLET_CATEGORIES)
+
+
+def glyph_bullet(line: Line) -> str | None:
+    """The text of `line` after a lone glyph that `bullet_glyph` accepts and a tab stop sets
+    apart from that text (a word processor's bullet, whatever its font); None if the line
+    opens otherwise. Typed text puts a space after a symbol ("→ see below"), no tab stop."""
+    m = _ONE_GLYPH.match(line.text)
+    if m is None or not bullet_glyph(m.group(1)):
+        return None
+    return m.group(2) if tab_after(line, 1) else None
+
+
+def lone_list_marker(cell: str) -> bool:
+    """Whether `cell`, text standing alone before a wider gap (a table's first column), is a
+    list marker: a bullet of `_BULLETS` or any glyph `bullet_glyph` accepts, a number with
+    its "." or ")", a label, or a number alone."""
+    cell = cell.strip()
+    return bool(LONE_MARKER.match(cell) or BARE_NUMBER.match(cell) or bullet_glyph(cell))
 
 
 def tab_after(line: Line, chars: int) -> bool:
@@ -131,7 +174,7 @@ def tab_numbered(line: Line) -> bool:
 def opens_with_bullet(line: Line) -> bool:
     """Whether `line` opens with a bullet or a checkbox (not a number or a label, which
     headings carry too)."""
-    return bool(_CHECKBOX.match(line.text) or _BULLET.match(line.text))
+    return bool(_CHECKBOX.match(line.text) or _BULLET.match(line.text) or glyph_bullet(line) is not None)
 
 
 def opens_at_right(line: Line) -> bool:

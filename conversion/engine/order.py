@@ -9,7 +9,7 @@ from collections import Counter
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
 from .layout import BOLD, MONO, Line, is_rtl, line_logical
-from .lists import BARE_NUMBER, LONE_MARKER, list_marker
+from .lists import BARE_NUMBER, LONE_MARKER, bullet_glyph, list_marker
 from .tables import Table
 
 Item = Line | Table | Figure
@@ -202,7 +202,8 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
         if BARE_NUMBER.match(marker) and it.x0 - prev.x1 >= it.size:
             # A number alone before a tab stop numbers an item ("1" <tab> "First section").
             marker += "."
-        if LONE_MARKER.match(marker):
+        if LONE_MARKER.match(marker) or (bullet_glyph(marker) and it.x0 - prev.x1 >= it.size):
+            # Any symbol before a tab stop is a word processor's bullet (`glyph_bullet`).
             out[-1] = Line(
                 x0=prev.x0,
                 top=min(prev.top, it.top),

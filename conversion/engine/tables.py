@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from .layout import Line, PageModel, compat_text, is_rtl
-from .lists import BARE_NUMBER, LONE_MARKER
+from .lists import BARE_NUMBER, lone_list_marker
 
 
 @dataclass
@@ -651,7 +651,7 @@ def _list_rows(rows: list[list[str]]) -> bool:
         if len(filled) > 2:
             return False
         if len(filled) == 2:
-            if not (LONE_MARKER.match(filled[0]) or BARE_NUMBER.match(filled[0])):
+            if not lone_list_marker(filled[0]):
                 return False
             marked += 1
     return 2 * marked > len(rows)
@@ -680,10 +680,14 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     rows_out = _compact_columns(rows_out, columns)
     if len(rows_out[0]) < 2:
         return None
-    first_markers = all(LONE_MARKER.match(r[0]) or BARE_NUMBER.match(r[0]) for r in rows_out if r[0])
-    if (len(rows_out[0]) == 2 and first_markers) or _list_rows(rows_out):
+    firsts = [r[0] for r in rows_out if r[0]]
+    first_markers = all(lone_list_marker(c) for c in firsts)
+    numbered_rows = any(BARE_NUMBER.match(c) for c in firsts)
+    if (first_markers and (len(rows_out[0]) == 2 or not numbered_rows)) or _list_rows(rows_out):
         # Bullets or item numbers, each beside one text, are a list (nested where the
-        # markers stand further in), not a table.
+        # markers stand further in), not a table; so are bullets or numbers with their "."
+        # beside text a tab stop splits in columns (a tab inside an item). A column of bare
+        # numbers before two or more is a table's row numbers.
         return None
     # Prose columns side by side look like a two- or three-band table; their bands are
     # each as wide as a text column, while a table has at least one narrow band.

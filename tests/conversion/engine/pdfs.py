@@ -21,8 +21,9 @@ FONTS = {
 # codes of its own (see `glyph_index_codes`), so nothing maps them to Unicode but the glyph
 # order; "S" is a symbol font whose ToUnicode
 # maps "\u00b7" to the private-use bullet U+F0B7 and "n" to the private-use icon U+F06E,
-# "o" to the ballot box U+2610, "x" to the ballot box with X U+2612, and "\u00fe" to U+F0FE
-# (Wingdings' box with a check, where a font maps it nowhere else).
+# "o" to the ballot box U+2610, "x" to the ballot box with X U+2612, "\u00fe" to U+F0FE
+# (Wingdings' box with a check, where a font maps it nowhere else), "v" to the dingbat
+# U+2756 and "a" to the arrow U+2192 (bullets Word users pick from fonts of symbols).
 WIDTH, HEIGHT = 612, 792
 
 
@@ -192,7 +193,7 @@ def private_use_font(pdf: pikepdf.Pdf) -> pikepdf.Dictionary:
 /CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def
 /CMapName /Symbolic def /CMapType 2 def
 1 begincodespacerange <00> <FF> endcodespacerange
-5 beginbfchar <B7> <F0B7> <6E> <F06E> <6F> <2610> <78> <2612> <FE> <F0FE> endbfchar
+7 beginbfchar <B7> <F0B7> <6E> <F06E> <6F> <2610> <78> <2612> <FE> <F0FE> <76> <2756> <61> <2192> endbfchar
 endcmap CMapName currentdict /CMap defineresource pop end end"""
     return pikepdf.Dictionary(
         Type=pikepdf.Name.Font,

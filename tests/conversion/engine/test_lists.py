@@ -521,3 +521,50 @@ def test_a_line_back_at_the_marker_ends_the_paragraph_of_an_item(tmp_path: Path)
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert "  Check the supply of paper before the meeting starts\n\n## Payment terms\n\nThe invoice" in out
+
+
+def test_any_symbol_before_a_tab_stop_is_a_word_processor_s_bullet(tmp_path: Path) -> None:
+    # Word takes bullets from any font: a dingbat, an arrow, a letter "o" or a ">" in the text
+    # font, each followed by a tab stop. The same arrow typed before a word with a space is
+    # text; so is a "+" of ASCII before a tab stop (a formula, inline code after its padding).
+    ops: list[Op] = [Text(72, 720, "The list below uses bullets of several fonts:")]
+    for k, (font, glyph) in enumerate([("S", "v"), ("S", "a"), ("R", "o"), ("R", ">")]):
+        y = 700 - 14 * k
+        ops += [Text(90, y, glyph, 11, font), Text(108, y, f"Point number {k + 1} of the list")]
+    ops += [Runs(72, 640, (("S", "a"), ("R", " see the notes below for the details of each point.")))]
+    ops += [Text(72, 610, "+"), Text(90, 610, "one more term of the sum")]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The list below uses bullets of several fonts:\n\n"
+        "- Point number 1 of the list\n"
+        "- Point number 2 of the list\n"
+        "- Point number 3 of the list\n"
+        "- Point number 4 of the list\n\n"
+        "\u2192 see the notes below for the details of each point.\n\n"
+        "\\+ one more term of the sum"
+    )
+
+
+def test_a_symbol_bullet_a_wide_tab_stop_splits_from_its_text_opens_the_item(tmp_path: Path) -> None:
+    # A hanging indent of half an inch: the layout reads the dingbat as a line of its own.
+    ops: list[Op] = [Text(72, 720, "Rooms of the house:")]
+    for k, room in enumerate(["The kitchen on the ground floor", "The attic under the roof"]):
+        ops += [Text(90, 700 - 14 * k, "v", 11, "S"), Text(126, 700 - 14 * k, room)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Rooms of the house:\n\n- The kitchen on the ground floor\n- The attic under the roof"
+    )
+
+
+def test_symbol_bullets_before_tabbed_columns_are_a_list_and_row_numbers_a_table(tmp_path: Path) -> None:
+    # Items with a tab stop inside (a name, then its extension) line up in columns beside
+    # their bullets: a list, not a table. Bare numbers before two columns number a table's rows.
+    rows = [("Reception", "extension 100"), ("Security", "extension 200"), ("Help desk", "extension 300")]
+    ops: list[Op] = [Text(72, 720, "Contacts and their numbers:")]
+    for k, (name, phone) in enumerate(rows):
+        ops += [Text(90, 700 - 14 * k, "v", 11, "S"), Text(126, 700 - 14 * k, name), Text(250, 700 - 14 * k, phone)]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "Contacts and their numbers:\n\n- Reception extension 100\n- Security extension 200\n- Help desk extension 300"
+    )
+    ops = [Text(72, 720, "Contacts and their numbers:")]
+    for k, (name, phone) in enumerate(rows):
+        ops += [Text(90, 700 - 14 * k, str(k + 1)), Text(126, 700 - 14 * k, name), Text(250, 700 - 14 * k, phone)]
+    assert "| 1 | Reception | extension 100 |" in md(make_pdf(tmp_path / "b.pdf", [ops]))
