@@ -4,9 +4,11 @@ from svcx_client import Client
 
 with Client() as svcx:  # reads SVCX_API_KEY and SVCX_BASE_URL
     print(svcx.convert("report.pdf", format="md").markdown)
+    job = svcx.wait_job(svcx.create_job("book.pdf").id)  # a long document, in the background
+    print(svcx.job_markdown(job.id).markdown)
 """
 
-from svcx_client.client import Client, DocumentOptions, Source, __version__
+from svcx_client.client import Client, DocumentOptions, JobOptions, Source, __version__
 from svcx_client.errors import (
     APIConnectionError,
     APIError,
@@ -15,6 +17,9 @@ from svcx_client.errors import (
     DocumentError,
     InternalServerError,
     InvalidRequestError,
+    JobCanceledError,
+    JobFailedError,
+    JobWaitTimeout,
     NotFoundError,
     OverloadedError,
     PaymentRequiredError,
@@ -27,10 +32,16 @@ from svcx_client.models import (
     Account,
     Answer,
     Conversion,
+    ConversionOptions,
     ConversionPage,
     Engine,
     FileDeleted,
     Inspection,
+    Job,
+    JobFailure,
+    JobList,
+    JobMarkdown,
+    JobResult,
     LedgerEntry,
     ListPage,
     MarkdownConversion,
@@ -51,6 +62,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "Conversion",
+    "ConversionOptions",
     "ConversionPage",
     "DocumentError",
     "DocumentOptions",
@@ -59,6 +71,15 @@ __all__ = [
     "Inspection",
     "InternalServerError",
     "InvalidRequestError",
+    "Job",
+    "JobCanceledError",
+    "JobFailedError",
+    "JobFailure",
+    "JobList",
+    "JobMarkdown",
+    "JobOptions",
+    "JobResult",
+    "JobWaitTimeout",
     "LedgerEntry",
     "ListPage",
     "MarkdownConversion",
