@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,13 +18,15 @@ from urllib.parse import parse_qs, urlsplit
 
 @dataclass
 class Canned:
-    """One answer; `drop` closes the connection without answering."""
+    """One answer; `drop` closes the connection without answering, `cut` after that many bytes
+    of the body (its Content-Length promised all of it)."""
 
     status: int = 200
     body: bytes = b"{}"
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
     drop: bool = False
     delay: float = 0.0
+    cut: int | None = None
 
 
 @dataclass
@@ -72,25 +75,26 @@ def markdown(text: str, *, pages: int = 1, cached: bool = False, delay: float = 
     return Canned(body=text.encode(), headers=headers, delay=delay)
 
 
+def page_body(n: int) -> dict[str, Any]:
+    return {
+        "page": n,
+        "label": None,
+        "markdown": f"Page {n}",
+        "has_text_layer": True,
+        "warnings": [],
+        "width": 612.0,
+        "height": 792.0,
+        "elements": [],
+    }
+
+
 def conversion(pages: int = 1, *, cached: bool = False) -> Canned:
     body = {
         "object": "conversion",
         "request_id": "req_conv",
         "engine": {"id": "svcx-layout", "version": "1"},
         "document": {"page_count": pages, "sha256": "ab" * 32},
-        "pages": [
-            {
-                "page": n,
-                "label": None,
-                "markdown": f"Page {n}",
-                "has_text_layer": True,
-                "warnings": [],
-                "width": 612.0,
-                "height": 792.0,
-                "elements": [],
-            }
-            for n in range(1, pages + 1)
-        ],
+        "pages": [page_body(n) for n in range(1, pages + 1)],
         "markdown": "\n\n".join(f"Page {n}" for n in range(1, pages + 1)),
         "result_truncated": False,
         "pages_billed": 0 if cached else pages,
@@ -102,10 +106,51 @@ def conversion(pages: int = 1, *, cached: bool = False) -> Canned:
     return Canned(200, json.dumps(body).encode(), {"Content-Type": "application/json", "X-Request-Id": "req_conv"})
 
 
+def job_body(
+    job_id: str = "job_1", status: str = "queued", *, total: int = 3, completed: int = 0, **more: Any
+) -> dict[str, Any]:
+    """A job as GET /v2/jobs/{id} answers it."""
+    ended = status in ("succeeded", "failed", "canceled")
+    body = {
+        "id": job_id,
+        "object": "job",
+        "status": status,
+        "filename": "book.pdf",
+        "options": {"pages": None, "tables": "markdown", "fallback": "empty", "flavor": "gfm"},
+        "pages_total": total,
+        "pages_completed": completed,
+        "credits_held": 0 if ended else total,
+        "credits_billed": total if status == "succeeded" else 0,
+        "pages_billed": total if status == "succeeded" else 0,
+        "error": None,
+        "warnings": [],
+        "webhook_metadata": None,
+        "request_id": "req_create",
+        "created_at": "2026-11-27T05:40:12.123456Z",
+        "started_at": None if status == "queued" else "2026-11-27T05:40:13Z",
+        "finished_at": "2026-11-27T05:40:20Z" if ended else None,
+        "expires_at": "2026-11-28T05:40:20Z",
+    }
+    return {**body, **more}
+
+
+def job(job_id: str = "job_1", status: str = "queued", *, http_status: int = 200, **more: Any) -> Canned:
+    return Canned(http_status, json.dumps(job_body(job_id, status, **more)).encode())
+
+
+def ndjson(pages: list[int], status: str = "running", *, cut: int | None = None) -> Canned:
+    """A stream of a job's pages, one JSON object a line."""
+    body = b"".join(json.dumps(page_body(n)).encode() + b"\n" for n in pages)
+    headers = {"Content-Type": "application/x-ndjson; charset=utf-8", "X-Svcx-Job-Status": status}
+    return Canned(body=body, headers=headers, cut=cut)
+
+
 class Scripted:
-    """The server: `answers` are given in order (then `{}` with 200); `seen` records requests."""
+    """The server: `route` answers a request when it returns a Canned; else `answers` are given
+    in order (then `{}` with 200). `seen` records requests."""
 
     def __init__(self) -> None:
+        self.route: Callable[[Seen], Canned | None] | None = None
         self.answers: list[Canned] = []
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
@@ -118,18 +163,19 @@ class Scripted:
                 body = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
                 raw = {k.lower(): v.encode("latin-1") for k, v in self.headers.items()}
+                seen = Seen(
+                    self.command,
+                    parts.path,
+                    parse_qs(parts.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    raw,
+                    body,
+                )
                 with scripted.lock:
-                    scripted.seen.append(
-                        Seen(
-                            self.command,
-                            parts.path,
-                            parse_qs(parts.query),
-                            {k.lower(): v for k, v in self.headers.items()},
-                            raw,
-                            body,
-                        )
-                    )
-                    answer = scripted.answers.pop(0) if scripted.answers else Canned()
+                    scripted.seen.append(seen)
+                    answer = scripted.route(seen) if scripted.route else None
+                    if answer is None:
+                        answer = scripted.answers.pop(0) if scripted.answers else Canned()
                     scripted.in_flight += 1
                     scripted.most_in_flight = max(scripted.most_in_flight, scripted.in_flight)
                 time.sleep(answer.delay)
@@ -143,6 +189,10 @@ class Scripted:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(answer.body)))
                 self.end_headers()
+                if answer.cut is not None:
+                    self.wfile.write(answer.body[: answer.cut])
+                    self.close_connection = True
+                    return
                 self.wfile.write(answer.body)
 
             do_GET = do_POST = do_DELETE = handle_one

@@ -4,12 +4,14 @@ from svcx_client import Client
 
 with Client() as svcx:  # reads SVCX_API_KEY and SVCX_BASE_URL
     print(svcx.convert("report.pdf", format="md").markdown)
+    job = svcx.wait_job(svcx.create_job("book.pdf").id)  # a long document, in the background
+    print(svcx.job_markdown(job.id).markdown)
 
 Webhook deliveries are checked with `svcx_client.webhooks.verify(body, signature_header, secret)`.
 """
 
 from svcx_client import webhooks
-from svcx_client.client import Client, DocumentOptions, Source, __version__
+from svcx_client.client import Client, DocumentOptions, JobOptions, Source, __version__
 from svcx_client.errors import (
     APIConnectionError,
     APIError,
@@ -18,6 +20,9 @@ from svcx_client.errors import (
     DocumentError,
     InternalServerError,
     InvalidRequestError,
+    JobCanceledError,
+    JobFailedError,
+    JobWaitTimeout,
     NotFoundError,
     OverloadedError,
     PaymentRequiredError,
@@ -31,10 +36,16 @@ from svcx_client.models import (
     Account,
     Answer,
     Conversion,
+    ConversionOptions,
     ConversionPage,
     Engine,
     FileDeleted,
     Inspection,
+    Job,
+    JobFailure,
+    JobList,
+    JobMarkdown,
+    JobResult,
     LedgerEntry,
     ListPage,
     MarkdownConversion,
@@ -55,6 +66,7 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "Conversion",
+    "ConversionOptions",
     "ConversionPage",
     "DocumentError",
     "DocumentOptions",
@@ -63,6 +75,15 @@ __all__ = [
     "Inspection",
     "InternalServerError",
     "InvalidRequestError",
+    "Job",
+    "JobCanceledError",
+    "JobFailedError",
+    "JobFailure",
+    "JobList",
+    "JobMarkdown",
+    "JobOptions",
+    "JobResult",
+    "JobWaitTimeout",
     "LedgerEntry",
     "ListPage",
     "MarkdownConversion",

@@ -1,4 +1,4 @@
-"""The svcx API client: one typed method per /v1 operation.
+"""The svcx API client: one typed method per /v1 and /v2 operation.
 
     from svcx_client import Client
 
@@ -7,13 +7,15 @@
         print(result.markdown, result.credits_billed)
 
 A document is sent as the raw PDF body (`/v1/<operation>/raw`, options in the query string), or
-named by the `file_id` of a stored file (a JSON body). Every POST and DELETE carries an
+named by the `file_id` of a stored file (a JSON body); a job of a named file is sent as
+multipart/form-data, so that the job keeps the file's name. Every POST and DELETE carries an
 Idempotency-Key, made once per call and sent again on each retry (see `svcx_client.retry`).
 The client is safe to share between threads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -23,11 +25,21 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal, TypedDict, TypeVar, Unpack, overload
+from urllib.parse import quote
 
 import httpx
 
 from svcx_client import models
-from svcx_client.errors import APIConnectionError, APIError, ConfigurationError, error_class
+from svcx_client.errors import (
+    APIConnectionError,
+    APIError,
+    ConfigurationError,
+    JobCanceledError,
+    JobFailedError,
+    JobWaitTimeout,
+    SvcxError,
+    error_class,
+)
 from svcx_client.retry import IN_PROGRESS, RetryPolicy, is_retryable, server_wait
 
 __version__ = "0.1.0"
@@ -37,15 +49,16 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT = 150.0
 MARKDOWN = "text/markdown"
 JSON = "application/json"
+NDJSON = "application/x-ndjson"
+# Before reading a job's pages again after a stream that brought none.
+STREAM_PAUSE = 1.0
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
 Format = Literal["json", "md", "markdown"]
 Row = TypeVar("Row")
 
 
-class DocumentOptions(TypedDict, total=False):
-    """What a request about a document may carry besides the document (decisions.md 1, 2)."""
-
+class _ConversionOptions(TypedDict, total=False):
     pages: str
     ocr: Literal["off"]
     flavor: Literal["gfm"]
@@ -53,11 +66,27 @@ class DocumentOptions(TypedDict, total=False):
     fallback: Literal["empty", "error"]
     password: str
     metadata: dict[str, Any]
-    debug: bool
     idempotency_key: str
 
 
+class DocumentOptions(_ConversionOptions, total=False):
+    """What a request about a document may carry besides the document (decisions.md 1, 2)."""
+
+    debug: bool
+
+
+class JobOptions(_ConversionOptions, total=False):
+    """What POST /v2/jobs may carry besides the document: a conversion's options and
+    `webhook_metadata`, an object echoed in the job."""
+
+    webhook_metadata: dict[str, Any]
+
+
+_DOCUMENT_MEMBERS = frozenset(DocumentOptions.__annotations__)
+_JOB_MEMBERS = frozenset(JobOptions.__annotations__)
 _OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback")
+# Multipart parts that hold JSON text.
+_JSON_PARTS = ("options", "metadata", "webhook_metadata")
 
 
 def environment_key() -> str:
@@ -179,7 +208,7 @@ class Client:
         if format not in ("json", "md", "markdown"):
             raise ConfigurationError(f"format must be 'json' or 'md', not {format!r}.")
         accept = JSON if format == "json" else MARKDOWN
-        response = self._document("convert", source, file_id, options, accept=accept)
+        response = self._document("/v1/convert", source, file_id, options, accept=accept)
         if accept == MARKDOWN:
             return models.MarkdownConversion.from_text(response.text, response.headers)
         return models.Conversion.from_json(response.json(), models.Answer.of(response.headers))
@@ -189,14 +218,14 @@ class Client:
     ) -> models.Inspection:
         """What a document is (pages, encryption, permissions, a text sample), free of charge;
         `pages` chooses the sampled pages."""
-        response = self._document("inspect", source, file_id, options)
+        response = self._document("/v1/inspect", source, file_id, options)
         return models.Inspection.from_json(response.json(), models.Answer.of(response.headers))
 
     def toc(
         self, source: Source | None = None, *, file_id: str | None = None, **options: Unpack[DocumentOptions]
     ) -> models.Toc:
         """The document's outline (bookmarks), free of charge."""
-        response = self._document("toc", source, file_id, options)
+        response = self._document("/v1/toc", source, file_id, options)
         return models.Toc.from_json(response.json(), models.Answer.of(response.headers))
 
     # -- stored files -------------------------------------------------------------------------
@@ -281,6 +310,152 @@ class Client:
         """Every usage record (filtered by `start`, `end`, `api_key_id`), newest first."""
         return _every(lambda after: self.usage_records(limit=page_size, starting_after=after, **period))
 
+    # -- version 2 jobs -----------------------------------------------------------------------
+
+    def create_job(
+        self,
+        source: Source | None = None,
+        *,
+        file_id: str | None = None,
+        filename: str | None = None,
+        **options: Unpack[JobOptions],
+    ) -> models.Job:
+        """Start a job converting a PDF (a path, bytes or a binary file) or a stored file by
+        `file_id`, up to 5,000 pages, in the background; answers the job at once (`queued`).
+
+        The options are convert's, plus `webhook_metadata` (an object echoed in the job). The
+        credits of the selected pages are held now (402 `PaymentRequiredError` without them, and
+        no job is made), billed once the job succeeds, released if it fails or is canceled. The
+        document is checked as convert checks it first (`DocumentError`, `InvalidRequestError`;
+        400 `too_many_pages` past the limit). A path's name (or `filename`) is kept as the job's
+        `filename`. Retried with one Idempotency-Key per call: one job however many attempts.
+        """
+        if filename is None and isinstance(source, str | os.PathLike):
+            filename = Path(source).name
+        response = self._document("/v2/jobs", source, file_id, options, allowed=_JOB_MEMBERS, filename=filename)
+        return models.Job.from_json(response.json(), models.Answer.of(response.headers))
+
+    def get_job(self, job_id: str) -> models.Job:
+        """One job, with its `status` and `pages_completed`; NotFoundError `job_not_found` for
+        an unknown id (or one deleted 24 hours after it ended)."""
+        response = self._request("GET", _job_path(job_id))
+        return models.Job.from_json(response.json(), models.Answer.of(response.headers))
+
+    def jobs(self, *, limit: int = 20, starting_after: str | None = None, status: str | None = None) -> models.JobList:
+        """One page of the jobs of the key's organization and environment, newest first;
+        `status` keeps the jobs in that status (`queued`, `running`, `succeeded`, ...)."""
+        query = _present(limit=limit, starting_after=starting_after, status=status)
+        response = self._request("GET", "/v2/jobs", params=query)
+        return models.JobList.from_json(response.json(), models.Answer.of(response.headers))
+
+    def iter_jobs(self, *, page_size: int = 100, status: str | None = None) -> Iterator[models.Job]:
+        """Every job (in `status`, when given), newest first, page after page."""
+        return _every(lambda after: self.jobs(limit=page_size, starting_after=after, status=status))
+
+    def job_result(self, job_id: str) -> models.JobResult:
+        """The job's result as `Conversion` answers it, with `job_id` and `status`: every page
+        once it has succeeded, the pages converted so far while it runs. Raises
+        JobFailedError (`job_error` says why) or JobCanceledError for a job that ended so."""
+        with _about_job(job_id):
+            response = self._request("GET", _job_path(job_id, "/result"))
+        return models.JobResult.from_json(response.json(), models.Answer.of(response.headers))
+
+    def job_markdown(self, job_id: str) -> models.JobMarkdown:
+        """The job's result as Markdown (`<!-- page N -->` before each page), what was billed,
+        and the job's `status`: the pages converted so far while it runs. Raises as
+        `job_result` does."""
+        with _about_job(job_id):
+            response = self._request("GET", _job_path(job_id, "/result"), accept=MARKDOWN)
+        return models.JobMarkdown.from_text(
+            response.text, response.headers, job_id=job_id, status=response.headers.get("x-svcx-job-status")
+        )
+
+    def iter_job_pages(self, job_id: str, *, after: int = 0) -> Iterator[models.ConversionPage]:
+        """The job's pages in order, each as soon as it is converted, until the job ends: the
+        stream of pages (NDJSON), read again from where it stopped each time the service ends
+        it (it does after a minute) or the connection breaks. `after` skips the pages already
+        read. Raises JobFailedError when the job fails (after the pages it converted before)
+        or JobCanceledError; APIConnectionError when the stream breaks again and again with
+        no page coming."""
+        read, broken = after, 0
+        while True:
+            with _about_job(job_id):
+                response = self._request(
+                    "GET", _job_path(job_id, "/result"), params={"after": read}, accept=NDJSON, stream=True
+                )
+            status = response.headers.get("x-svcx-job-status")
+            came = 0
+            try:
+                for line in response.iter_lines():
+                    if line.strip():
+                        page = models.ConversionPage.from_json(json.loads(line))
+                        read, came = read + 1, came + 1
+                        yield page
+            except httpx.TransportError as exc:
+                broken = 0 if came else broken + 1
+                if broken > self.retry.max_retries:
+                    raise APIConnectionError(
+                        f"The pages of {job_id} stopped coming {broken} times in a row: {exc!r}", attempts=broken
+                    ) from exc
+                self._sleep(self.retry.backoff_delay(max(broken - 1, 0), self._random))
+                continue
+            finally:
+                response.close()
+            broken = 0
+            if status == "succeeded":  # the stream of an ended job holds every page left
+                return
+            # It ran out of time, or the job ended while it ran: ask again; a job that failed or
+            # was canceled answers its error.
+            if not came:
+                self._sleep(STREAM_PAUSE)
+
+    def cancel_job(self, job_id: str, *, idempotency_key: str | None = None) -> models.Job:
+        """Cancel a queued or running job: it bills nothing and keeps no result; answers the
+        canceled job (again for a job canceled before). A job that succeeded or failed raises
+        InvalidRequestError `job_not_cancelable` (`details["status"]` says how it ended)."""
+        response = self._request("POST", _job_path(job_id, "/cancel"), idempotency_key=idempotency_key)
+        return models.Job.from_json(response.json(), models.Answer.of(response.headers))
+
+    def wait_job(
+        self,
+        job_id: str,
+        *,
+        poll_interval: float = 1.0,
+        timeout: float | None = None,
+        on_progress: Callable[[models.Job], None] | None = None,
+    ) -> models.Job:
+        """Read the job every `poll_interval` seconds until it ends, calling `on_progress(job)`
+        after each read (`pages_completed` of `pages_total`); answers the job that succeeded.
+
+        Raises JobFailedError (`job_error` says why) or JobCanceledError, with the ended job in
+        `job`; JobWaitTimeout when it has not ended within `timeout` seconds (the job goes on).
+        """
+        started = time.monotonic()
+        while True:
+            job = self.get_job(job_id)
+            if on_progress is not None:
+                on_progress(job)
+            if job.status == "succeeded":
+                return job
+            if job.ended:
+                self._raise_ended(job)
+            if timeout is not None and time.monotonic() - started + poll_interval > timeout:
+                raise JobWaitTimeout(
+                    f"The job {job_id} is still {job.status} ({job.pages_completed} of {job.pages_total} pages) "
+                    f"after {timeout:g} s.",
+                    job=job,
+                )
+            self._sleep(poll_interval)
+
+    def _raise_ended(self, job: models.Job) -> None:
+        """Raise the error the result of a failed or canceled job answers, with the job."""
+        try:
+            self.job_result(job.id)
+        except (JobFailedError, JobCanceledError) as error:
+            error.job = job
+            raise
+        raise SvcxError(f"The job {job.id} has {job.status}, yet its result was answered.")
+
     # -- unauthenticated ----------------------------------------------------------------------
 
     def health(self) -> dict[str, Any]:
@@ -296,39 +471,64 @@ class Client:
 
     def _document(
         self,
-        operation: str,
+        path: str,
         source: Source | None,
         file_id: str | None,
         given: Mapping[str, Any],
         *,
         accept: str = JSON,
+        allowed: frozenset[str] = _DOCUMENT_MEMBERS,
+        filename: str | None = None,
     ) -> httpx.Response:
-        """POST a document request: the raw PDF to `/v1/<operation>/raw`, or a JSON body naming
-        `file_id` to `/v1/<operation>`."""
-        unknown = set(given) - set(DocumentOptions.__annotations__)
+        """POST a document request: a JSON body naming `file_id` to `path`; a source with a
+        `filename` as multipart/form-data to `path`; else the raw PDF to `path`/raw.
+        `allowed`: the options the operation takes."""
+        unknown = set(given) - allowed
         if unknown:
             raise ConfigurationError(f"Unknown option(s) {', '.join(sorted(unknown))}.")
         if (source is None) == (file_id is None):
             raise ConfigurationError("Give exactly one of a source (path, bytes, file) or file_id.")
         options = {name: given[name] for name in _OPTION_NAMES if given.get(name) is not None}
         password, metadata, debug = given.get("password"), given.get("metadata"), given.get("debug")
+        webhook_metadata = given.get("webhook_metadata")
         key = given.get("idempotency_key")
+        members = _present(
+            options=options or None,
+            password=password,
+            metadata=metadata,
+            webhook_metadata=webhook_metadata,
+            debug=debug,
+        )
         if file_id is not None:
-            body = _present(file_id=file_id, options=options or None, password=password, metadata=metadata, debug=debug)
-            return self._request("POST", f"/v1/{operation}", json_body=body, accept=accept, idempotency_key=key)
+            body = {"file_id": file_id, **members}
+            return self._request("POST", path, json_body=body, accept=accept, idempotency_key=key)
         assert source is not None
+        if filename:
+            parts = {
+                name: json.dumps(value) if name in _JSON_PARTS else _text(value) for name, value in members.items()
+            }
+            return self._request(
+                "POST",
+                path,
+                data=parts,
+                files={"file": (filename, read_source(source), "application/pdf")},
+                accept=accept,
+                idempotency_key=key,
+            )
         headers: dict[str, str | bytes] = {"Content-Type": "application/pdf"}
         params: dict[str, str] = dict(options)
         if debug is not None:
-            params["debug"] = "true" if debug else "false"
+            params["debug"] = _text(debug)
         if metadata is not None:
             headers["X-Svcx-Metadata"] = json.dumps(metadata, separators=(",", ":"))
+        if webhook_metadata is not None:
+            headers["X-Svcx-Webhook-Metadata"] = json.dumps(webhook_metadata, separators=(",", ":"))
         if password is not None:
             # httpx sends header text as ASCII; the service reads the header's bytes as UTF-8.
             headers["X-Svcx-Pdf-Password"] = password.encode("utf-8")
         return self._request(
             "POST",
-            f"/v1/{operation}/raw",
+            f"{path}/raw",
             params=params,
             content=read_source(source),
             headers=headers,
@@ -351,16 +551,21 @@ class Client:
         params: Mapping[str, Any] | None = None,
         content: bytes | None = None,
         json_body: Any = None,
+        data: Mapping[str, str] | None = None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
         headers: Mapping[str, str | bytes] | None = None,
         accept: str = JSON,
         idempotency_key: str | None = None,
         authenticated: bool = True,
+        stream: bool = False,
     ) -> httpx.Response:
         """Send until a success, an error that is not retryable, or the retries are spent.
 
         A POST or DELETE gets an Idempotency-Key (`idempotency_key`, else a new one), the same on
         every attempt, so the service answers a retry of a request that did run with its stored
-        answer. Raises APIError (an error answer) or APIConnectionError (no answer).
+        answer. `data` and `files`: a multipart/form-data body. `stream`: the success is answered
+        before its body is read (the caller closes it). Raises APIError (an error answer) or
+        APIConnectionError (no answer).
         """
         sent: dict[str, str | bytes] = {"Accept": accept, **(headers or {}), **(self._auth if authenticated else {})}
         if method in ("POST", "DELETE"):
@@ -377,7 +582,13 @@ class Client:
             self._pace()
             attempts += 1
             try:
-                response = self._http.request(method, path, params=params, content=content, headers=wire)
+                request = self._http.build_request(
+                    method, path, params=params, content=content, data=data, files=files, headers=wire
+                )
+                response = self._http.send(request, stream=stream)
+                if stream and not response.is_success:
+                    with contextlib.closing(response):
+                        response.read()
             except httpx.TransportError as exc:
                 if retries >= policy.max_retries:
                     raise APIConnectionError(
@@ -429,6 +640,27 @@ class Client:
 
 def _present(**values: Any) -> dict[str, Any]:
     return {name: value for name, value in values.items() if value is not None}
+
+
+def _text(value: Any) -> str:
+    """A member as query or multipart text: a flag as `true` or `false`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _job_path(job_id: str, rest: str = "") -> str:
+    return f"/v2/jobs/{quote(job_id, safe='')}{rest}"
+
+
+@contextlib.contextmanager
+def _about_job(job_id: str) -> Iterator[None]:
+    """Name the job in the error of a job that failed or was canceled."""
+    try:
+        yield
+    except (JobFailedError, JobCanceledError) as error:
+        error.job_id = job_id
+        raise
 
 
 def _json_or_none(response: httpx.Response) -> Any:

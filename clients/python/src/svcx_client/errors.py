@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from svcx_client.models import Job, JobFailure
+
 
 class SvcxError(Exception):
     """The base of every exception the SDK raises."""
@@ -64,6 +66,9 @@ class APIError(SvcxError):
         self.attempts = attempts
         super().__init__(self.summary())
 
+    def __str__(self) -> str:
+        return self.summary()  # read when shown: a subclass may learn more after it was made
+
     def summary(self) -> str:
         """One line: the code, the message, the status and the request id."""
         code = self.code or "http_error"
@@ -111,6 +116,53 @@ class InternalServerError(APIError):
     """`api_error` (500), or a 5xx without an envelope."""
 
 
+class JobFailedError(InvalidRequestError):
+    """`job_failed` (409): the job failed and has no result. `job_error` is why (its `code`,
+    `message`, `param` and `details`, as a conversion would have answered it); `job` is the
+    ended job when `wait_job` raised it. Nothing was billed."""
+
+    job_id: str | None = None
+    job: Job | None = None
+
+    @property
+    def job_error(self) -> JobFailure | None:
+        error = self.details.get("error")
+        return JobFailure.from_json(error) if isinstance(error, Mapping) and error.get("code") else None
+
+    def summary(self) -> str:
+        """The job's own error first: `pdf_too_complex: ... (job job_..., which failed; ...)`."""
+        error = self.job_error
+        if error is None:
+            return super().summary()
+        request = f", request {self.request_id}" if self.request_id else ""
+        return (
+            f"{error.code}: {error.message} (job {self.job_id or '?'} failed: HTTP {self.status} job_failed{request})"
+        )
+
+
+class JobCanceledError(InvalidRequestError):
+    """`job_canceled` (409): the job was canceled and has no result; nothing was billed."""
+
+    job_id: str | None = None
+    job: Job | None = None
+
+
+class JobWaitTimeout(SvcxError):
+    """`wait_job` gave up: the job had not ended within `timeout` seconds. It goes on: wait
+    again, or cancel it. `job` is the job as last read."""
+
+    def __init__(self, message: str, *, job: Job) -> None:
+        super().__init__(message)
+        self.message = message
+        self.job = job
+
+
+# Codes with a class of their own, below the class of their type.
+_BY_CODE: dict[str, type[APIError]] = {
+    "job_failed": JobFailedError,
+    "job_canceled": JobCanceledError,
+}
+
 _BY_TYPE: dict[str, type[APIError]] = {
     "invalid_request_error": InvalidRequestError,
     "authentication_error": AuthenticationError,
@@ -138,9 +190,10 @@ _BY_STATUS: dict[int, type[APIError]] = {
 
 
 def error_class(status: int, envelope: Mapping[str, Any] | None) -> type[APIError]:
-    """The exception class of an answer: by the envelope's `type`, else by the status."""
+    """The exception class of an answer: by the envelope's `code` for the few codes with a
+    class of their own, by its `type`, else by the status."""
     error = (envelope or {}).get("error") or {}
-    found = _BY_TYPE.get(str(error.get("type")))
+    found = _BY_CODE.get(str(error.get("code"))) or _BY_TYPE.get(str(error.get("type")))
     if found is not None:
         return found
     if status in _BY_STATUS:

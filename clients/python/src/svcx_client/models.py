@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 Row = TypeVar("Row")
 Model = TypeVar("Model")
@@ -112,7 +112,7 @@ class Conversion:
     raw: dict[str, Any] = field(repr=False)
 
     @classmethod
-    def from_json(cls, body: Mapping[str, Any], answer: Answer) -> Conversion:
+    def from_json(cls, body: Mapping[str, Any], answer: Answer) -> Self:
         return _build(
             cls,
             body,
@@ -146,7 +146,8 @@ class MarkdownConversion:
         return self.markdown
 
     @classmethod
-    def from_text(cls, text: str, headers: Mapping[str, str]) -> MarkdownConversion:
+    def from_text(cls, text: str, headers: Mapping[str, str], **more: Any) -> Self:
+        """`more`: the members a subclass adds."""
         return cls(
             markdown=text,
             pages_billed=int(headers.get("x-svcx-pages-billed", 0)),
@@ -154,6 +155,7 @@ class MarkdownConversion:
             result_truncated=headers.get("x-svcx-result-truncated", "false").lower() == "true",
             cached=headers.get("x-svcx-cached", "false").lower() == "true",
             answer=Answer.of(headers),
+            **more,
         )
 
 
@@ -373,6 +375,99 @@ class Usage:
         return cls(as_of=_time(body.get("as_of")), days=days, answer=answer)
 
 
+# -- version 2 jobs -------------------------------------------------------------------------------
+
+JOB_ENDED = frozenset({"succeeded", "failed", "canceled"})
+
+
+@dataclass(frozen=True)
+class ConversionOptions:
+    """The options a job converts with, as it echoes them (`pages` None: every page)."""
+
+    pages: str | None
+    tables: str
+    fallback: str
+    flavor: str
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """Why a job failed: the error a conversion would have answered (`code`, `message`, ...)."""
+
+    code: str
+    message: str
+    param: str | None
+    details: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> JobFailure:
+        return _build(cls, body, details=dict(body.get("details") or {}))
+
+
+@dataclass(frozen=True)
+class Job:
+    """A version 2 job: a conversion of up to 5,000 pages in the background. `status` goes
+    `queued`, `running`, then `succeeded`, `failed` (see `error`) or `canceled`."""
+
+    id: str
+    status: str
+    filename: str
+    options: ConversionOptions
+    pages_total: int
+    pages_completed: int
+    credits_held: int
+    credits_billed: int
+    pages_billed: int
+    error: JobFailure | None
+    warnings: list[str]
+    webhook_metadata: dict[str, Any] | None
+    request_id: str
+    created_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    expires_at: datetime | None
+    answer: Answer
+    raw: dict[str, Any] = field(repr=False)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the job has succeeded, failed or been canceled (it changes no more)."""
+        return self.status in JOB_ENDED
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any], answer: Answer) -> Job:
+        times = {name: _time(body.get(name)) for name in ("created_at", "started_at", "finished_at", "expires_at")}
+        error = body.get("error")
+        return _build(
+            cls,
+            body,
+            options=_build(ConversionOptions, body.get("options") or {}),
+            error=JobFailure.from_json(error) if error else None,
+            warnings=list(body.get("warnings") or []),
+            **times,
+            answer=answer,
+            raw=dict(body),
+        )
+
+
+@dataclass(frozen=True)
+class JobResult(Conversion):
+    """GET /v2/jobs/{id}/result: the conversion result, with the job's id and status. While the
+    job is `queued` or `running`, the pages converted so far."""
+
+    job_id: str
+    status: str
+
+
+@dataclass(frozen=True)
+class JobMarkdown(MarkdownConversion):
+    """GET /v2/jobs/{id}/result as Markdown, with the job's id and status (from the answer's
+    `X-Svcx-Job-Status`): while the job runs, the pages converted so far."""
+
+    job_id: str
+    status: str | None
+
+
 @dataclass(frozen=True)
 class ListPage(Generic[Row]):
     """One page of a list, newest first; pass the last row's id as `starting_after` for the next."""
@@ -386,3 +481,12 @@ class ListPage(Generic[Row]):
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+@dataclass(frozen=True)
+class JobList(ListPage[Job]):
+    """One page of GET /v2/jobs, newest first."""
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any], answer: Answer) -> JobList:
+        return cls([Job.from_json(row, answer) for row in body["data"]], body["has_more"], answer)
