@@ -143,8 +143,8 @@ class SvcxAutoSchema(AutoSchema):
 
 
 def only_public_api(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tuple[Any, ...]]:
-    """Preprocessing hook: describe the /v1 API only."""
-    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/v1/")]
+    """Preprocessing hook: describe the public API only (/v1 and /v2)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith(("/v1/", "/v2/"))]
 
 
 def add_envelope(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
