@@ -59,8 +59,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import hostile
-from bench.jobs import job_create, job_ledger, job_markdown_sha256, job_row, job_wait, ledger_verdict, reference_sha256
-from bench.parts import BOOK, _long_document
+from bench.job_checks import ledger_verdict
+from bench.job_client import job_create, job_ledger, job_markdown_sha256, job_row, job_wait, reference_sha256
+from bench.long_document import BOOK, long_document
 from bench.paths import CACHE_DIR, CORPUS_DIR, RESULTS_DIR
 from bench.stack import Stack, free_port
 
@@ -454,13 +455,17 @@ class Suite:
             time.sleep(0.1)
         raise RuntimeError(f"timed out waiting for {what}")
 
-    def kill_worker(self) -> None:
-        worker = self.s.worker
+    def kill_worker(self, *, jobs: bool = False) -> None:
+        """SIGKILL to the process group of the worker (of the jobs worker with `jobs`)."""
+        worker = self.s.jobs_worker if jobs else self.s.worker
         assert worker is not None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
-        self.s.worker = None
+        if jobs:
+            self.s.jobs_worker = None
+        else:
+            self.s.worker = None
 
     def web_children(self) -> list[int]:
         web = self.s.web
@@ -610,7 +615,7 @@ class Suite:
         book repeated, or the suite's own text pages when the corpus is absent."""
         if pages not in self.documents:
             if (CORPUS_DIR / "files" / BOOK).exists():
-                path, what = _long_document(pages), f"{BOOK} repeated to {pages} pages"
+                path, what = long_document(pages), f"{BOOK} repeated to {pages} pages"
             else:
                 path, what = self.workdir / f"job-{pages}.pdf", f"{pages} pages of Helvetica text (no corpus)"
                 path.write_bytes(make_pdf("job", pages))
@@ -688,18 +693,10 @@ class Suite:
         }
         return checks
 
-    def kill_jobs_worker(self) -> None:
-        worker = self.s.jobs_worker
-        assert worker is not None
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(timeout=10)
-        self.s.jobs_worker = None
-
     def fault_job_worker_kill(self, job_id: str) -> dict[str, Any]:
         self.wait_for("the job under way", self.job_under_way(job_id, 50))
         at = job_row(self.s, job_id)
-        self.kill_jobs_worker()
+        self.kill_worker(jobs=True)
         t = time.time()
         time.sleep(3)
         self.s.start_jobs_worker(2)

@@ -28,8 +28,6 @@ workers in separate network namespaces is not done (see the results file).
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import http.client
 import json
 import os
 import platform
@@ -37,206 +35,38 @@ import shlex
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.parts import BOOK, _long_document
-from bench.paths import CACHE_DIR, CORPUS_DIR, MAIN_PYTHON, REPO_DIR, RESULTS_DIR
+from bench.job_checks import (
+    GOAL_LATENCY_RATIO,
+    GOAL_SPEEDUP_1_TO_2,
+    latency_verdict,
+    ledger_verdict,
+    percentile,
+    speedups,
+)
+from bench.job_client import (
+    JOBS_CACHE,
+    job_create,
+    job_ledger,
+    job_markdown_sha256,
+    job_row,
+    job_wait,
+    reference_sha256,
+)
+from bench.long_document import BOOK, long_document
+from bench.paths import CORPUS_DIR, REPO_DIR, RESULTS_DIR
 from bench.stack import Stack
 
 SECTIONS = ("scaling", "latency")
-GOAL_SPEEDUP_1_TO_2 = 1.6
-GOAL_LATENCY_RATIO = 1.2
-JOBS_CACHE = CACHE_DIR / "jobs"
 PART_PAGES = 25  # the service's default SVCX_JOB_PART_PAGES
 LATENCY_FIRST_PAGE = 2  # pages of pdfjs__freeculture.pdf (page 1 is blank)
 
 
 def _log(msg: str) -> None:
     print(f"[jobs {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-# --------------------------------------------------------------------------------------------
-# Pure helpers (tests/bench/test_jobs.py)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Percentile q (0-100) by linear interpolation between closest ranks; None when empty."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = (len(s) - 1) * q / 100.0
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
-
-
-def speedups(seconds: dict[int, float]) -> dict[int, float]:
-    """Speed-up of each setting over the smallest one (its seconds / each one's)."""
-    if not seconds:
-        return {}
-    base = seconds[min(seconds)]
-    return {n: base / s for n, s in sorted(seconds.items()) if s > 0}
-
-
-def ledger_verdict(entries: list[tuple[str, int]], *, status: str, pages: int) -> tuple[bool, str]:
-    """Whether a job's ledger entries (kind, credits) are exactly one hold of its pages and then
-    one capture of them (a succeeded job) or one release (a failed or canceled one)."""
-    kinds = sorted(kind for kind, _ in entries)
-    detail = ", ".join(f"{kind} {credits}" for kind, credits in sorted(entries)) or "none"
-    holds = [credits for kind, credits in entries if kind == "hold"]
-    if status == "succeeded":
-        captures = [credits for kind, credits in entries if kind == "capture"]
-        ok = kinds == ["capture", "hold"] and abs(holds[0]) == pages and abs(captures[0]) == pages
-    elif status in ("failed", "canceled"):
-        ok = kinds == ["hold", "release"] and abs(holds[0]) == pages
-    else:
-        ok = False
-    return ok, detail
-
-
-def latency_verdict(idle_p95_ms: float | None, busy_p95_ms: float | None) -> tuple[bool, float | None]:
-    """Whether the p95 with a job running is within GOAL_LATENCY_RATIO of the idle one, and the ratio."""
-    if not idle_p95_ms or busy_p95_ms is None:
-        return False, None
-    ratio = busy_p95_ms / idle_p95_ms
-    return ratio <= GOAL_LATENCY_RATIO, ratio
-
-
-def engine_fingerprint(root: Path) -> str:
-    """SHA-256 over the engine's source files: the key under which its reference output is kept."""
-    digest = hashlib.sha256()
-    for path in sorted((root / "conversion" / "engine").rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# The v2 API over http.client (also used by the fault suite)
-
-
-@dataclass
-class JobEnd:
-    job: dict[str, Any]
-    seconds: float  # from the POST to the poll that saw the job ended
-    polls: int
-    errors: list[str]
-
-
-def _request(
-    port: int, key: str, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
-) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    try:
-        conn.request(method, path, body=body, headers={"Authorization": f"Bearer {key}", **(headers or {})})
-        resp = conn.getresponse()
-        return resp.status, resp.read()
-    finally:
-        conn.close()
-
-
-def job_create(port: int, key: str, pdf: bytes, query: str = "") -> dict[str, Any]:
-    """POST /v2/jobs with a raw PDF body; the 202's job. Raises RuntimeError on another answer."""
-    status, data = _request(
-        port, key, "POST", "/v2/jobs" + (f"?{query}" if query else ""), pdf, {"Content-Type": "application/pdf"}
-    )
-    if status != 202:
-        raise RuntimeError(f"POST /v2/jobs: HTTP {status}: {data[:400]!r}")
-    return dict(json.loads(data))
-
-
-def job_wait(port: int, key: str, job_id: str, *, since: float, timeout: float, poll: float = 0.5) -> JobEnd:
-    """Poll GET /v2/jobs/{id} until the job has ended (errors and 5xx, as while a backend
-    restarts, are noted and polled through). Raises RuntimeError after `timeout` seconds."""
-    polls = 0
-    errors: list[str] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        polls += 1
-        try:
-            status, data = _request(port, key, "GET", f"/v2/jobs/{job_id}")
-            if status == 200:
-                job = json.loads(data)
-                if job["status"] not in ("queued", "running"):
-                    return JobEnd(job, time.time() - since, polls, errors)
-            else:
-                errors.append(f"HTTP {status}")
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            errors.append(type(exc).__name__)
-        time.sleep(poll)
-    raise RuntimeError(f"job {job_id} not ended after {timeout:.0f} s")
-
-
-def job_markdown_sha256(port: int, key: str, job_id: str) -> tuple[str, int]:
-    """SHA-256 of the `markdown` of a succeeded job's JSON result, and its number of pages."""
-    status, data = _request(port, key, "GET", f"/v2/jobs/{job_id}/result", headers={"Accept": "application/json"})
-    if status != 200:
-        raise RuntimeError(f"GET /v2/jobs/{job_id}/result: HTTP {status}: {data[:400]!r}")
-    result = json.loads(data)
-    return hashlib.sha256(result["markdown"].encode()).hexdigest(), len(result["pages"])
-
-
-def job_row(stack: Stack, job_id: str) -> dict[str, Any]:
-    """The job row's times (epoch seconds) and counters, read from the database."""
-    cols = (
-        "status, pages_total, pages_parsed, pages_completed, lead_attempts, credits_billed, "
-        "extract(epoch FROM created_at), extract(epoch FROM started_at), extract(epoch FROM finished_at)"
-    )
-    row = stack.psql(f"SELECT {cols} FROM conversion_job WHERE id = '{job_id}'")[0]
-    names = ["status", "pages_total", "pages_parsed", "pages_completed", "lead_attempts", "credits_billed"]
-    out: dict[str, Any] = {n: (row[i] if n == "status" else int(row[i])) for i, n in enumerate(names)}
-    created, started, finished = (float(x) if x else None for x in row[6:9])
-    out["created_at"] = created
-    out["queued_s"] = started - created if started and created else None
-    out["seconds"] = finished - created if finished and created else None
-    return out
-
-
-def job_ledger(stack: Stack, job_id: str) -> list[tuple[str, int]]:
-    return [
-        (k, int(c))
-        for k, c in stack.psql(f"SELECT kind, credits FROM billing_ledgerentry WHERE request_id = '{job_id}'")
-    ]
-
-
-def reference_sha256(path: Path) -> dict[str, Any]:
-    """The engine's `convert(path)` of the whole document: SHA-256 of its Markdown, pages and
-    seconds (kept in bench/.cache/jobs/ under the PDF's and the engine sources' hashes)."""
-    pdf_sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    cached = JOBS_CACHE / f"reference-{pdf_sha[:16]}-{engine_fingerprint(REPO_DIR)[:16]}.json"
-    if cached.exists():
-        return dict(json.loads(cached.read_text())) | {"cached": True}
-    proc = subprocess.run(
-        [str(MAIN_PYTHON), "-m", "bench.jobs", "--child", "reference", str(path)],
-        cwd=REPO_DIR,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode:
-        raise RuntimeError(f"reference conversion failed: {proc.stderr[-2000:]}")
-    ref = dict(json.loads(proc.stdout.splitlines()[-1]))
-    JOBS_CACHE.mkdir(parents=True, exist_ok=True)
-    cached.write_text(json.dumps(ref) + "\n")
-    return ref | {"cached": False}
-
-
-def _child_reference(path: str) -> None:
-    from conversion.engine import convert
-
-    started = time.monotonic()
-    result = convert(path, result_budget_bytes=1 << 40)
-    print(
-        json.dumps(
-            {
-                "sha256": hashlib.sha256(result.markdown.encode()).hexdigest(),
-                "pages": len(result.pages),
-                "seconds": round(time.monotonic() - started, 1),
-            }
-        )
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,7 +218,7 @@ def run(opts: Any, argv: list[str]) -> int:
         "part_pages": PART_PAGES,
         "sections": {},
     }
-    path = _long_document(opts.pages)
+    path = long_document(opts.pages)
     _log(f"document {path} ({path.stat().st_size / 1e6:.1f} MB); logs in {workdir}")
     stack = Stack(
         workdir=workdir,
@@ -525,13 +355,9 @@ def render(record: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:2] == ["--child", "reference"]:
-        _child_reference(argv[2])
-        return 0
     from bench.__main__ import main as bench_main
 
-    return bench_main(["jobs", *argv])
+    return bench_main(["jobs", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The jobs bench's verdicts (bench/jobs.py): percentiles, speed-ups, a job's ledger, the
+"""The jobs bench's verdicts (bench/job_checks.py): percentiles, speed-ups, a job's ledger, the
 latency goal, and the key its engine reference is kept under."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.jobs import engine_fingerprint, latency_verdict, ledger_verdict, percentile, speedups
+from bench.job_checks import engine_fingerprint, latency_verdict, ledger_verdict, percentile, speedups
 
 
 def test_percentile_interpolates_between_closest_ranks() -> None:
