@@ -368,6 +368,8 @@ class JobScenarioResult:
     error: Any = None
     poll_errors: list[str] = field(default_factory=list)
     fault: dict[str, Any] = field(default_factory=dict)
+    # Each part: [index, attempts, seconds from the job's creation to its parse's end].
+    parts: list[list[Any]] = field(default_factory=list)
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -649,6 +651,13 @@ class Suite:
         result.status, result.seconds, result.poll_errors = end.job["status"], round(end.seconds, 1), end.errors
         result.error = end.job.get("error")
         result.row = job_row(self.s, job["id"])
+        result.parts = [
+            [int(i), int(a), round(float(f), 1) if f else None]
+            for i, a, f in self.sql(
+                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at) FROM conversion_jobpart p "
+                f"JOIN conversion_job j ON j.id = p.job_id WHERE p.job_id = '{job['id']}' ORDER BY p.index"
+            )
+        ]
         self.settle(acct)
         result.checks = self.job_checks(acct, result, credits, reference)
         verdict = "PASS" if result.passed else "FAIL " + ", ".join(k for k, c in result.checks.items() if not c["pass"])
@@ -979,7 +988,8 @@ def render(data: dict[str, Any]) -> str:
         "  holds the balance row locked until the capture waits on it, then kills the process whose",
         "  connection waits), and the Celery worker killed inside the commit of the job's result.",
         "",
-        "Details per scenario (fault timings, probe attempts) are in `faults.json`.",
+        "Details per scenario (fault timings, probe attempts; for a job, when each part was parsed and how",
+        "many times) are in `faults.json`.",
     ]
     return "\n".join(lines) + "\n"
 
