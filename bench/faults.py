@@ -956,6 +956,14 @@ def render(data: dict[str, Any]) -> str:
                 f"{mark('the Markdown of a clean run')} | {mark('billed once')} | "
                 f"{mark('pages completed reach the total')} | {mark('ledger sums to the balance')} |"
             )
+        lines += [
+            "",
+            "A part whose process died (killed, or its task ended by a database error) is parsed again only",
+            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it; with Redis restarted",
+            "empty, the part tasks still queued are gone and the lead parses the remaining parts alone (one",
+            "at a time: the parts' end times are in `faults.json`). A broker that keeps its queues (the",
+            "appendonly Redis of docker-compose) keeps the parts' tasks.",
+        ]
     if data.get("hostile"):
         lines += ["", "## Hostile clients", "", "| scenario | checks | figures |", "| --- | --- | --- |"]
         for r in data["hostile"]:
