@@ -304,7 +304,9 @@ def render(record: dict[str, Any]) -> str:
             f"polled every 0.5 s. Pool: {sc['pool']}, warmed by a job of N parts. Seconds from the job's "
             "creation to its end (its row's `created_at` and `finished_at`); the client's figure adds the "
             f"upload, the pre-flight and the polling. The engine alone, `convert(path)` in one process: "
-            f"{ref['seconds']} s. Pool CPU seconds: user and system time of the jobs worker's processes during "
+            f"{ref['seconds']} s"
+            + (" (when it was computed, by an earlier run: the reference is kept)" if ref.get("cached") else "")
+            + ". Pool CPU seconds: user and system time of the jobs worker's processes during "
             "the job; cores busy = pool CPU seconds / job seconds, what the pool got of the machine (2 would be "
             "both cores; less means other work or waiting took the rest).",
             "",
@@ -324,7 +326,8 @@ def render(record: dict[str, Any]) -> str:
             f"Goal: at least {sc['goal_speedup_1_to_2']}x from 1 to 2 processes on 2 cores: "
             f"**{'met' if sc['goal_met'] else 'not met'}**. Markdown identical across settings and equal to the "
             f"engine's (SHA-256 {ref['sha256'][:16]}...): **{'yes' if sc['same_markdown_everywhere'] else 'NO'}**. "
-            "4 processes on 2 cores cannot beat 2; the row says what the extra processes cost.",
+            "On 2 cores, 4 processes can do no more than keep both cores busy while the lead renders; "
+            "the pool CPU seconds say what the parts cost beyond one conversion.",
             "",
         ]
     la = record["sections"].get("latency")
@@ -361,6 +364,8 @@ def render(record: dict[str, Any]) -> str:
             f"{_f(la['job']['seconds'])} s.",
             "",
         ]
+    if record.get("notes"):
+        lines += ["## Notes", "", *(f"- {note}" for note in record["notes"]), ""]
     lines += [
         "Not done: workers in separate network namespaces (`unshare -n` would cut a worker off from the",
         "loopback PostgreSQL and Redis it needs; joining them would take veth pairs and routing, more set-up",
