@@ -6,6 +6,7 @@ python -m bench real       # the same on documents others wrote (Word via LibreO
 python -m bench speed      # pages/s and memory vs raw pdfminer.six on the real corpus
 python -m bench parts      # a long document parsed in parts over processes, rendered whole
 python -m bench service    # the running service: cache-hit latency, throughput, overhead
+python -m bench jobs       # version 2 jobs on the service: 1,000 pages over 1/2/4 processes, latency
 python -m bench faults     # processes killed, backends restarted: answers and money checked
 python -m bench elements   # what the element layer adds to the JSON result
 python -m bench instructions  # CPU instructions per cache hit (callgrind), against other checkouts
@@ -116,6 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     v.add_argument("--reps-200", type=int, default=2, help="repetitions of the 200-page comparison")
     v.add_argument("--keep", action="store_true", help="keep the scratch database and Redis DB afterwards")
 
+    j = sub.add_parser("jobs", help="version 2 jobs on the running service: scaling over the jobs pool, latency")
+    j.add_argument("--only", nargs="+", choices=["scaling", "latency"])
+    j.add_argument("--pages", type=int, default=1000, help="pages of the long document (default 1000)")
+    j.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="processes of the jobs pool, one run each")
+    j.add_argument("--latency-workers", type=int, default=1, help="jobs pool processes while latency is measured")
+    j.add_argument("--latency-requests", type=int, default=60, help="one-page conversions per latency series")
+    scratch_backends(j, "svcx_bench_jobs", 2)
+    j.add_argument("--keep", action="store_true", help="keep the scratch database and Redis DB afterwards")
+
     f = sub.add_parser("faults", help="fault suite: processes killed and backends restarted, money checked")
     f.add_argument("--only", nargs="+", help="scenario names (results then go to faults-partial.md)")
     f.add_argument(
@@ -168,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.parts import run as run_parts
 
         return run_parts(args.pages, args.processes, args.part_pages, argv[1:])
+    if args.command == "jobs":
+        from bench.jobs import run as run_jobs
+
+        return run_jobs(args, argv)
     if args.command == "service":
         from bench.service import run as run_service
 

@@ -27,6 +27,13 @@ PostgreSQL restarted; 40 concurrent 5-page conversions on a 100-credit balance; 
 killed with SIGKILL mid-request; the process doing a capture killed during it (the web process
 that answers captures: the bench holds the balance row locked until that process waits on it);
 the worker killed during the commit of its result (the bench holds the job row locked).
+
+Version 2 jobs (`job_*`, on a jobs pool of 2 processes started for them): a 300-page job (the
+corpus's book repeated; the suite's own text pages without the corpus) with its jobs worker
+killed with SIGKILL mid-job, Redis restarted mid-job, PostgreSQL restarted mid-job. Each job
+must end succeeded with the Markdown of a clean run (the engine's `convert` of the whole
+document, by SHA-256) or failed with its hold released; its ledger one hold and one capture or
+release; its `pages_completed` the total; the balance the grant minus what it billed.
 """
 
 from __future__ import annotations
@@ -52,8 +59,11 @@ from pathlib import Path
 from typing import Any
 
 from bench import hostile
-from bench.paths import CACHE_DIR, RESULTS_DIR
-from bench.stack import BIN, Stack, free_port
+from bench.job_checks import ledger_verdict
+from bench.job_client import job_create, job_ledger, job_markdown_sha256, job_row, job_wait, reference_sha256
+from bench.long_document import BOOK, long_document
+from bench.paths import CACHE_DIR, CORPUS_DIR, RESULTS_DIR
+from bench.stack import Stack, free_port
 
 HOLD_SLACK = 60.0  # seconds a hold may outlive its request
 PROBE_LIMIT = 60.0  # seconds within which the service must convert again
@@ -66,7 +76,11 @@ CHILD_ENV = {
     "SVCX_HOLD_LEASE_SECONDS": "30",
     "SVCX_HOLD_SWEEP_INTERVAL": "10s",
     "SVCX_QUEUE_MAX_DEPTH": "1000",
+    "SVCX_JOB_PART_PAGES": "25",
+    "SVCX_JOB_LOST_AFTER": "30s",
+    "SVCX_JOB_SWEEP_INTERVAL": "10s",
 }
+JOB_TIMEOUT = 600.0  # seconds a version 2 job of a scenario may take to end, its fault included
 
 
 def _log(msg: str) -> None:
@@ -339,14 +353,38 @@ class ScenarioResult:
         return all(c["pass"] for c in self.checks.values())
 
 
+@dataclass
+class JobScenarioResult:
+    """A version 2 job through a fault: how it ended and what the ledger says."""
+
+    name: str
+    description: str
+    pages: int
+    document: str
+    job_id: str = ""
+    status: str = ""
+    seconds: float = 0.0  # from the POST to the poll that saw the job ended
+    row: dict[str, Any] = field(default_factory=dict)
+    error: Any = None
+    poll_errors: list[str] = field(default_factory=list)
+    fault: dict[str, Any] = field(default_factory=dict)
+    # Each part: [index, attempts, seconds from the job's creation to its parse's end].
+    parts: list[list[Any]] = field(default_factory=list)
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c["pass"] for c in self.checks.values())
+
+
 class Suite:
     def __init__(self, workdir: Path, tmp: Path) -> None:
         self.workdir = workdir
         self.cluster = Cluster(tmp / "pg")
         self.redis = RedisServer(workdir)
         self.stack: Stack | None = None
-        self.beat: subprocess.Popen[Any] | None = None
         self.accounts = 0
+        self.documents: dict[int, tuple[Path, str, str]] = {}  # pages -> path, what it is, reference SHA-256
 
     # -- processes ---------------------------------------------------------------------------
 
@@ -370,27 +408,12 @@ class Suite:
         self.stack.setup(org_name="Faults", credits=10, limits=None)
         self.stack.start_web()
         self.stack.start_worker(2)
-        self.beat = self.stack._spawn(
-            "beat",
-            [
-                str(BIN / "celery"),
-                "-A",
-                "svcx",
-                "beat",
-                "--loglevel",
-                "WARNING",
-                "-s",
-                str(self.workdir / "beat-schedule"),
-            ],
-        )
+        self.stack.start_beat()
         self.stack.wait_healthy()
         _log(f"service healthy on port {self.stack.port}")
 
     def down(self) -> None:
         if self.stack is not None:
-            from bench.stack import stop_process_group
-
-            stop_process_group(self.beat, 10)
             self.stack.close(keep=True)
         self.redis.stop()
         self.cluster.stop()
@@ -434,13 +457,17 @@ class Suite:
             time.sleep(0.1)
         raise RuntimeError(f"timed out waiting for {what}")
 
-    def kill_worker(self) -> None:
-        worker = self.s.worker
+    def kill_worker(self, *, jobs: bool = False) -> None:
+        """SIGKILL to the process group of the worker (of the jobs worker with `jobs`)."""
+        worker = self.s.jobs_worker if jobs else self.s.worker
         assert worker is not None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
-        self.s.worker = None
+        if jobs:
+            self.s.jobs_worker = None
+        else:
+            self.s.worker = None
 
     def web_children(self) -> list[int]:
         web = self.s.web
@@ -581,6 +608,124 @@ class Suite:
             else f"no 200 ({probe.attempts[-3:]})",
         }
         return checks
+
+    # -- a version 2 job through a fault --------------------------------------------------------
+
+    def job_document(self, pages: int) -> tuple[Path, str, str]:
+        """A `pages`-page PDF for the job scenarios, what it is, and the SHA-256 of the engine's
+        Markdown of it (one `convert` of the whole, the Markdown a clean job gives): the corpus's
+        book repeated, or the suite's own text pages when the corpus is absent."""
+        if pages not in self.documents:
+            if (CORPUS_DIR / "files" / BOOK).exists():
+                path, what = long_document(pages), f"{BOOK} repeated to {pages} pages"
+            else:
+                path, what = self.workdir / f"job-{pages}.pdf", f"{pages} pages of Helvetica text (no corpus)"
+                path.write_bytes(make_pdf("job", pages))
+            ref = reference_sha256(path)
+            _log(f"job document: {what}, engine reference in {ref['seconds']} s (cached: {ref['cached']})")
+            self.documents[pages] = (path, what, str(ref["sha256"]))
+        return self.documents[pages]
+
+    def job_under_way(self, job_id: str, parsed: int) -> Callable[[], bool]:
+        def check() -> bool:
+            row = job_row(self.s, job_id)
+            return bool(row["status"] == "running" and row["pages_parsed"] >= parsed)
+
+        return check
+
+    def job_scenario(
+        self, name: str, description: str, *, pages: int, fault: Callable[[str], dict[str, Any]]
+    ) -> JobScenarioResult:
+        path, what, reference = self.job_document(pages)
+        if self.s.jobs_worker is None or self.s.jobs_worker.poll() is not None:
+            self.s.start_jobs_worker(2)
+        _log(f"scenario {name}: a {pages}-page job")
+        credits = pages + 100
+        acct = self.account(credits)
+        result = JobScenarioResult(name=name, description=description, pages=pages, document=what)
+        t0 = time.time()
+        job = job_create(self.s.port, acct.key, path.read_bytes())
+        result.job_id = job["id"]
+        result.fault = fault(job["id"])
+        end = job_wait(self.s.port, acct.key, job["id"], since=t0, timeout=JOB_TIMEOUT)
+        result.status, result.seconds, result.poll_errors = end.job["status"], round(end.seconds, 1), end.errors
+        result.error = end.job.get("error")
+        result.row = job_row(self.s, job["id"])
+        result.parts = [
+            [int(i), int(a), round(float(f), 1) if f else None]
+            for i, a, f in self.sql(
+                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at) FROM conversion_jobpart p "
+                f"JOIN conversion_job j ON j.id = p.job_id WHERE p.job_id = '{job['id']}' ORDER BY p.index"
+            )
+        ]
+        self.settle(acct)
+        result.checks = self.job_checks(acct, result, credits, reference)
+        verdict = "PASS" if result.passed else "FAIL " + ", ".join(k for k, c in result.checks.items() if not c["pass"])
+        _log(f"scenario {name}: {result.status} after {result.seconds} s -> {verdict}")
+        return result
+
+    def job_checks(
+        self, acct: Account, r: JobScenarioResult, credits: int, reference: str
+    ) -> dict[str, dict[str, Any]]:
+        checks: dict[str, dict[str, Any]] = {}
+        row = r.row
+        succeeded = r.status == "succeeded"
+        checks["the job ended"] = {
+            "pass": r.status in ("succeeded", "failed"),
+            "detail": f"{r.status} {r.seconds} s after its creation, lead {row['lead_attempts']} time(s)"
+            + (f", error {(r.error or {}).get('code')}" if r.status == "failed" else ""),
+        }
+        if succeeded:
+            digest, result_pages = job_markdown_sha256(self.s.port, acct.key, r.job_id)
+            checks["the Markdown of a clean run"] = {
+                "pass": digest == reference and result_pages == r.pages,
+                "detail": f"SHA-256 {'equal to' if digest == reference else 'NOT'} the engine's, {result_pages} pages",
+            }
+        ok, detail = ledger_verdict(job_ledger(self.s, r.job_id), status=r.status, pages=r.pages)
+        checks["billed once"] = {"pass": ok, "detail": detail}
+        checks["pages completed reach the total"] = {
+            "pass": row["pages_completed"] == row["pages_total"] if succeeded else r.status == "failed",
+            "detail": f"{row['pages_completed']} of {row['pages_total']}"
+            + ("" if succeeded else " (failed: its credits released instead)"),
+        }
+        balance, held = (
+            int(x)
+            for x in self.sql(
+                "SELECT balance, held FROM billing_creditbalance "
+                f"WHERE organization_id = '{acct.org}' AND environment = 'live'"
+            )[0]
+        )
+        expected = credits - (r.pages if succeeded else 0)
+        checks["ledger sums to the balance"] = {
+            "pass": balance == expected and held == 0,
+            "detail": f"balance {balance}, held {held}, expected {expected}",
+        }
+        return checks
+
+    def fault_job_worker_kill(self, job_id: str) -> dict[str, Any]:
+        self.wait_for("the job under way", self.job_under_way(job_id, 50))
+        at = job_row(self.s, job_id)
+        self.kill_worker(jobs=True)
+        t = time.time()
+        time.sleep(3)
+        self.s.start_jobs_worker(2)
+        return {"killed_at": t, "pages_parsed_then": at["pages_parsed"], "pages_completed_then": at["pages_completed"]}
+
+    def fault_job_redis_restart(self, job_id: str) -> dict[str, Any]:
+        self.wait_for("the job under way", self.job_under_way(job_id, 50))
+        at = job_row(self.s, job_id)
+        t = time.time()
+        self.redis.stop()
+        time.sleep(2)
+        self.redis.start()
+        return {"redis_down_s": round(time.time() - t, 1), "pages_parsed_then": at["pages_parsed"]}
+
+    def fault_job_pg_restart(self, job_id: str) -> dict[str, Any]:
+        self.wait_for("the job under way", self.job_under_way(job_id, 50))
+        at = job_row(self.s, job_id)
+        t = time.time()
+        self.cluster.restart()
+        return {"postgres_restart_s": round(time.time() - t, 1), "pages_parsed_then": at["pages_parsed"]}
 
     # -- the faults --------------------------------------------------------------------------
 
@@ -743,6 +888,25 @@ SCENARIOS: list[tuple[str, str, int, int, int, str]] = [
 ]
 
 
+JOB_PAGES = 300
+JOB_SCENARIOS: list[tuple[str, str, int, str]] = [
+    # name, description, pages of the job, fault method (a version 2 job on a jobs pool of 2 processes)
+    (
+        "job_worker_kill",
+        "the jobs worker killed with SIGKILL (its process group) mid-job, a fresh one 3 s later",
+        JOB_PAGES,
+        "fault_job_worker_kill",
+    ),
+    ("job_redis_restart", "Redis restarted mid-job (keeps nothing on disk)", JOB_PAGES, "fault_job_redis_restart"),
+    (
+        "job_postgres_restart",
+        "PostgreSQL restarted mid-job (pg_ctl restart -m fast)",
+        JOB_PAGES,
+        "fault_job_pg_restart",
+    ),
+]
+
+
 def render(data: dict[str, Any]) -> str:
     lines = [
         "# Fault suite",
@@ -768,6 +932,38 @@ def render(data: dict[str, Any]) -> str:
             f"{mark('no credit without a 200')}; {mark('ledger sums to the balance')} | "
             f"{mark('no hold outlives its request by more than 60 s')} | {mark('converts again within 60 s')} |"
         )
+    if data.get("jobs"):
+        lines += [
+            "",
+            "## Version 2 jobs",
+            "",
+            "One job (`POST /v2/jobs`, raw PDF) on a jobs pool of its own (`celery worker -Q jobs,jobs_test",
+            "--concurrency 2`), the fault once it has parsed 50 pages, then polled to its end. It must end",
+            "succeeded with the Markdown of a clean run (the SHA-256 of one `convert` of the whole document) or",
+            "failed with its credits released; its ledger one hold and one capture or release; its",
+            "`pages_completed` the total; the balance the grant minus what it billed, nothing held.",
+            "",
+            "| scenario | job | ended | Markdown | billed once | pages completed | balance |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in data["jobs"]:
+            c = r["checks"]
+            mark = lambda name, c=c: (  # noqa: E731
+                ("ok" if c[name]["pass"] else "**FAIL**") + f": {c[name]['detail']}" if name in c else "n/a"
+            )
+            lines.append(
+                f"| {r['description']} | {r['document']} | {mark('the job ended')} | "
+                f"{mark('the Markdown of a clean run')} | {mark('billed once')} | "
+                f"{mark('pages completed reach the total')} | {mark('ledger sums to the balance')} |"
+            )
+        lines += [
+            "",
+            "A part whose process died (killed, or its task ended by a database error) is parsed again only",
+            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it; with Redis restarted",
+            "empty, the part tasks still queued are gone and the lead parses the remaining parts alone (one",
+            "at a time: the parts' end times are in `faults.json`). A broker that keeps its queues (the",
+            "appendonly Redis of docker-compose) keeps the parts' tasks.",
+        ]
     if data.get("hostile"):
         lines += ["", "## Hostile clients", "", "| scenario | checks | figures |", "| --- | --- | --- |"]
         for r in data["hostile"]:
@@ -776,7 +972,10 @@ def render(data: dict[str, Any]) -> str:
             )
             figures = ", ".join(f"{k} = {v}" for k, v in r["figures"].items())
             lines.append(f"| {r['description']} | {checks} | {figures} |")
-    passed = all(all(c["pass"] for c in r["checks"].values()) for r in [*data["scenarios"], *data.get("hostile", [])])
+    passed = all(
+        all(c["pass"] for c in r["checks"].values())
+        for r in [*data["scenarios"], *data.get("jobs", []), *data.get("hostile", [])]
+    )
     lines += [
         "",
         f"**Result: {'all checks pass' if passed else 'some checks FAIL'}.**",
@@ -797,7 +996,8 @@ def render(data: dict[str, Any]) -> str:
         "  holds the balance row locked until the capture waits on it, then kills the process whose",
         "  connection waits), and the Celery worker killed inside the commit of the job's result.",
         "",
-        "Details per scenario (fault timings, probe attempts) are in `faults.json`.",
+        "Details per scenario (fault timings, probe attempts; for a job, when each part was parsed and how",
+        "many times) are in `faults.json`.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -814,6 +1014,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     suite = Suite(workdir, tmp)
     results: list[ScenarioResult] = []
     hostile_results: list[hostile.HostileResult] = []
+    job_results: list[JobScenarioResult] = []
     only = set(args.only or [])
 
     def stop(signum: int, frame: Any) -> None:
@@ -832,6 +1033,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             )
             if suite.s.worker is None or suite.s.worker.poll() is not None:
                 suite.s.start_worker(2)
+            suite.s.wait_healthy()
+        for name, description, pages, method in JOB_SCENARIOS:
+            if only and name not in only:
+                continue
+            job_results.append(suite.job_scenario(name, description, pages=pages, fault=getattr(suite, method)))
             suite.s.wait_healthy()
         for name, description, scenario in hostile.SCENARIOS:
             if only and name not in only:
@@ -853,6 +1059,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         "settings": CHILD_ENV,
         "logs": str(workdir),
         "scenarios": [{**asdict(r), "passed": r.passed} for r in results],
+        "jobs": [{**asdict(r), "passed": r.passed} for r in job_results],
         "hostile": [{**asdict(r), "passed": r.passed} for r in hostile_results],
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -860,4 +1067,5 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     (RESULTS_DIR / f"faults{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS_DIR / f"faults{suffix}.md").write_text(render(data))
     _log(f"results in {RESULTS_DIR}/faults{suffix}.md; logs in {workdir}")
-    return 0 if all(r.passed for r in results) and all(r.passed for r in hostile_results) else 1
+    passed = [r.passed for r in results] + [r.passed for r in job_results] + [r.passed for r in hostile_results]
+    return 0 if all(passed) else 1

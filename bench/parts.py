@@ -25,29 +25,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.paths import CACHE_DIR, CORPUS_DIR, MAIN_PYTHON, REPO_DIR, RESULTS_DIR
-
-BOOK = "pdfcpu__WaldenFull.pdf"
-PARTS_CACHE = CACHE_DIR / "parts"
-
-
-def _long_document(pages: int) -> Path:
-    """The book repeated to `pages` pages (made once; pikepdf in the service venv)."""
-    out = PARTS_CACHE / f"long-{pages}.pdf"
-    if out.exists():
-        return out
-    PARTS_CACHE.mkdir(parents=True, exist_ok=True)
-    script = (
-        "import sys, pikepdf\n"
-        "src = pikepdf.open(sys.argv[1]); out = pikepdf.new()\n"
-        "while len(out.pages) < int(sys.argv[3]):\n"
-        "    for p in src.pages:\n"
-        "        if len(out.pages) < int(sys.argv[3]): out.pages.append(p)\n"
-        "out.save(sys.argv[2])\n"
-    )
-    subprocess.run([str(MAIN_PYTHON), "-c", script, str(CORPUS_DIR / "files" / BOOK), str(out), str(pages)], check=True)
-    return out
-
+from bench.long_document import BOOK, long_document
+from bench.paths import CORPUS_DIR, MAIN_PYTHON, REPO_DIR, RESULTS_DIR
 
 # --- the child (service venv) ------------------------------------------------------------
 
@@ -112,7 +91,7 @@ def run(pages: int, processes: list[int], part_pages: int, argv: list[str]) -> i
     if not (CORPUS_DIR / "files" / BOOK).exists():
         print(f"parts: {CORPUS_DIR / 'files' / BOOK} is absent; this bench needs the real corpus", file=sys.stderr)
         return 2
-    path = _long_document(pages)
+    path = long_document(pages)
     load = os.getloadavg()
     base = _run_child(path, 0, part_pages)
     print(f"one conversion: {base['total']:.1f} s for {base['pages']} pages", file=sys.stderr)

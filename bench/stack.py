@@ -146,6 +146,10 @@ class Stack:
     web: subprocess.Popen[Any] | None = None
     worker: subprocess.Popen[Any] | None = None
     worker_concurrency: int = 0
+    # The version 2 jobs pool (queues jobs, jobs_test) and beat, when a benchmark starts them.
+    jobs_worker: subprocess.Popen[Any] | None = None
+    jobs_concurrency: int = 0
+    beat: subprocess.Popen[Any] | None = None
     org: str = ""
     key: str = ""
     logs: list[IO[bytes]] = field(default_factory=list)
@@ -304,6 +308,54 @@ class Stack:
         stop_process_group(self.worker, 20)
         self.worker = None
 
+    def start_jobs_worker(self, concurrency: int) -> None:
+        """One Celery prefork worker with `concurrency` processes on the version 2 jobs queues
+        (`jobs,jobs_test`, as docker-compose's worker-jobs), in its own session (log:
+        jobs<concurrency>.log)."""
+        self.jobs_concurrency = concurrency
+        self.jobs_worker = self._spawn(
+            f"jobs{concurrency}",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "svcx",
+                "worker",
+                "-Q",
+                "jobs,jobs_test",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "WARNING",
+                "-n",
+                f"{self.label}-jobs{concurrency}-{os.getpid()}-{time.monotonic_ns()}@%h",
+            ],
+        )
+
+    def stop_jobs_worker(self) -> None:
+        # A warm shutdown waits for the running task: a job's lead can run for minutes.
+        stop_process_group(self.jobs_worker, 5)
+        self.jobs_worker = None
+
+    def start_beat(self) -> None:
+        """Celery beat (the sweepers, among them version 2 jobs'), in its own session (log: beat.log)."""
+        self.beat = self._spawn(
+            "beat",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "svcx",
+                "beat",
+                "--loglevel",
+                "WARNING",
+                "-s",
+                str(self.workdir / "beat-schedule"),
+            ],
+        )
+
+    def stop_beat(self) -> None:
+        stop_process_group(self.beat, 10)
+        self.beat = None
+
     def stop_web(self) -> None:
         # SIGTERM: gunicorn's graceful shutdown (fast once no request is running).
         stop_process_group(self.web, 15)
@@ -315,7 +367,7 @@ class Stack:
         t0 = time.monotonic()
         last = ""
         while time.monotonic() < t0 + timeout:
-            for name, proc in (("web", self.web), ("worker", self.worker)):
+            for name, proc in (("web", self.web), ("worker", self.worker), ("jobs", self.jobs_worker)):
                 if proc is not None and proc.poll() is not None:
                     raise RuntimeError(f"{name} exited with {proc.returncode}; see {self.workdir}/{name}*.log")
             try:
@@ -333,8 +385,10 @@ class Stack:
         raise RuntimeError(f"service not healthy after {timeout:.0f} s: {last}")
 
     def close(self, *, keep: bool) -> None:
-        """Stop the worker, then the web (each only if still running), close the logs and, unless
+        """Stop beat, the workers, then the web (each only if still running), close the logs and, unless
         `keep`, flush the Redis DB and drop the database."""
+        self.stop_beat()
+        self.stop_jobs_worker()
         self.stop_worker()
         self.stop_web()
         for log in self.logs:
