@@ -15,7 +15,7 @@ from typing import Any
 
 from celery import current_app
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -273,6 +273,12 @@ def async_job_lead(*, job_id: str) -> None:
             _lead(job, source, _password(job), stop, progress)
     except ServiceError as exc:
         async_job_fail(job_id=job.id, error=exc)
+    except (OperationalError, InterfaceError):
+        # The database went away (a restart, a fail-over): not the job's fault. Its lead stops
+        # beating, and the sweeper gives the job to a new lead, which renders again from the
+        # parts kept; failing it here would bill nothing but lose the work.
+        logger.warning("job lead lost its database; the job will be taken over", extra={"job_id": job.id})
+        connection.close()
     except Exception:
         logger.exception("job lead crashed", extra={"job_id": job.id})
         async_job_fail(

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import OperationalError
 from django.utils import timezone
 from svcx_client.webhooks import verify
 
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
-from conversion import engine
+from conversion import async_runner, engine
 from conversion.async_jobs import (
     JobSource,
     async_job_cancel,
@@ -269,3 +270,25 @@ def test_each_end_of_a_job_is_a_signed_webhook_event_with_the_job(
     assert events[0]["data"]["webhook_metadata"] == {"batch": 7}
     assert (events[0]["data"]["pages_completed"], events[0]["data"]["credits_billed"]) == (14, 14)
     assert events[2]["data"]["error"]["code"] == "internal_error"
+
+
+def test_a_lead_that_loses_its_database_leaves_the_job_to_be_taken_over(
+    account: dict[str, Any], book: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = create(account, book)
+
+    def database_gone(*args: Any) -> None:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(async_runner, "_lead", database_gone)
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts, job.error) == (Job.Status.RUNNING, 1, None)
+    assert movements(job) == [("hold", -14)]  # still held, for the lead that takes over
+    monkeypatch.undo()
+    Job.objects.filter(pk=job.pk).update(lead_heartbeat_at=timezone.now() - timedelta(seconds=10))
+    async_job_lead(job_id=job.id)
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
+    assert movements(job) == [("capture", -14), ("hold", -14)]
