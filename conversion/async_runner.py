@@ -226,11 +226,7 @@ def _claim_lead(job_id: str) -> Job | None:
     now = timezone.now()
     claimed = (
         Job.objects.filter(pk=job_id)
-        .filter(
-            Q(status=Job.Status.QUEUED)
-            | Q(status=Job.Status.RUNNING, lead_heartbeat_at__lt=_lost_before())
-            | Q(status=Job.Status.RUNNING, lead_heartbeat_at__isnull=True)
-        )
+        .filter(Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, lead_heartbeat_at__lt=_lost_before()))
         .update(
             status=Job.Status.RUNNING,
             started_at=Coalesce(F("started_at"), Value(now)),
