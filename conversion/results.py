@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from conversion import engine
+from conversion.engine.elements import Span
 from conversion.serializers import ElementSerializer
 
 
-def page_payload(p: engine.PageResult) -> dict[str, Any]:
-    """One page of a result body."""
+def page_payload(p: engine.PageResult, doc_spans: list[Span | None] | None = None) -> dict[str, Any]:
+    """One page of a result body; `doc_spans`, where the document is known, say where its
+    elements stand in the document's Markdown."""
+    spans = doc_spans if doc_spans is not None else [None] * len(p.elements)
     return {
         "page": p.page,
         "label": p.label,
@@ -20,12 +23,15 @@ def page_payload(p: engine.PageResult) -> dict[str, Any]:
         "height": round(p.height, 2),
         # Written once here by the serializer that describes them; answers (and cache
         # hits) send them as stored.
-        "elements": ElementSerializer([e.as_dict() for e in p.elements], many=True).data,
+        "elements": ElementSerializer(
+            [e.as_dict(span) for e, span in zip(p.elements, spans, strict=True)], many=True
+        ).data,
     }
 
 
 def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
     """The result body of a conversion (version 1's, and a version 2 job's)."""
+    markdown, doc_spans = result.document()
     return {
         "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
         "document": {
@@ -34,9 +40,9 @@ def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, s
             "pdf_version": info.pdf_version,
             "repaired": info.repaired,
         },
-        "pages": [page_payload(p) for p in result.pages],
+        "pages": [page_payload(p, spans) for p, spans in zip(result.pages, doc_spans, strict=True)],
         # The document's Markdown: the pages joined, tables that run across a break made one.
-        "markdown": result.markdown,
+        "markdown": markdown,
         "result_truncated": result.truncated,
         "pages_converted": len(result.pages),
         # The result's warnings begin with the document's own (a repair, an unreadable outline).

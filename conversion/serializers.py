@@ -30,6 +30,12 @@ def box_field() -> serializers.ListField:
     return serializers.ListField(child=serializers.FloatField(), min_length=4, max_length=4, help_text=BBOX_TEXT)
 
 
+def span_field(help_text: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.IntegerField(min_value=0), min_length=2, max_length=2, required=False, help_text=help_text
+    )
+
+
 class CellSerializer(OutputSerializer):  # writes dicts, reads nothing
     text = serializers.CharField()
     row = serializers.IntegerField(help_text="0-based row of the table's grid where the cell starts.")
@@ -43,13 +49,22 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
     type = serializers.ChoiceField(choices=[t.value for t in ElementType])
     bbox = box_field()
     text = serializers.CharField(help_text="The element's plain text (a table's rows as lines, cells joined by ' | ').")
-    markdown = serializers.CharField(help_text="The element's Markdown, as the page's Markdown has it.")
     in_markdown = serializers.BooleanField(
         help_text=(
-            "Whether the page's Markdown shows the element. The page's `markdown` is exactly the `markdown` of "
-            "its elements with `in_markdown: true`, joined by a blank line, and by a single line break between "
-            "list items that follow one another. Page headers and footers and hidden text are false."
+            "Whether the page's Markdown shows the element. Page headers and footers, page numbers and hidden "
+            "text are false."
         )
+    )
+    md_span = span_field(
+        "Shown elements: [start, end) character offsets (Unicode code points) of the element's Markdown in "
+        "its page's `markdown`. The spans are in reading order and never overlap; between two of them the page "
+        "has only the join (a blank line, or one line break between list items)."
+    )
+    doc_span = span_field(
+        "Shown elements of a finished result: [start, end) character offsets of the element's Markdown in the "
+        "document's `markdown`. Where no join of pages touches it, the text is the same as at `md_span`; a "
+        "table continued across a page break spans the rows it adds to the table before it, and a paragraph "
+        "joined across a break at a hyphenated word spans its part of the joined text."
     )
     level = serializers.IntegerField(required=False, min_value=1, max_value=6, help_text="Headings: the level.")
     depth = serializers.IntegerField(required=False, min_value=0, help_text="List items: 0 for the outermost list.")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .elements import Element, ElementType
+from .elements import Element, ElementType, Span
 from .inline import _keeps_hyphen
 from .tables import Table
 
@@ -103,21 +103,99 @@ def join_pages(
 ) -> str:
     """The pages' Markdown joined with a blank line, tables continued across a break joined,
     a paragraph broken off in a hyphenated word joined with its continuation."""
-    out: list[str] = []
+    return join_document(markdowns, [[] for _ in markdowns], continuations, word_breaks)[0]
+
+
+def join_document(
+    markdowns: Sequence[str],
+    spans: Sequence[Sequence[Span | None]],
+    continuations: Sequence[Continuation],
+    word_breaks: Sequence[WordBreak] | None = None,
+) -> tuple[str, list[list[Span | None]]]:
+    """`join_pages`, and where each element's span of its page's Markdown (`spans`, per page,
+    None for an element not shown) stands in the document's Markdown.
+
+    An element that no join touches has the same text in both. Where a table runs on across
+    a break, the table that ends the page keeps the text the join left of it and the
+    continuation the rows it adds (the two spans are one table together); where a word is
+    joined across a break, the paragraph before ends at the join and the one after starts
+    there."""
+    chunks: list[str] = []  # the document's text, one chunk per page or run of joined pages
+    starts: list[int] = []  # where each chunk starts in the document
+    out: list[list[Span | None]] = []
     breaks = word_breaks if word_breaks is not None else [WordBreak.NONE] * len(markdowns)
-    for markdown, cont, brk in zip(markdowns, continuations, breaks, strict=True):
-        if cont is not Continuation.NONE and out and markdown:
-            joined = _join_tables(out[-1], markdown, cont)
+
+    def clamp_previous(limit: int) -> None:
+        """Cut the spans already placed so that none reaches past `limit` (they are in
+        order: the cut stops at the first that ends before it)."""
+        for page in reversed(out):
+            for i in range(len(page) - 1, -1, -1):
+                span = page[i]
+                if span is None:
+                    continue
+                if span[1] <= limit:
+                    return
+                page[i] = (min(span[0], limit), limit)
+
+    for markdown, page_spans, cont, brk in zip(markdowns, spans, continuations, breaks, strict=True):
+        if cont is not Continuation.NONE and chunks and markdown:
+            joined = _join_tables(chunks[-1], markdown, cont)
             if joined is not None:
-                out[-1] = joined
+                kept = starts[-1] + _common_prefix(chunks[-1], joined)
+                clamp_previous(kept)
+                shift = starts[-1] + len(joined) - len(markdown)  # the page's tail is kept as it is
+                first = next((i for i, span in enumerate(page_spans) if span is not None and span[1] > span[0]), None)
+                placed: list[Span | None] = []
+                for i, span in enumerate(page_spans):
+                    if span is None:
+                        placed.append(None)
+                    elif i == first:
+                        # The continued table: the rows it adds to the one before.
+                        placed.append((kept, max(kept, span[1] + shift)))
+                    else:
+                        placed.append((span[0] + shift, span[1] + shift))
+                chunks[-1] = joined
+                out.append(placed)
                 continue
-        if brk is not WordBreak.NONE and out and markdown:
-            before = out[-1].rstrip()
-            out[-1] = (before if brk is WordBreak.COMPOUND else before[:-1]) + markdown.lstrip()
+        if brk is not WordBreak.NONE and chunks and markdown:
+            before = chunks[-1].rstrip()
+            kept_text = before if brk is WordBreak.COMPOUND else before[:-1]
+            rest = markdown.lstrip()
+            join_at = starts[-1] + len(kept_text)
+            clamp_previous(join_at)
+            shift = join_at - (len(markdown) - len(rest))
+            out.append(
+                [None if span is None else (max(join_at, span[0] + shift), span[1] + shift) for span in page_spans]
+            )
+            chunks[-1] = kept_text + rest
             continue
         if markdown:
-            out.append(markdown)
-    return "\n\n".join(out)
+            start = starts[-1] + len(chunks[-1]) + 2 if chunks else 0  # after the blank line
+            chunks.append(markdown)
+            starts.append(start)
+            out.append([None if span is None else (span[0] + start, span[1] + start) for span in page_spans])
+        else:
+            out.append([None if span is None else (_end(starts, chunks), _end(starts, chunks)) for span in page_spans])
+    return "\n\n".join(chunks), out
+
+
+def _end(starts: list[int], chunks: list[str]) -> int:
+    return starts[-1] + len(chunks[-1]) if chunks else 0
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 _PIPE_DELIMITER = re.compile(r"^\|(?: --- \|)+$")

@@ -23,7 +23,7 @@ from .assembly import (
     continuation,
     document_words,
     ends_in_hyphen,
-    join_pages,
+    join_document,
     word_break,
 )
 from .blocks import outline_key
@@ -35,7 +35,7 @@ from .document import (
     extraction_not_permitted,
     open_document,
 )
-from .elements import Element, elements_size
+from .elements import Element, Span, elements_size
 from .errors import OUT_OF_MEMORY, EngineError, foreign
 from .layout import (
     HIDDEN_BACKGROUND,
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.11.0"
+ENGINE_VERSION: str = "1.12.0"
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -125,6 +125,11 @@ class ConversionResult:
     def markdown(self) -> str:
         """The delivered pages' Markdown joined with a blank line, a table that runs on
         across a page break joined into one, a word hyphenated across a break made whole."""
+        return self.document()[0]
+
+    def document(self) -> tuple[str, list[list[Span | None]]]:
+        """The document's Markdown (`markdown`), and for each delivered page where each of
+        its elements stands in it (None for an element the Markdown does not show)."""
         words: Counter[str] | None = None
         breaks = [WordBreak.NONE] * len(self.pages)
         for i in range(1, len(self.pages)):
@@ -136,7 +141,12 @@ class ConversionResult:
             if words is None:
                 words = document_words([e.text for p in self.pages for e in p.elements if e.in_markdown])
             breaks[i] = word_break(before.elements, after.elements, words)
-        return join_pages([p.markdown for p in self.pages], [p.table_continues for p in self.pages], breaks)
+        return join_document(
+            [p.markdown for p in self.pages],
+            [[e.md_span for e in p.elements] for p in self.pages],
+            [p.table_continues for p in self.pages],
+            breaks,
+        )
 
 
 @dataclass

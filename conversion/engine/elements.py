@@ -19,6 +19,9 @@ from enum import StrEnum
 from typing import Any
 
 Box = tuple[float, float, float, float]
+# Character offsets [start, end) into a Markdown text (Unicode code points, as Python and
+# most languages other than JavaScript index strings).
+Span = tuple[int, int]
 
 
 class ElementType(StrEnum):
@@ -59,17 +62,24 @@ class Element:
     header_rows: int | None = None  # table
     caption: int | None = None  # figure: index of its caption among the page's elements
     reason: str | None = None  # hidden text: why a reader cannot see it
+    # Shown elements: where the element's Markdown stands in its page's Markdown, as
+    # [start, end) character offsets (`page_spans`).
+    md_span: Span | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, doc_span: Span | None = None) -> dict[str, Any]:
         """The element as the JSON result writes it: boxes to a tenth of a point, and only
-        the fields its type has."""
+        the fields its type has. The element's Markdown is not copied: `md_span` points
+        into the page's Markdown and `doc_span` (where given) into the document's."""
         out: dict[str, Any] = {
             "type": str(self.type),
             "bbox": rounded(self.bbox),
             "text": self.text,
-            "markdown": self.markdown,
             "in_markdown": self.in_markdown,
         }
+        if self.in_markdown and self.md_span is not None:
+            out["md_span"] = list(self.md_span)
+            if doc_span is not None:
+                out["doc_span"] = list(doc_span)
         for name in ("level", "depth", "marker", "header_rows", "caption", "reason"):
             value = getattr(self, name)
             if value is not None:
@@ -128,17 +138,37 @@ def clip_to(element: Element, width: float, height: float) -> None:
 def join_elements(elements: Sequence[Element]) -> str:
     """A page's Markdown: the Markdown of its shown elements, a blank line between them and
     a line break only between the items of one list."""
+    return "".join(_joined(elements)[0])
+
+
+def page_spans(elements: Sequence[Element]) -> list[Span | None]:
+    """Where each element's Markdown stands in `join_elements(elements)`: a span for each
+    shown element (empty where its Markdown is empty), None for the others. The spans are
+    in reading order, never overlap, and with the joins between them cover the page."""
+    return _joined(elements)[1]
+
+
+def _joined(elements: Sequence[Element]) -> tuple[list[str], list[Span | None]]:
     out: list[str] = []
+    spans: list[Span | None] = []
+    at = 0
     previous: Element | None = None
     for element in elements:
-        if not element.in_markdown or not element.markdown:
+        if not element.in_markdown:
+            spans.append(None)
+            continue
+        if not element.markdown:
+            spans.append((at, at))
             continue
         if out:
             both_items = previous is not None and previous.type == element.type == ElementType.LIST_ITEM
             out.append("\n" if both_items else "\n\n")
+            at += len(out[-1])
         out.append(element.markdown)
+        spans.append((at, at + len(element.markdown)))
+        at += len(element.markdown)
         previous = element
-    return "".join(out)
+    return out, spans
 
 
 # pdfminer writes a glyph that the PDF's fonts give no Unicode value for as "(cid:N)";

@@ -24,7 +24,7 @@ from .blocks import (
     merge_wrapped_headings,
     title_front_matter,
 )
-from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, union
+from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, page_spans, union
 from .figures import figures, link_captions
 from .furniture import margin_furniture, ornaments, strip_line_numbers
 from .inline import escape_inline, render_blocks
@@ -130,7 +130,8 @@ def render_page(
         *hidden_elements(page.hidden),
     ]
     link_captions(elements)
-    for element in elements:
+    for element, span in zip(elements, page_spans(elements), strict=True):
+        element.md_span = span
         if element.reason != HIDDEN_OFF_PAGE:
             # Glyphs may reach past the page's edge (a descender on the last line, a picture
             # bleeding off): a box says where the element sits on the page.

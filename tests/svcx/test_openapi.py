@@ -208,8 +208,9 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
         "type",
         "bbox",
         "text",
-        "markdown",
         "in_markdown",
+        "md_span",
+        "doc_span",
         "level",
         "depth",
         "marker",
@@ -218,7 +219,8 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
         "caption",
         "reason",
     }
-    assert set(element["required"]) == {"type", "bbox", "text", "markdown", "in_markdown"}
+    assert set(element["required"]) == {"type", "bbox", "text", "in_markdown"}
+    assert element["properties"]["md_span"]["minItems"] == element["properties"]["md_span"]["maxItems"] == 2
     assert set(schemas["TypeEnum"]["enum"]) >= {"heading", "paragraph", "list_item", "table", "hidden_text"}
     cell = schemas["Cell"]
     assert set(cell["properties"]) == {"text", "row", "col", "rowspan", "colspan", "bbox"}

@@ -1,4 +1,5 @@
-"""Every file of the real-world corpus converts or fails with the error its manifest implies.
+"""Every file of the real-world corpus converts or fails with the error its manifest implies,
+and what it converts to keeps the element layer's promises (boxes, Markdown spans).
 
 Each file runs in a forked child process so that a hang is a test failure (60 s per file)
 rather than a stuck suite. Skipped when the shared corpus is not checked out.
@@ -18,6 +19,7 @@ from typing import Any, cast
 import pytest
 
 from tests.conftest import CORPUS, CORPUS_ABSENT
+from tests.conversion.engine.spans import span_faults
 
 MANIFEST = CORPUS / "manifest.json"
 TIME_LIMIT_SECONDS = 60
@@ -111,6 +113,7 @@ def _attempt(path: str, password: str | None) -> dict[str, Any]:
             "pages": len(result.pages),
             "chars": len(result.markdown),
         }
+        outcome["spans"] = dict(span_faults(result))
     except EngineError as exc:
         outcome["convert"] = {"error": exc.code, "message": exc.message}
     outcome["seconds"] = time.monotonic() - started
@@ -205,6 +208,7 @@ def test_corpus_file_converts_or_fails_with_its_expected_error(record: dict[str,
         if got == "converted":
             problems = {k: v for k, v in outcome["elements"].items() if k not in ("pages", "lines")}
             assert problems == {}, (record["file"], dict(outcome["elements"]))
+            assert outcome["spans"] == {}, (record["file"], outcome["spans"])
             expected = _expected_pages(record)
             assert converted["page_count"] == expected
             assert converted["pages"] == expected

@@ -1,0 +1,35 @@
+"""The element spans keep their promises on every document of the authored corpus (Word
+documents rendered by LibreOffice, web pages printed by Chromium in one and two columns and
+as reports, right-to-left documents): each span of a page's Markdown is its element's
+Markdown, in reading order, covering the page with the joins; the document's spans agree
+with the pages' away from the joins of pages. Skipped when the corpus is not beside the
+repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.conversion.engine.spans import span_faults
+
+AUTHORED = ROOT.parent / "shared" / "corpus" / "authored"
+MANIFEST = AUTHORED / "manifest.json"
+
+
+def _names() -> list[object]:
+    if not MANIFEST.exists():
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"the authored corpus ({AUTHORED}) is absent"))]
+    return sorted(json.loads(MANIFEST.read_text())["docs"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _names())
+def test_spans_of_an_authored_document(name: str) -> None:
+    from conversion.engine import convert
+
+    result = convert(Path(AUTHORED / f"{name}.pdf"))
+    assert result.pages
+    assert span_faults(result) == {}
