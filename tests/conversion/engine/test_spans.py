@@ -8,10 +8,15 @@ from pathlib import Path
 
 from conversion.engine import convert
 from conversion.engine.assembly import Continuation, WordBreak, join_document
-from conversion.engine.elements import Element, ElementType, join_elements, page_spans
+from conversion.engine.elements import Element, ElementType, Span, join_elements, page_spans
 
 from .pdfs import Text, lines, make_pdf, ruled_grid
 from .spans import span_faults
+
+
+def at(text: str, span: Span | None) -> str:
+    assert span is not None
+    return text[span[0] : span[1]]
 
 
 def _el(kind: ElementType, markdown: str, shown: bool = True) -> Element:
@@ -49,12 +54,12 @@ def test_a_table_run_on_spans_the_rows_it_adds_and_the_page_after_it_moves_with_
     markdown, placed = join_document([before, after], spans, [Continuation.NONE, Continuation.REPEATED_HEADER])
     assert markdown == "Prices.\n\n| Fruit | Price |\n| --- | --- |\n| Apple | 1.20 |\n| Pear | 0.80 |\n\nThat is all."
     (intro, table), (rest, tail) = placed
-    assert markdown[slice(*intro)] == "Prices."
-    assert markdown[slice(*table)] == before[9:]
+    assert at(markdown, intro) == "Prices."
+    assert at(markdown, table) == before[9:]
     assert rest[0] == table[1]  # they touch: one table
-    assert markdown[slice(*rest)] == "\n| Pear | 0.80 |"
+    assert at(markdown, rest) == "\n| Pear | 0.80 |"
     assert markdown[table[0] : rest[1]] == "| Fruit | Price |\n| --- | --- |\n| Apple | 1.20 |\n| Pear | 0.80 |"
-    assert markdown[slice(*tail)] == "That is all."
+    assert at(markdown, tail) == "That is all."
 
 
 def test_a_row_cut_by_the_break_is_shared_by_the_two_spans_at_the_join() -> None:
@@ -79,11 +84,11 @@ def test_a_word_hyphenated_over_the_break_joins_two_spans_that_touch() -> None:
     )
     assert markdown == "## Notes\n\nThe council met to talk about the harvest and the railway.\n\nThen it rained."
     (heading, first), (second, last) = placed
-    assert markdown[slice(*heading)] == "## Notes"
+    assert at(markdown, heading) == "## Notes"
     assert first[1] == second[0]
     assert markdown[first[0] : second[1]] == "The council met to talk about the harvest and the railway."
-    assert markdown[slice(*first)] == "The council met to talk about the har"
-    assert markdown[slice(*last)] == "Then it rained."
+    assert at(markdown, first) == "The council met to talk about the har"
+    assert at(markdown, last) == "Then it rained."
 
 
 def test_a_converted_book_keeps_every_span_promise_across_its_joins(tmp_path: Path) -> None:
