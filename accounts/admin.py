@@ -283,6 +283,7 @@ class OrganizationAdmin(ConfirmingAdmin):
                 (_changelist_link("billing_ledgerentry", "ledger", **org),),
                 (_changelist_link("billing_credithold", "holds", **org),),
                 (_changelist_link("conversion_conversionjob", "conversion jobs", **org),),
+                (_changelist_link("conversion_job", "version 2 jobs", **org),),
                 (_changelist_link("conversion_storedfile", "stored files", **org),),
                 (_changelist_link("billing_usagerecord", "usage records", **org),),
                 (_changelist_link("webhooks_webhookendpoint", "webhook endpoints", **org),),

@@ -17,6 +17,7 @@ from accounts.models import ENVIRONMENT_CHOICES, ApiKey, Membership
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.services import OVERLAPS
 from billing.models import LedgerEntry
+from conversion.models import Job
 from webhooks.guard import MAX_URL_LENGTH
 from webhooks.models import EventType
 from webhooks.services import MAX_DESCRIPTION, ROTATION_OVERLAPS
@@ -210,6 +211,14 @@ class UsageRecordsForm(KeyPickerForm):
     start = forms.DateTimeField(required=False, label="Start (UTC)")
     end = forms.DateTimeField(required=False, label="End (UTC, exclusive)")
     api_key_id = forms.CharField(required=False, max_length=40, label="Key")
+    starting_after = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
+
+
+class JobsForm(forms.Form):
+    """The filters of GET /v2/jobs, with the environment (the key's, there)."""
+
+    environment = forms.ChoiceField(choices=ENVIRONMENT_CHOICES, required=False)
+    status = forms.ChoiceField(choices=[("", "every status"), *Job.Status.choices], required=False)
     starting_after = forms.CharField(required=False, max_length=40, widget=forms.HiddenInput)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
@@ -16,7 +17,9 @@ from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.ledger import ledger_entry_changes
 from billing.models import LedgerEntry, RequestLog, UsageRecord
 from console.models import Invitation
-from conversion.models import ConversionJob, StoredFile
+from conversion.models import ConversionJob, Job, StoredFile
+from conversion.selectors import jobs_kept
+from core.ids import is_id
 
 CHART_DAYS = 30
 
@@ -96,11 +99,55 @@ def request_get(*, organization: Organization, request_id: str) -> RequestRecord
     answer is written; a conversion still running has its job and its hold already."""
     log = RequestLog.objects.filter(organization=organization, request_id=request_id).first()
     job = ConversionJob.objects.filter(organization=organization, request_id=request_id).first()
-    entries = LedgerEntry.objects.filter(organization=organization, request_id=request_id).order_by("created_at", "id")
-    ledger = [(entry, *ledger_entry_changes(entry)) for entry in entries]
+    ledger = request_ledger(organization=organization, request_id=request_id)
     if log is None and job is None and not ledger:
         return None
     return RequestRecord(request_id, log, job, ledger)
+
+
+def request_ledger(*, organization: Organization, request_id: str) -> list[tuple[LedgerEntry, int, int]]:
+    """The ledger entries of a request (or of a version 2 job, by its id) with their changes
+    (balance, available), oldest first."""
+    entries = LedgerEntry.objects.filter(organization=organization, request_id=request_id).order_by("created_at", "id")
+    return [(entry, *ledger_entry_changes(entry)) for entry in entries]
+
+
+# --- version 2 jobs ------------------------------------------------------------------------
+
+# The path of a request about one job: /v2/jobs/{id}, its result, its cancel.
+JOB_PATH = re.compile(r"/v2/jobs/(job_[0-9A-Za-z]+)(?:/|$)")
+
+
+def job_get(*, organization: Organization, job_id: str) -> Job | None:
+    """The organization's job `job_id` (either environment), or None when it has none that has
+    not expired (another organization's job is none of this one's)."""
+    if not is_id(job_id, "job"):
+        return None
+    return jobs_kept(organization=organization).filter(pk=job_id).first()
+
+
+def jobs_kept_ids(*, organization: Organization, job_ids: set[str]) -> set[str]:
+    """Those of `job_ids` that name a job of the organization that has not expired (a ledger
+    entry outlives its job: its line links to the job only while the job is there)."""
+    ids = [job_id for job_id in job_ids if is_id(job_id, "job")]
+    if not ids:
+        return set()
+    return set(jobs_kept(organization=organization).filter(pk__in=ids).values_list("pk", flat=True))
+
+
+def request_jobs(*, organization: Organization, requests: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The job each request of `requests` ((request id, path) pairs of the request log) is about,
+    by request id, for jobs that have not expired: the job a POST /v2/jobs created, or the job
+    its path names (reading it, its result, canceling it)."""
+    named = {request_id: match.group(1) for request_id, path in requests if (match := JOB_PATH.match(path))}
+    created = dict(
+        jobs_kept(organization=organization)
+        .filter(request_id__in=[request_id for request_id, _ in requests])
+        .values_list("request_id", "pk")
+    )
+    about = {**named, **created}
+    kept = jobs_kept_ids(organization=organization, job_ids=set(about.values()))
+    return {request_id: job_id for request_id, job_id in about.items() if job_id in kept}
 
 
 def _day_start(day: date) -> datetime:

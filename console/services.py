@@ -1,5 +1,6 @@
 """State changes the console makes beyond the shared account services (accounts.services):
-invitations, a person's password and ending their sessions. Every change is audited with its actor."""
+invitations, a person's password and ending their sessions, canceling a job. Every change is
+audited with its actor."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from accounts.secrets import token_hash, urlsafe_token
 from accounts.services import AccountError, audit_record, membership_add, membership_remove, membership_set_role
 from console.models import ConsoleSession, Invitation
 from console.permissions import grants_role, manages_organization
+from conversion.async_jobs import async_job_cancel
 from conversion.files import file_delete
-from conversion.models import StoredFile
+from conversion.models import Job, StoredFile
 from core.errors import ErrorCode, ServiceError
 
 
@@ -209,3 +211,18 @@ def stored_file_remove(*, organization: Organization, file_id: str, actor: Any) 
         deleted = file_delete(organization=organization, environment=record.environment, file_id=record.id)
         audit_record(actor=actor, action="file.delete", organization=organization, target=record.id)
     return deleted
+
+
+def job_cancel(*, job: Job, actor: Any) -> Job:
+    """Cancel a queued or running job through the jobs' own rule (conversion.async_jobs: its hold
+    released, no result kept, its `job.canceled` event sent) and audit it. A job that had ended
+    meanwhile is returned as it is, and nothing is audited."""
+    with transaction.atomic():
+        # The row locked first: the audit names the cancel this call made, not a concurrent one's.
+        was = Job.objects.select_for_update().filter(pk=job.pk).values_list("status", flat=True).first()
+        job = async_job_cancel(job=job)
+        if was not in Job.ENDED and job.status == Job.Status.CANCELED:
+            audit_record(
+                actor=actor, action="job.cancel", organization=job.organization, target=job.id, credits=job.credits_held
+            )
+    return job

@@ -14,6 +14,7 @@ import io
 import json
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
@@ -31,6 +32,7 @@ from django.urls import reverse, reverse_lazy
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from rest_framework.renderers import JSONRenderer
 
 from accounts.guards import per_address, sign_in_failures_clear
 from accounts.keyformat import Environment
@@ -51,13 +53,17 @@ from billing.reports import REPORT_DAYS, key_activity_csv
 from billing.selectors import allowance_get, credits_get, request_error_codes, usage_as_of, usage_records_list
 from billing.serializers import LedgerEntrySerializer
 from console import charts, forms, selectors, services
-from console.permissions import manages_key, manages_organization
+from console.permissions import cancels_job, manages_key, manages_organization
+from conversion import selectors as conversion_selectors
+from conversion.models import Job
 from core.errors import ServiceError
+from core.ids import is_id
 from webhooks.errors import WebhookError, WebhookUrlRefused
 from webhooks.selectors import (
     webhook_attempt_list,
     webhook_delivery_get,
     webhook_delivery_list,
+    webhook_delivery_list_of_object,
     webhook_endpoint_get,
     webhook_endpoint_list,
 )
@@ -281,10 +287,27 @@ def statement(request: HttpRequest, membership: Membership) -> HttpResponse:
     rows = selectors.ledger_statement(organization=membership.organization, filters=_statement_filter(form))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     names = _key_names(keys)
-    entries = [(line, names.get(line.newest.api_key_id, "")) for line in selectors.statement_lines(rows, list(page))]
+    lines = selectors.statement_lines(rows, list(page))
+    jobs = selectors.jobs_kept_ids(
+        organization=membership.organization, job_ids={line.newest.request_id for line in lines}
+    )
+    entries = [
+        (line, names.get(line.newest.api_key_id, ""), _reference_url(membership, line.newest.request_id, jobs))
+        for line in lines
+    ]
     query = request.GET.copy()
     query.pop("page", None)
     return _page(request, membership, "statement.html", form=form, page=page, entries=entries, query=query.urlencode())
+
+
+def _reference_url(membership: Membership, reference: str, kept_jobs: set[str]) -> str:
+    """The page a ledger entry's reference opens: its version 2 job's while the job is kept, its
+    request's for a request; "" for a job that has expired (its entries outlive it)."""
+    if not reference:
+        return ""
+    if is_id(reference, "job"):
+        return _org_url("job", membership, reference) if reference in kept_jobs else ""
+    return _org_url("request", membership, reference)
 
 
 # The fields of the API's ledger entries (GET /v1/credits/ledger), with the environment.
@@ -319,42 +342,71 @@ def statement_csv(request: HttpRequest, membership: Membership) -> HttpResponse:
     return response
 
 
-@require_GET
-@member_view()
-def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
-    keys = list(selectors.api_key_list(organization=membership.organization))
-    form = forms.UsageRecordsForm(request.GET, keys=_keys_of_environment(keys, request))
+@dataclass(frozen=True)
+class CursorPage:
+    """One page of a list read a page at a time after a cursor, as the API's lists are."""
+
+    rows: list[Any]
+    has_more: bool
+    error: str  # what is wrong with the filters or the cursor, said to the person
+    next_query: str  # the query of the next (older) page
+    first_query: str | None  # the query of the first page, when this is not it
+
+
+def _cursor_page(
+    request: HttpRequest, form: Any, read: Callable[[dict[str, Any], str | None], tuple[list[Any], bool]]
+) -> CursorPage:
+    """`read(filters, starting_after)` for a valid filter form (`starting_after` one of its fields)."""
     rows: list[Any] = []
-    has_more = False
-    error = ""
+    has_more, error = False, ""
     if form.is_valid():
-        data = form.cleaned_data
         try:
-            rows, has_more = usage_records_list(
-                organization=membership.organization,
-                environment=data["environment"] or Environment.LIVE,
-                limit=50,
-                starting_after=data["starting_after"] or None,
-                start=data["start"],
-                end=data["end"],
-                api_key_id=data["api_key_id"].strip() or None,
-            )
+            rows, has_more = read(form.cleaned_data, form.cleaned_data["starting_after"] or None)
         except ServiceError as exc:
             error = exc.message
     next_query = request.GET.copy()
     if rows:
         next_query["starting_after"] = rows[-1].id
+    first_query = request.GET.copy()
+    first_query.pop("starting_after", None)
+    first = first_query.urlencode() if "starting_after" in request.GET else None
+    return CursorPage(rows, has_more, error, next_query.urlencode(), first)
+
+
+@require_GET
+@member_view()
+def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
+    keys = list(selectors.api_key_list(organization=membership.organization))
+    form = forms.UsageRecordsForm(request.GET, keys=_keys_of_environment(keys, request))
+    listed = _cursor_page(
+        request,
+        form,
+        lambda data, cursor: usage_records_list(
+            organization=membership.organization,
+            environment=data["environment"] or Environment.LIVE,
+            limit=50,
+            starting_after=cursor,
+            start=data["start"],
+            end=data["end"],
+            api_key_id=data["api_key_id"].strip() or None,
+        ),
+    )
+    rows = listed.rows
     codes = request_error_codes(organization=membership.organization, request_ids=[row.request_id for row in rows])
     names = _key_names(keys)
+    jobs = selectors.request_jobs(
+        organization=membership.organization, requests=[(row.request_id, row.endpoint) for row in rows]
+    )
     return _page(
         request,
         membership,
         "usage_records.html",
         form=form,
-        rows=[(row, codes.get(row.request_id, ""), names.get(row.api_key_id, "")) for row in rows],
-        has_more=has_more,
-        error=error,
-        next_query=next_query.urlencode(),
+        rows=[
+            (row, codes.get(row.request_id, ""), names.get(row.api_key_id, ""), jobs.get(row.request_id, ""))
+            for row in rows
+        ],
+        listed=listed,
         as_of=usage_as_of(),
     )
 
@@ -362,12 +414,142 @@ def usage_records(request: HttpRequest, membership: Membership) -> HttpResponse:
 @require_GET
 @member_view()
 def request_detail(request: HttpRequest, membership: Membership, request_id: str) -> HttpResponse:
-    """One request of the request log: what it asked, how it answered, what it cost."""
-    record = selectors.request_get(organization=membership.organization, request_id=request_id)
+    """One request of the request log: what it asked, how it answered, what it cost. A version 2
+    job's id (the reference of its ledger entries) opens the job's page while the job is kept."""
+    organization = membership.organization
+    if selectors.job_get(organization=organization, job_id=request_id) is not None:
+        return redirect(_org_url("job", membership, request_id))
+    record = selectors.request_get(organization=organization, request_id=request_id)
     if record is None:
         raise Http404("no such request")
-    api_key = selectors.api_key_get(organization=membership.organization, key_id=record.api_key_id)
-    return _page(request, membership, "request_detail.html", record=record, api_key=api_key)
+    api_key = selectors.api_key_get(organization=organization, key_id=record.api_key_id)
+    about = selectors.request_jobs(
+        organization=organization, requests=[(request_id, record.log.endpoint if record.log else "")]
+    )
+    return _page(
+        request, membership, "request_detail.html", record=record, api_key=api_key, v2_job=about.get(request_id, "")
+    )
+
+
+# --- version 2 jobs ------------------------------------------------------------------------
+
+JOBS_PER_PAGE = 50
+
+
+@require_GET
+@member_view()
+def job_list(request: HttpRequest, membership: Membership) -> HttpResponse:
+    """The organization's jobs of one environment, newest first, by status (GET /v2/jobs)."""
+    form = forms.JobsForm(request.GET)
+    listed = _cursor_page(
+        request,
+        form,
+        lambda data, cursor: conversion_selectors.job_list(
+            organization=membership.organization,
+            environment=data["environment"] or Environment.LIVE,
+            limit=JOBS_PER_PAGE,
+            starting_after=cursor,
+            status=data["status"] or None,
+        ),
+    )
+    return _page(
+        request,
+        membership,
+        "jobs.html",
+        form=form,
+        listed=listed,
+        retention_hours=_retention_hours(),
+    )
+
+
+def _retention_hours() -> int:
+    return round(float(settings.SVCX_JOB_RETENTION) / 3600)
+
+
+def _job_or_404(membership: Membership, job_id: str) -> Job:
+    """The organization's job, kept until it expires: an expired job, a mistyped id or another
+    organization's job is the console's 404 page."""
+    job = selectors.job_get(organization=membership.organization, job_id=job_id)
+    if job is None:
+        raise Http404("no such job")
+    return job
+
+
+def _job_key(membership: Membership, job: Job) -> ApiKey | None:
+    return selectors.api_key_get(organization=membership.organization, key_id=job.api_key_id)
+
+
+@require_GET
+@member_view()
+def job_detail(request: HttpRequest, membership: Membership, job_id: str) -> HttpResponse:
+    """One job: its state and progress, options, webhook metadata, error, the ledger entries it
+    moved, its result while it is kept, its webhook deliveries (owners and admins, who see the
+    delivery log) and, while it runs, Cancel."""
+    job = _job_or_404(membership, job_id)
+    organization = membership.organization
+    api_key = _job_key(membership, job)
+    deliveries = (
+        webhook_delivery_list_of_object(organization=organization, object_id=job.id, since=job.created_at)
+        if manages_organization(membership)
+        else None
+    )
+    return _page(
+        request,
+        membership,
+        "job_detail.html",
+        job=job,
+        api_key=api_key,
+        running=job.status not in Job.ENDED,
+        may_cancel=job.status not in Job.ENDED and cancels_job(membership, api_key),
+        ledger=selectors.request_ledger(organization=organization, request_id=job.id),
+        deliveries=deliveries,
+        webhook_metadata=json.dumps(job.webhook_metadata, indent=2) if job.webhook_metadata is not None else "",
+        retention_hours=_retention_hours(),
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@member_view()
+def job_cancel(request: HttpRequest, membership: Membership, job_id: str) -> HttpResponse:
+    """Cancel a queued or running job after a confirmation: its hold is released, it bills
+    nothing and keeps no result. Owners and admins cancel any job; a member the jobs of the keys
+    they created (403 otherwise)."""
+    job = _job_or_404(membership, job_id)
+    if not cancels_job(membership, _job_key(membership, job)):
+        raise PermissionDenied("members cancel only the jobs of the keys they created")
+    back = _org_url("job", membership, job.id)
+    if job.status in Job.ENDED:
+        messages.error(request, f"The job has ended ({job.status}); only a queued or running job can be canceled.")
+        return redirect(back)
+    if request.method == "POST":
+        job = services.job_cancel(job=job, actor=request.user)
+        if job.status == Job.Status.CANCELED:
+            messages.success(request, f"Canceled {job.id}: its {job.credits_held} held credits are released.")
+        else:
+            messages.error(request, f"The job ended meanwhile ({job.status}); it was not canceled.")
+        return redirect(back)
+    return _page(request, membership, "job_confirm.html", job=job)
+
+
+RESULT_FORMATS = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
+
+
+@require_GET
+@member_view()
+def job_result(request: HttpRequest, membership: Membership, job_id: str, fmt: str) -> HttpResponse:
+    """A succeeded job's result, the bytes GET /v2/jobs/{id}/result answers (Markdown or JSON),
+    with the person's session instead of an API key; 404 once the job has no result."""
+    job = _job_or_404(membership, job_id)
+    if job.status != Job.Status.SUCCEEDED:
+        raise Http404("the job has no result")
+    try:
+        result = conversion_selectors.job_result_get(job=job)
+    except FileNotFoundError as exc:  # the store lost it: the job expires soon, say it is gone
+        raise Http404("the job's result is gone") from exc
+    body = result.markdown().encode() if fmt == "md" else JSONRenderer().render(result.body())
+    response = HttpResponse(body, content_type=RESULT_FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{job.id}.{fmt}"'
+    return response
 
 
 # --- keys --------------------------------------------------------------------------------

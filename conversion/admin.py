@@ -1,4 +1,6 @@
-"""Read-only views of conversion jobs and stored files for staff."""
+"""Read-only views of conversion jobs (version 1's and version 2's, with their parts) and stored
+files for staff. Staff change nothing here: a job's money moves only in the conversion service
+(a customer cancels a job in the console or the API)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from conversion.models import ConversionJob, StoredFile
-from core.admin import ReadOnlyAdmin
+from conversion.models import ConversionJob, Job, JobPart, StoredFile
+from core.admin import ReadOnlyAdmin, ReadOnlyInline
 
 
 class ErrorCodeFilter(admin.SimpleListFilter):
@@ -20,7 +22,7 @@ class ErrorCodeFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         codes = (
-            ConversionJob.objects.filter(error__has_key="code")
+            model_admin.model.objects.filter(error__has_key="code")
             .order_by()
             .values_list("error__code", flat=True)
             .distinct()
@@ -33,8 +35,24 @@ class ErrorCodeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class JobColumns(ReadOnlyAdmin):
+    """The columns a list of jobs of either version shows first."""
+
+    @admin.display(description="created (UTC)", ordering="created_at")
+    def created(self, obj: ConversionJob | Job) -> str:
+        return f"{obj.created_at:%Y-%m-%d %H:%M:%S}"
+
+    @admin.display(description="organization", ordering="organization_id")
+    def org(self, obj: ConversionJob | Job) -> str:
+        return obj.organization_id
+
+    @admin.display(description="error code")
+    def error_code(self, obj: ConversionJob | Job) -> str:
+        return str((obj.error or {}).get("code", "")) or "-"
+
+
 @admin.register(ConversionJob)
-class ConversionJobAdmin(ReadOnlyAdmin):
+class ConversionJobAdmin(JobColumns):
     # What staff look for first comes first: at 1280 px, beside the admin's navigation and the
     # filters, the status and the error code are in view; the rest scrolls inside the table's box.
     list_display = ["request_id", "created", "status", "error_code", "kind", "org", "pages_billed", "credits_billed"]
@@ -43,17 +61,80 @@ class ConversionJobAdmin(ReadOnlyAdmin):
     date_hierarchy = "created_at"
     ordering = ["-created_at"]
 
-    @admin.display(description="created (UTC)", ordering="created_at")
-    def created(self, obj: ConversionJob) -> str:
-        return f"{obj.created_at:%Y-%m-%d %H:%M:%S}"
 
-    @admin.display(description="organization", ordering="organization_id")
-    def org(self, obj: ConversionJob) -> str:
-        return obj.organization_id
+JOB_PART_FIELDS = ("index", "start", "end", "status", "attempts", "heartbeat_at", "finished_at", "error")
 
-    @admin.display(description="error code")
-    def error_code(self, obj: ConversionJob) -> str:
-        return str((obj.error or {}).get("code", "")) or "-"
+
+class JobPartInline(ReadOnlyInline):
+    model = JobPart
+    fields = JOB_PART_FIELDS
+    ordering = ["index"]
+
+
+# The sealed PDF password is left out: staff never see it.
+JOB_FIELDS = (
+    "id",
+    "organization",
+    "environment",
+    "api_key_id",
+    "request_id",
+    "status",
+    "error",
+    "filename",
+    "sha256",
+    "source_store",
+    "source_key",
+    "options",
+    "pages",
+    "webhook_metadata",
+    "page_count",
+    "pages_total",
+    "pages_parsed",
+    "pages_completed",
+    "page_chunks",
+    "parts_total",
+    "credits_held",
+    "credits_billed",
+    "pages_billed",
+    "result_key",
+    "result_bytes",
+    "warnings",
+    "lead_heartbeat_at",
+    "lead_attempts",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "expires_at",
+)
+
+
+@admin.register(Job)
+class JobAdmin(JobColumns):
+    """Version 2 jobs: like version 1's, the status and the error code in view at 1280 px; the
+    progress and the money follow."""
+
+    list_display = [
+        "id",
+        "created",
+        "status",
+        "error_code",
+        "org",
+        "environment",
+        "progress",
+        "credits_held",
+        "credits_billed",
+    ]
+    list_filter = ["status", ErrorCodeFilter, "environment", "created_at"]
+    search_fields = ["id", "request_id", "organization__id", "api_key_id", "sha256", "filename"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+    fields = JOB_FIELDS
+    readonly_fields = JOB_FIELDS
+    inlines = [JobPartInline]
+
+    @admin.display(description="pages")
+    def progress(self, obj: Job) -> str:
+        return f"{obj.pages_completed} / {obj.pages_total}"
 
 
 class StoredFileStateFilter(admin.SimpleListFilter):

@@ -25,7 +25,7 @@ from billing.meters import OrgScope, record_peek
 from conversion import engine
 from conversion.api import CONVERT_ERRORS, IDEMPOTENCY_PARAMETER, RAW_DESCRIPTION, RAW_PDF_PARAMETERS
 from conversion.api import document_request_schema as convert_request_schema
-from conversion.async_jobs import JobSource, async_job_cancel, async_job_create, job_pages_so_far, job_result_bytes
+from conversion.async_jobs import JobSource, async_job_cancel, async_job_create, job_pages_so_far
 from conversion.files import file_get
 from conversion.inputs import JobJsonMembersSerializer, JobPartsMembersSerializer, JobRawPdfMembersSerializer
 from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF
@@ -33,7 +33,7 @@ from conversion.models import ConversionJob, Job, new_job_id
 from conversion.options import engine_error
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, MemberSerializers, resolved_source
-from conversion.selectors import job_get, job_list
+from conversion.selectors import job_get, job_list, job_result_get, job_result_require
 from conversion.serializers import JobListSerializer, JobResultSerializer, JobSerializer
 from conversion.services import (
     WORK_METERS,
@@ -202,8 +202,10 @@ class JobsApi(JobCreateMixin):
     )
     def get(self, request: Request) -> Response:
         query = query_of(request, JobsQuery)
+        caller = caller_of(request)
         rows, has_more = job_list(
-            caller=caller_of(request),
+            organization=caller.organization,
+            environment=caller.environment,
             limit=query["limit"],
             starting_after=query.get("starting_after"),
             status=query.get("status"),
@@ -337,47 +339,26 @@ class JobResultApi(ApiView):
     def get(self, request: Request, job_id: str) -> Any:
         query = query_of(request, ResultQuery)
         _, job = _caller_job(request, job_id)
-        if job.status == Job.Status.FAILED:
-            raise ServiceError(
-                ErrorCode.JOB_FAILED,
-                f"The job failed ({(job.error or {}).get('code', 'internal_error')}); it has no result.",
-                details={"error": job.error or {}},
-            )
-        if job.status == Job.Status.CANCELED:
-            raise ServiceError(ErrorCode.JOB_CANCELED, "The job was canceled; it has no result.")
+        job_result_require(job=job)
         fmt = request.accepted_media_type
         if fmt == NDJSON:
             after = _after(query.get("after"))
             response = StreamingHttpResponse(_stream(job, after), content_type=f"{NDJSON}; charset=utf-8")
             response["X-Svcx-Job-Status"] = job.status
             return response
-        payload = _payload(job)
+        result = job_result_get(job=job)
         headers = {"X-Svcx-Job-Status": job.status}
         if fmt == MarkdownRenderer.media_type:
-            text = (
-                "\n\n".join(f"<!-- page {p['page']} -->\n\n{p['markdown']}".rstrip() for p in payload["pages"]) + "\n"
-            )
             return Response(
-                text,
+                result.markdown(),
                 headers={
                     **headers,
                     "X-Svcx-Pages-Billed": str(job.pages_billed),
                     "X-Svcx-Credits-Billed": str(job.credits_billed),
-                    "X-Svcx-Result-Truncated": "true" if payload["result_truncated"] else "false",
+                    "X-Svcx-Result-Truncated": "true" if result.truncated else "false",
                 },
             )
-        answer = {
-            **payload,
-            "job_id": job.id,
-            "status": job.status,
-            "request_id": job.request_id,
-            "pages_billed": job.pages_billed,
-            "credits_billed": job.credits_billed,
-            "cached": False,
-            "metadata": None,
-            "debug": None,
-        }
-        return Response(JobResultSerializer(answer).data, headers=headers)
+        return Response(result.body(), headers=headers)
 
 
 def _after(value: str | None) -> int:
@@ -388,23 +369,6 @@ def _after(value: str | None) -> int:
             ErrorCode.INVALID_PARAMETER_TYPE, "`after` must be a whole number of pages (0 or more).", param="after"
         )
     return int(value)
-
-
-def _payload(job: Job) -> dict[str, Any]:
-    """The stored result of a succeeded job; for a queued or running one, the pages so far."""
-    if job.status == Job.Status.SUCCEEDED:
-        payload: dict[str, Any] = json.loads(job_result_bytes(job=job))
-        return payload
-    pages = list(job_pages_so_far(job=job))
-    return {
-        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
-        "document": {"page_count": job.page_count, "sha256": job.sha256},
-        "pages": pages,
-        "markdown": "\n\n".join(p["markdown"] for p in pages if p["markdown"]),
-        "result_truncated": False,
-        "pages_converted": len(pages),
-        "warnings": [],
-    }
 
 
 def _stream(job: Job, after: int) -> Iterator[bytes]:

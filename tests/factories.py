@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 from accounts import services
 from accounts.models import Organization
 from billing.ledger import credits_grant
+from conversion import engine
+from conversion.async_jobs import JobSource, async_job_create
+from conversion.models import Job, new_job_id
+from conversion.store import Store, object_put
+from core.ids import new_request_id
 
 
 def make_org(name: str = "Acme", *, credits: int = 0, **kwargs: Any) -> Organization:
@@ -22,3 +29,32 @@ def make_key(organization: Organization, environment: str = "live", **kwargs: An
 
 def bearer(secret: str) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
+def make_job(
+    organization: Organization, api_key: Any, pdf: Path, *, pages: list[int] | None = None, **kwargs: Any
+) -> Job:
+    """A version 2 job of `pdf` made as POST /v2/jobs makes it: its upload in the async store,
+    the credits of its pages held, its tasks queued on commit (no worker runs them unless a test
+    starts one; `async_job_lead(job_id=...)` runs it here)."""
+    job_id = new_job_id()
+    source = JobSource(
+        store=Store.ASYNC,
+        key=object_put(Store.ASYNC, f"{job_id}/input.pdf", pdf),
+        sha256=hashlib.sha256(pdf.read_bytes()).hexdigest(),
+        filename=kwargs.pop("filename", pdf.name),
+    )
+    count = engine.preflight(pdf).page_count or 0
+    return async_job_create(
+        job_id=job_id,
+        organization=organization,
+        environment=api_key.environment,
+        api_key_id=api_key.id,
+        request_id=kwargs.pop("request_id", None) or new_request_id(),
+        source=source,
+        options=kwargs.pop("options", None)
+        or {"pages": None, "tables": "markdown", "fallback": "empty", "flavor": "gfm"},
+        pages=pages or list(range(1, count + 1)),
+        page_count=count,
+        **kwargs,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import QuerySet
 
 from accounts.models import Organization
@@ -19,6 +21,18 @@ def webhook_endpoint_get(*, organization: Organization, endpoint_id: str) -> Web
 def webhook_delivery_list(*, endpoint: WebhookEndpoint) -> QuerySet[WebhookDelivery]:
     """The endpoint's delivery log, newest event first."""
     return WebhookDelivery.objects.select_related("event").filter(endpoint=endpoint).order_by("-created_at", "-id")
+
+
+def webhook_delivery_list_of_object(
+    *, organization: Organization, object_id: str, since: datetime
+) -> QuerySet[WebhookDelivery]:
+    """The deliveries of the organization's events about one object (an event whose `data` is
+    that object, as its API writes it, with its `id`) made from `since` on, newest first."""
+    return (
+        WebhookDelivery.objects.select_related("event", "endpoint")
+        .filter(event__organization=organization, event__created_at__gte=since, event__data__id=object_id)
+        .order_by("-created_at", "-id")
+    )
 
 
 def webhook_delivery_get(*, endpoint: WebhookEndpoint, delivery_id: int) -> WebhookDelivery | None:

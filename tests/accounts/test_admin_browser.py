@@ -17,7 +17,7 @@ from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
 from tests.browser import account_status, screenshot
-from tests.factories import make_key, make_org
+from tests.factories import make_job, make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
@@ -233,15 +233,24 @@ def test_staff_is_told_who_was_mailed_when_there_are_owners(admin_page: Any, mai
     assert [m.to for m in mailoutbox] == [["olga@example.com"]]
 
 
-def test_read_only_lists_of_jobs_files_and_usage_exist_with_filters(admin_page: Any) -> None:
+def test_read_only_lists_of_jobs_files_and_usage_exist_with_filters(admin_page: Any, three_pages: Any) -> None:
+    org = make_org("Acme", credits=10)
+    make_job(org, make_key(org).api_key, three_pages)  # a row: the list's columns show
     for path, filter_title in (
         ("conversion/conversionjob", "By status"),
+        ("conversion/job", "By status"),
         ("conversion/storedfile", "By state"),
         ("billing/usagerecord", "By endpoint"),
     ):
         admin_page.goto(f"{admin_page.base}/admin/{path}/")
         assert filter_title.lower() in admin_page.locator("#changelist-filter").inner_text().lower(), path
         assert admin_page.locator(".object-tools a.addlink").count() == 0, path  # nothing to add
+        if path == "conversion/job":  # the status and the error code in view at 1280 px, beside the filters
+            for column in ("status", "error_code"):
+                box = admin_page.locator(f"#result_list th.column-{column}").bounding_box()
+                assert box is not None, (path, column)
+                assert box["x"] + box["width"] <= 1280, (path, column)
+            screenshot(admin_page, "admin-v2-jobs")
     screenshot(admin_page, "admin-usage-records")
     admin_page.goto(f"{admin_page.base}/admin/")
     assert "Ledger entries" in admin_page.locator("#content").inner_text()

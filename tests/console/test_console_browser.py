@@ -1,7 +1,8 @@
 """The console in a real browser (Debian's Chromium through Playwright): sign in, invite and
 accept, create a key and call the API with it, rotate, revoke, the charts after conversions,
-the CSV export, another organization's ids, changing the password. Every page visited is saved
-as a screenshot under test-results/screenshots/console-*.png."""
+the CSV export, another organization's ids, changing the password, a job followed, its result
+downloaded and another job canceled (at 1280 and 390 px). Every page visited is saved as a
+screenshot under test-results/screenshots/console-*.png."""
 
 from __future__ import annotations
 
@@ -17,11 +18,13 @@ from playwright.sync_api import expect
 
 from accounts.models import ApiKey, Membership
 from accounts.services import membership_add
+from billing.selectors import credits_get
 from billing.usage import usage_copy
+from conversion.async_runner import async_job_lead
 from tests.browser import account_status, screenshot
 from tests.conftest import WorkerProcess
 from tests.console.conftest import PASSWORD, make_person
-from tests.factories import bearer, make_key, make_org
+from tests.factories import bearer, make_job, make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
@@ -307,3 +310,53 @@ def test_owner_changes_the_password_and_the_other_browser_is_signed_out(
     expect(phone.locator("h1")).to_have_text("Sign in to the svcx console")
     sign_in(phone, owner_page.base, "olga@acme.test", "changed-password-77")
     phone.wait_for_url(f"{owner_page.base}/console/{acme.id}/")
+
+
+def no_overflow(tab: Any, what: str) -> None:
+    """Nothing wider than the screen: tables scroll inside their own box, the header wraps."""
+    overflow = tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{what} is {overflow} px wider than the viewport"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_owner_follows_a_job_downloads_a_result_and_cancels_another(
+    owner_page: Any, acme: Any, three_pages: Path, width: int
+) -> None:
+    owner_page.set_viewport_size({"width": width, "height": 900})
+    minted = make_key(acme, name="batch")
+    done = make_job(acme, minted.api_key, three_pages, webhook_metadata={"batch": "nightly-2026-11-27"})
+    async_job_lead(job_id=done.id)
+    waiting = make_job(acme, minted.api_key, three_pages, filename="a-long-file-name-of-the-annual-report-2026.pdf")
+
+    owner_page.click("header nav >> text=Jobs")
+    expect(owner_page.locator("h1")).to_have_text("Jobs")
+    rows = owner_page.locator("#jobs tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_contain_text(waiting.id)
+    expect(rows.nth(1)).to_contain_text("succeeded")
+    no_overflow(owner_page, "the jobs page")
+    screenshot(owner_page, f"console-jobs-{width}")
+
+    owner_page.click(f"text={done.id}")
+    expect(owner_page.locator("#job-progress")).to_contain_text("3 of 3 pages converted")
+    expect(owner_page.locator("#job-metadata")).to_contain_text("nightly-2026-11-27")
+    expect(owner_page.locator("#job-ledger tbody tr")).to_have_count(2)  # hold, capture
+    no_overflow(owner_page, "a succeeded job's page")
+    screenshot(owner_page, f"console-job-succeeded-{width}")
+    with owner_page.expect_download() as download:
+        owner_page.click("#job-result >> text=Markdown")
+    assert download.value.path().read_text().startswith("<!-- page 1 -->\n\n")
+
+    owner_page.goto(f"{owner_page.base}/console/{acme.id}/jobs/{waiting.id}/")
+    owner_page.click("#job-cancel")
+    expect(owner_page.locator("h1")).to_contain_text("Cancel the job")
+    no_overflow(owner_page, "the cancel confirmation")
+    screenshot(owner_page, f"console-job-cancel-confirm-{width}")
+    owner_page.click("#cancel-job button[type=submit]")
+    expect(owner_page.locator("ul.messages")).to_contain_text("its 3 held credits are released")
+    expect(owner_page.locator("h1")).to_contain_text("canceled")
+    expect(owner_page.locator("#job-ledger tbody tr").nth(1)).to_contain_text("release")
+    expect(owner_page.locator("#job-cancel")).to_have_count(0)
+    no_overflow(owner_page, "a canceled job's page")
+    screenshot(owner_page, f"console-job-canceled-{width}")
+    assert credits_get(organization=acme, environment="live").held == 0

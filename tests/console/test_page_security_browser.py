@@ -18,12 +18,13 @@ from playwright.sync_api import expect
 from accounts.services import api_key_confirm_leak
 from billing.models import RequestLog
 from billing.usage import usage_copy
+from conversion.async_runner import async_job_lead
 from conversion.models import StoredFile
 from tests.browser import screenshot, watch_csp
 from tests.console.conftest import PASSWORD, make_person
 from tests.console.test_scoping import stored_file
 from tests.console.test_spending import used
-from tests.factories import make_key, make_org
+from tests.factories import make_job, make_key, make_org
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 WIDTHS = (1280, 390)
@@ -31,6 +32,7 @@ PAGES = [
     "",
     "statement/",
     "usage/",
+    "jobs/",
     "keys/",
     "keys/new/",
     "members/",
@@ -51,7 +53,12 @@ def acme(live_server: Any, settings: Any, three_pages: Path) -> Any:
     for days_ago, key in ((1, live), (2, test), (3, live)):
         used(org, key.api_key, days_ago=days_ago, pages=3, credits=3)  # the chart has bars and a legend
     usage_copy()
-    return SimpleNamespace(org=org, id=org.id, minted=live, file=stored_file(org, live, three_pages))
+    done = make_job(org, live.api_key, three_pages, webhook_metadata={"batch": "nightly", "customer": 42})
+    async_job_lead(job_id=done.id)
+    waiting = make_job(org, live.api_key, three_pages, filename="a-long-file-name-of-the-annual-report-2026.pdf")
+    return SimpleNamespace(
+        org=org, id=org.id, minted=live, file=stored_file(org, live, three_pages), jobs=(done.id, waiting.id)
+    )
 
 
 def signed_in_tab(browser: Any, base: str, width: int) -> tuple[Any, list[str]]:
@@ -75,6 +82,8 @@ def test_console_pages_render_without_a_csp_violation(live_server: Any, browser:
         f"keys/{acme.minted.api_key.id}/",
         f"keys/{acme.minted.api_key.id}/revoke/",
         f"requests/{request_id}/",
+        *(f"jobs/{job_id}/" for job_id in acme.jobs),
+        f"jobs/{acme.jobs[1]}/cancel/",
     ]
 
     for page in pages:

@@ -28,13 +28,11 @@ def logged(org: Organization, key: Any, request_id: str, *, status: int = 200, c
         organization_id=org.id,
         environment=key.environment,
         api_key_id=key.id,
-        method="POST",
-        endpoint="/v1/convert",
         status=status,
         error_code=code,
         client_ip="198.51.100.7",
         created_at=WHEN,
-        **{"pages": 0, "credits": 0, "duration_ms": 0.0, **fields},
+        **{"method": "POST", "endpoint": "/v1/convert", "pages": 0, "credits": 0, "duration_ms": 0.0, **fields},
     )
 
 

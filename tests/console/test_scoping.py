@@ -23,10 +23,10 @@ from console import urls as console_urls
 from console.models import Invitation
 from console.services import invitation_create
 from conversion.files import file_create
-from conversion.models import StoredFile
+from conversion.models import Job, StoredFile
 from tests.accounts.test_guards import _address
 from tests.console.conftest import make_person, signed_in
-from tests.factories import make_key
+from tests.factories import make_job, make_key
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_endpoint_create, webhook_event_emit
 
@@ -65,6 +65,7 @@ def snapshot(org: Any) -> Any:
         list(
             WebhookDelivery.objects.filter(endpoint__organization=org).values_list("id", "status", "resend_requested")
         ),
+        list(Job.objects.filter(organization=org).values_list("id", "status")),
         AuditEvent.objects.filter(organization=org).count(),
     )
 
@@ -97,7 +98,7 @@ def their_request(org: Any, api_key: Any) -> str:
 def test_every_console_url_with_another_organizations_ids_is_404(
     acme: Any, owner: Any, globex: Any, three_pages: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    # Given Acme's owner, and Globex with a key, a member, an invitation and a file
+    # Given Acme's owner, and Globex with a key, a member, an invitation, a file and a job
     gary = make_person(globex, "gary@globex.test", "owner")
     theirs = make_key(globex, actor=gary)
     with django_capture_on_commit_callbacks(execute=True):
@@ -117,6 +118,7 @@ def test_every_console_url_with_another_organizations_ids_is_404(
         "request_id": their_request(globex, theirs.api_key),
         "endpoint_id": their_endpoint.endpoint.id,
         "delivery_id": WebhookDelivery.objects.get(endpoint=their_endpoint.endpoint).pk,
+        "job_id": make_job(globex, theirs.api_key, three_pages, pages=[1]).id,  # a credit of their grant
     }
     before = snapshot(globex)
     client = signed_in(owner, _address())
@@ -177,6 +179,7 @@ def test_console_pages_need_a_signed_in_person(acme: Any) -> None:
                 "request_id": "req_x",
                 "endpoint_id": "we_x",
                 "delivery_id": 1,
+                "job_id": "job_x",
             },
         )
         response = client.get(url)

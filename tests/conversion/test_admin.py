@@ -13,8 +13,11 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import Organization
-from conversion.models import ConversionJob
-from tests.factories import make_org
+from conversion.async_jobs import async_job_fail
+from conversion.models import ConversionJob, Job
+from core.errors import ErrorCode, ServiceError
+from tests.factories import make_job as make_v2_job
+from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db]
 
@@ -88,3 +91,47 @@ def test_the_jobs_list_filters_by_error_code_and_status(client: Client, staff: A
 
     assert _rows(by_code) == [("req_c_oldest", "Failed", "pdf_invalid")]
     assert _rows(by_status) == [("req_b_middle", "Succeeded", "-")]
+
+
+def test_version_2_jobs_are_listed_newest_first_and_read_only_with_their_parts(
+    client: Client, staff: Any, three_pages: Any, settings: Any
+) -> None:
+    settings.SVCX_JOB_PART_PAGES = 2
+    org = make_org("Acme", credits=20)
+    key = make_key(org).api_key
+    older = make_v2_job(org, key, three_pages)
+    newer = make_v2_job(org, key, three_pages, pages=[1])
+    async_job_fail(job_id=older.id, error=ServiceError(ErrorCode.PDF_TOO_COMPLEX, "Page 2 is too complex."))
+    Job.objects.filter(pk=older.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+
+    body = client.get("/admin/conversion/job/").content.decode()
+    rows = re.findall(
+        r'<th class="field-id"><a [^>]*>(job_\w+)</a></th>.*?'
+        r'<td class="field-status">(\w+)</td><td class="field-error_code">([\w-]+)</td>',
+        body,
+        re.S,
+    )
+    page = client.get(f"/admin/conversion/job/{older.id}/change/").content.decode()
+
+    assert rows == [(newer.id, "Queued", "-"), (older.id, "Failed", "pdf_too_complex")]
+    assert client.get("/admin/conversion/job/?error_code=pdf_too_complex").content.decode().count("field-id") == 1
+    assert "sealed_password" not in page
+    assert '<div class="readonly">3</div>' in page  # credits held: shown, never an input
+    assert 'name="credits_held"' not in page
+    assert 'name="_save"' not in page
+    assert page.count('<td class="field-index">') == 2  # its parts of 2 pages, read-only
+    assert "parts-0-start" not in page
+
+
+def test_an_organizations_page_links_its_version_2_jobs(client: Client, staff: Any, three_pages: Any) -> None:
+    acme, globex = make_org("Acme", credits=5), make_org("Globex", credits=5)
+    ours = make_v2_job(acme, make_key(acme).api_key, three_pages)
+    theirs = make_v2_job(globex, make_key(globex).api_key, three_pages)
+
+    page = client.get(f"/admin/accounts/organization/{acme.id}/change/").content.decode()
+    link = re.search(r'href="(/admin/conversion/job/\?organization__id__exact=\w+)">version 2 jobs</a>', page)
+
+    assert link is not None
+    listed = client.get(link.group(1)).content.decode()
+    assert ours.id in listed
+    assert theirs.id not in listed
