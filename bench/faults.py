@@ -34,6 +34,11 @@ killed with SIGKILL mid-job, Redis restarted mid-job, PostgreSQL restarted mid-j
 must end succeeded with the Markdown of a clean run (the engine's `convert` of the whole
 document, by SHA-256) or failed with its hold released; its ledger one hold and one capture or
 release; its `pages_completed` the total; the balance the grant minus what it billed.
+
+Webhooks (`job_webhook_receiver_down`, bench/webhook_outage.py): a receiver out of order for
+`--webhook-outage` seconds (default 600) while jobs succeed, fail and are canceled; every event
+delivered and signed, each job's end and money right, the endpoint still enabled, and the time
+from the recovery to the last delivery.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import hostile
+from bench import hostile, webhook_outage
 from bench.job_checks import ledger_verdict
 from bench.job_client import job_create, job_ledger, job_markdown_sha256, job_row, job_wait, reference_sha256
 from bench.long_document import BOOK, long_document
@@ -79,6 +84,8 @@ CHILD_ENV = {
     "SVCX_JOB_PART_PAGES": "25",
     "SVCX_JOB_LOST_AFTER": "30s",
     "SVCX_JOB_SWEEP_INTERVAL": "10s",
+    # The webhook scenario's receiver listens on 127.0.0.1.
+    "SVCX_WEBHOOKS_ALLOW_PRIVATE": "true",
 }
 JOB_TIMEOUT = 600.0  # seconds a version 2 job of a scenario may take to end, its fault included
 
@@ -964,6 +971,7 @@ def render(data: dict[str, Any]) -> str:
             "at a time: the parts' end times are in `faults.json`). A broker that keeps its queues (the",
             "appendonly Redis of docker-compose) keeps the parts' tasks.",
         ]
+    lines += webhook_outage.render(data.get("webhooks", []))
     if data.get("hostile"):
         lines += ["", "## Hostile clients", "", "| scenario | checks | figures |", "| --- | --- | --- |"]
         for r in data["hostile"]:
@@ -974,7 +982,7 @@ def render(data: dict[str, Any]) -> str:
             lines.append(f"| {r['description']} | {checks} | {figures} |")
     passed = all(
         all(c["pass"] for c in r["checks"].values())
-        for r in [*data["scenarios"], *data.get("jobs", []), *data.get("hostile", [])]
+        for r in [*data["scenarios"], *data.get("jobs", []), *data.get("webhooks", []), *data.get("hostile", [])]
     )
     lines += [
         "",
@@ -1015,6 +1023,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     results: list[ScenarioResult] = []
     hostile_results: list[hostile.HostileResult] = []
     job_results: list[JobScenarioResult] = []
+    webhook_results: list[webhook_outage.WebhookScenarioResult] = []
     only = set(args.only or [])
 
     def stop(signum: int, frame: Any) -> None:
@@ -1039,6 +1048,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 continue
             job_results.append(suite.job_scenario(name, description, pages=pages, fault=getattr(suite, method)))
             suite.s.wait_healthy()
+        if not only or webhook_outage.NAME in only:
+            webhook_results.append(webhook_outage.run(suite, outage=args.webhook_outage))
+            suite.s.wait_healthy()
         for name, description, scenario in hostile.SCENARIOS:
             if only and name not in only:
                 continue
@@ -1060,6 +1072,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         "logs": str(workdir),
         "scenarios": [{**asdict(r), "passed": r.passed} for r in results],
         "jobs": [{**asdict(r), "passed": r.passed} for r in job_results],
+        "webhooks": [{**asdict(r), "passed": r.passed} for r in webhook_results],
         "hostile": [{**asdict(r), "passed": r.passed} for r in hostile_results],
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -1067,5 +1080,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     (RESULTS_DIR / f"faults{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS_DIR / f"faults{suffix}.md").write_text(render(data))
     _log(f"results in {RESULTS_DIR}/faults{suffix}.md; logs in {workdir}")
-    passed = [r.passed for r in results] + [r.passed for r in job_results] + [r.passed for r in hostile_results]
+    passed = [r.passed for r in results] + [r.passed for r in job_results]
+    passed += [r.passed for r in webhook_results] + [r.passed for r in hostile_results]
     return 0 if all(passed) else 1
