@@ -478,11 +478,14 @@ SVCX_WEBHOOKS_SECRET_KEY = env_str("SVCX_WEBHOOKS_SECRET_KEY", "") or SECRET_KEY
 # One attempt: connecting, then the whole answer; past them the attempt failed ("timed out").
 SVCX_WEBHOOKS_CONNECT_TIMEOUT = env_duration("SVCX_WEBHOOKS_CONNECT_TIMEOUT", "5s")
 SVCX_WEBHOOKS_READ_TIMEOUT = env_duration("SVCX_WEBHOOKS_READ_TIMEOUT", "10s")
-# Retries: the first after about SVCX_WEBHOOKS_RETRY_FIRST, each wait doubling up to
-# SVCX_WEBHOOKS_RETRY_MAX (a random half of it: jitter), until SVCX_WEBHOOKS_RETRY_WINDOW after
-# the event; then the delivery has failed and the endpoint is disabled (its owners mailed).
+# Retries: each wait is SVCX_WEBHOOKS_RETRY_AGE_PERCENT of the event's age (of which a random half
+# to all: jitter), at least SVCX_WEBHOOKS_RETRY_FIRST and at most SVCX_WEBHOOKS_RETRY_MAX, until
+# SVCX_WEBHOOKS_RETRY_WINDOW after the event; then the delivery has failed and the endpoint is
+# disabled (its owners mailed). The waits grow exponentially, and a receiver back after an outage
+# gets its events within that share of the outage (webhooks.delivery).
 SVCX_WEBHOOKS_RETRY_FIRST = env_duration("SVCX_WEBHOOKS_RETRY_FIRST", "30s")
 SVCX_WEBHOOKS_RETRY_MAX = env_duration("SVCX_WEBHOOKS_RETRY_MAX", "2h")
+SVCX_WEBHOOKS_RETRY_AGE_PERCENT = env_int("SVCX_WEBHOOKS_RETRY_AGE_PERCENT", 25, minimum=1)
 SVCX_WEBHOOKS_RETRY_WINDOW = env_duration("SVCX_WEBHOOKS_RETRY_WINDOW", "24h")
 # An endpoint is also disabled when this many events in a row failed their first attempt with no
 # 2xx between (a receiver gone for good, at a volume that would retry thousands of events a day).
@@ -491,6 +494,8 @@ SVCX_WEBHOOKS_DISABLE_AFTER = env_int("SVCX_WEBHOOKS_DISABLE_AFTER", 1000, minim
 SVCX_WEBHOOKS_RETENTION = env_duration("SVCX_WEBHOOKS_RETENTION", "30d")
 if not 0 < SVCX_WEBHOOKS_RETRY_FIRST <= SVCX_WEBHOOKS_RETRY_MAX:
     raise ImproperlyConfigured("SVCX_WEBHOOKS_RETRY_FIRST must be above 0 and at most SVCX_WEBHOOKS_RETRY_MAX")
+if SVCX_WEBHOOKS_RETRY_AGE_PERCENT > 100:
+    raise ImproperlyConfigured("SVCX_WEBHOOKS_RETRY_AGE_PERCENT must be from 1 to 100")
 if SVCX_WEBHOOKS_RETENTION <= SVCX_WEBHOOKS_RETRY_WINDOW:
     raise ImproperlyConfigured("SVCX_WEBHOOKS_RETENTION must be longer than SVCX_WEBHOOKS_RETRY_WINDOW")
 if min(SVCX_WEBHOOKS_CONNECT_TIMEOUT, SVCX_WEBHOOKS_READ_TIMEOUT) <= 0:
