@@ -289,13 +289,18 @@ SVCX_RESULT_BUDGET_BYTES = env_int("SVCX_RESULT_BUDGET_BYTES", 8 * 1024 * 1024, 
 # parts of SVCX_JOB_PART_PAGES pages that any worker of the jobs queue parses; a part not parsed
 # within SVCX_JOB_PART_TIME_LIMIT fails its job, a job not done within SVCX_JOB_TIME_LIMIT of its
 # creation fails; a part or lead whose worker has not beaten for SVCX_JOB_LOST_AFTER is given to
-# another. Pages are written for readers of a running job every SVCX_JOB_FLUSH_PAGES pages. A
-# job, its result and its input are deleted SVCX_JOB_RETENTION after it ends.
+# another, or once it has not beaten for SVCX_WORKER_HEARTBEAT_TTL when its worker is gone as a
+# whole (no longer announces itself). A task whose part or lead still waits SVCX_JOB_RESEND_AFTER
+# after it was sent is sent again when the queue holds fewer tasks than there is work waiting
+# (the broker lost them). Pages are written for readers of a running job every
+# SVCX_JOB_FLUSH_PAGES pages. A job, its result and its input are deleted SVCX_JOB_RETENTION
+# after it ends.
 SVCX_JOB_MAX_PAGES = env_int("SVCX_JOB_MAX_PAGES", 5000, minimum=1)
 SVCX_JOB_PART_PAGES = env_int("SVCX_JOB_PART_PAGES", 25, minimum=1)
 SVCX_JOB_PART_TIME_LIMIT = env_duration("SVCX_JOB_PART_TIME_LIMIT", "10m")
 SVCX_JOB_TIME_LIMIT = env_duration("SVCX_JOB_TIME_LIMIT", "1h")
 SVCX_JOB_LOST_AFTER = env_duration("SVCX_JOB_LOST_AFTER", "30s")
+SVCX_JOB_RESEND_AFTER = env_duration("SVCX_JOB_RESEND_AFTER", "10s")
 SVCX_JOB_FLUSH_PAGES = env_int("SVCX_JOB_FLUSH_PAGES", 10, minimum=1)
 SVCX_JOB_RETENTION = env_duration("SVCX_JOB_RETENTION", "24h")
 # A client reading a job's pages as a stream (application/x-ndjson) is answered this long at most.
