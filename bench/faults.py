@@ -84,6 +84,12 @@ CHILD_ENV = {
     "SVCX_JOB_PART_PAGES": "25",
     "SVCX_JOB_LOST_AFTER": "30s",
     "SVCX_JOB_SWEEP_INTERVAL": "10s",
+    "SVCX_JOB_RESEND_AFTER": "10s",
+    "SVCX_WORKER_HEARTBEAT_TTL": "15s",
+    "SVCX_WEBHOOKS_RETRY_FIRST": "30s",
+    "SVCX_WEBHOOKS_RETRY_MAX": "2h",
+    "SVCX_WEBHOOKS_RETRY_AGE_PERCENT": "25",
+    "SVCX_WEBHOOKS_SWEEP_INTERVAL": "5s",
     # The webhook scenario's receiver listens on 127.0.0.1.
     "SVCX_WEBHOOKS_ALLOW_PRIVATE": "true",
 }
@@ -375,7 +381,7 @@ class JobScenarioResult:
     error: Any = None
     poll_errors: list[str] = field(default_factory=list)
     fault: dict[str, Any] = field(default_factory=dict)
-    # Each part: [index, attempts, seconds from the job's creation to its parse's end].
+    # Each part: [index, attempts, seconds from the job's creation to its parse's end, worker].
     parts: list[list[Any]] = field(default_factory=list)
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -659,9 +665,10 @@ class Suite:
         result.error = end.job.get("error")
         result.row = job_row(self.s, job["id"])
         result.parts = [
-            [int(i), int(a), round(float(f), 1) if f else None]
-            for i, a, f in self.sql(
-                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at) FROM conversion_jobpart p "
+            [int(i), int(a), round(float(f), 1) if f else None, w]
+            for i, a, f, w in self.sql(
+                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at), p.worker "
+                "FROM conversion_jobpart p "
                 f"JOIN conversion_job j ON j.id = p.job_id WHERE p.job_id = '{job['id']}' ORDER BY p.index"
             )
         ]
@@ -965,11 +972,14 @@ def render(data: dict[str, Any]) -> str:
             )
         lines += [
             "",
-            "A part whose process died (killed, or its task ended by a database error) is parsed again only",
-            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it; with Redis restarted",
-            "empty, the part tasks still queued are gone and the lead parses the remaining parts alone (one",
-            "at a time: the parts' end times are in `faults.json`). A broker that keeps its queues (the",
-            "appendonly Redis of docker-compose) keeps the parts' tasks.",
+            "A part or lead whose whole worker was killed is taken back once the worker has stopped",
+            "announcing itself for `SVCX_WORKER_HEARTBEAT_TTL` (and the part stopped beating as long); one",
+            "whose process died while its worker lives on (its task ended by a database error) only",
+            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it. With Redis restarted",
+            "empty, the part tasks still queued are gone: the sweeper finds the jobs queue shorter than the",
+            "parts waiting and sends their tasks again (`SVCX_JOB_RESEND_AFTER` after they were sent), so the",
+            "pool's other process parses parts beside the lead again. When each part was parsed, how many",
+            "times and by which worker are in `faults.json`.",
         ]
     lines += webhook_outage.render(data.get("webhooks", []))
     if data.get("hostile"):
