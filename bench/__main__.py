@@ -135,6 +135,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="service settings for this run, e.g. SVCX_POOL_SHARE_PERCENT=100 (the report states them)",
     )
+    f.add_argument(
+        "--webhook-outage",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="how long the webhook receiver of job_webhook_receiver_down is out of order (default 600: issue 26's 10 minutes)",
+    )
     sub.add_parser("elements", help="size of the JSON result with the element layer")
     i = sub.add_parser("instructions", help="CPU instructions per cache hit in the web tier (valgrind callgrind)")
     i.add_argument("--compare", nargs="*", default=[], help="other checkouts (git worktrees) measured the same way")

@@ -34,6 +34,11 @@ killed with SIGKILL mid-job, Redis restarted mid-job, PostgreSQL restarted mid-j
 must end succeeded with the Markdown of a clean run (the engine's `convert` of the whole
 document, by SHA-256) or failed with its hold released; its ledger one hold and one capture or
 release; its `pages_completed` the total; the balance the grant minus what it billed.
+
+Webhooks (`job_webhook_receiver_down`, bench/webhook_outage.py): a receiver out of order for
+`--webhook-outage` seconds (default 600) while jobs succeed, fail and are canceled; every event
+delivered and signed, each job's end and money right, the endpoint still enabled, and the time
+from the recovery to the last delivery.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import hostile
+from bench import hostile, webhook_outage
 from bench.job_checks import ledger_verdict
 from bench.job_client import job_create, job_ledger, job_markdown_sha256, job_row, job_wait, reference_sha256
 from bench.long_document import BOOK, long_document
@@ -79,6 +84,14 @@ CHILD_ENV = {
     "SVCX_JOB_PART_PAGES": "25",
     "SVCX_JOB_LOST_AFTER": "30s",
     "SVCX_JOB_SWEEP_INTERVAL": "10s",
+    "SVCX_JOB_RESEND_AFTER": "10s",
+    "SVCX_WORKER_HEARTBEAT_TTL": "15s",
+    "SVCX_WEBHOOKS_RETRY_FIRST": "30s",
+    "SVCX_WEBHOOKS_RETRY_MAX": "2h",
+    "SVCX_WEBHOOKS_RETRY_AGE_PERCENT": "25",
+    "SVCX_WEBHOOKS_SWEEP_INTERVAL": "5s",
+    # The webhook scenario's receiver listens on 127.0.0.1.
+    "SVCX_WEBHOOKS_ALLOW_PRIVATE": "true",
 }
 JOB_TIMEOUT = 600.0  # seconds a version 2 job of a scenario may take to end, its fault included
 
@@ -368,7 +381,7 @@ class JobScenarioResult:
     error: Any = None
     poll_errors: list[str] = field(default_factory=list)
     fault: dict[str, Any] = field(default_factory=dict)
-    # Each part: [index, attempts, seconds from the job's creation to its parse's end].
+    # Each part: [index, attempts, seconds from the job's creation to its parse's end, worker].
     parts: list[list[Any]] = field(default_factory=list)
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -652,9 +665,10 @@ class Suite:
         result.error = end.job.get("error")
         result.row = job_row(self.s, job["id"])
         result.parts = [
-            [int(i), int(a), round(float(f), 1) if f else None]
-            for i, a, f in self.sql(
-                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at) FROM conversion_jobpart p "
+            [int(i), int(a), round(float(f), 1) if f else None, w]
+            for i, a, f, w in self.sql(
+                "SELECT p.index, p.attempts, extract(epoch FROM p.finished_at - j.created_at), p.worker "
+                "FROM conversion_jobpart p "
                 f"JOIN conversion_job j ON j.id = p.job_id WHERE p.job_id = '{job['id']}' ORDER BY p.index"
             )
         ]
@@ -907,11 +921,47 @@ JOB_SCENARIOS: list[tuple[str, str, int, str]] = [
 ]
 
 
+LOAD_SAMPLE_S = 10.0  # seconds between two readings of the machine's load average
+
+
+class LoadSampler(threading.Thread):
+    """The machine's 1-minute load average every LOAD_SAMPLE_S while the suite runs: timings of a
+    run on a machine shared with other work are read against it."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[float] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self.done.wait(LOAD_SAMPLE_S):
+                return
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.samples)
+        middle = ordered[len(ordered) // 2] if ordered else None
+        return {"cpus": os.cpu_count(), "samples": len(ordered), "median": middle, "max": max(ordered, default=None)}
+
+
+def _load_line(load: dict[str, Any] | None) -> list[str]:
+    if not load or not load.get("samples"):
+        return []
+    return [
+        "",
+        f"Machine load while it ran (1-minute load average, every {LOAD_SAMPLE_S:.0f} s, {load['cpus']} CPUs shared "
+        f"with other work): median {load['median']:.1f}, max {load['max']:.1f}. Timings are only comparable "
+        "between runs at a like load.",
+    ]
+
+
 def render(data: dict[str, Any]) -> str:
     lines = [
         "# Fault suite",
         "",
         f"Command: `{data['command']}` (run {data['started']}, commit {data['commit']}, {data['seconds']:.0f} s).",
+        *_load_line(data.get("load")),
         "",
         "Web (gunicorn, 2 x 16 threads), one Celery worker (2 processes) and beat as separate processes, on a",
         "throwaway PostgreSQL cluster (`initdb`/`pg_ctl`) and a redis-server of the suite's own that keeps",
@@ -958,12 +1008,16 @@ def render(data: dict[str, Any]) -> str:
             )
         lines += [
             "",
-            "A part whose process died (killed, or its task ended by a database error) is parsed again only",
-            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it; with Redis restarted",
-            "empty, the part tasks still queued are gone and the lead parses the remaining parts alone (one",
-            "at a time: the parts' end times are in `faults.json`). A broker that keeps its queues (the",
-            "appendonly Redis of docker-compose) keeps the parts' tasks.",
+            "A part or lead whose whole worker was killed is taken back once the worker has stopped",
+            "announcing itself for `SVCX_WORKER_HEARTBEAT_TTL` (and the part stopped beating as long); one",
+            "whose process died while its worker lives on (its task ended by a database error) only",
+            "`SVCX_JOB_LOST_AFTER` after its last beat, and the job's end waits for it. With Redis restarted",
+            "empty, the part tasks still queued are gone: the sweeper finds the jobs queue shorter than the",
+            "parts waiting and sends their tasks again (`SVCX_JOB_RESEND_AFTER` after they were sent), so the",
+            "pool's other process parses parts beside the lead again. When each part was parsed, how many",
+            "times and by which worker are in `faults.json`.",
         ]
+    lines += webhook_outage.render(data.get("webhooks", []))
     if data.get("hostile"):
         lines += ["", "## Hostile clients", "", "| scenario | checks | figures |", "| --- | --- | --- |"]
         for r in data["hostile"]:
@@ -974,7 +1028,7 @@ def render(data: dict[str, Any]) -> str:
             lines.append(f"| {r['description']} | {checks} | {figures} |")
     passed = all(
         all(c["pass"] for c in r["checks"].values())
-        for r in [*data["scenarios"], *data.get("jobs", []), *data.get("hostile", [])]
+        for r in [*data["scenarios"], *data.get("jobs", []), *data.get("webhooks", []), *data.get("hostile", [])]
     )
     lines += [
         "",
@@ -1015,12 +1069,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     results: list[ScenarioResult] = []
     hostile_results: list[hostile.HostileResult] = []
     job_results: list[JobScenarioResult] = []
+    webhook_results: list[webhook_outage.WebhookScenarioResult] = []
     only = set(args.only or [])
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    load = LoadSampler()
+    load.start()
     try:
         suite.up()
         for name, description, requests, pages, credits, method in SCENARIOS:
@@ -1039,6 +1096,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                 continue
             job_results.append(suite.job_scenario(name, description, pages=pages, fault=getattr(suite, method)))
             suite.s.wait_healthy()
+        if not only or webhook_outage.NAME in only:
+            webhook_results.append(webhook_outage.run(suite, outage=args.webhook_outage))
+            suite.s.wait_healthy()
         for name, description, scenario in hostile.SCENARIOS:
             if only and name not in only:
                 continue
@@ -1050,16 +1110,19 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     finally:
         suite.down()
         shutil.rmtree(tmp, ignore_errors=True)
+    load.done.set()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     data = {
         "command": "python -m bench " + " ".join(shlex.quote(a) for a in argv),
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "commit": commit,
         "seconds": time.time() - started,
+        "load": load.summary(),
         "settings": CHILD_ENV,
         "logs": str(workdir),
         "scenarios": [{**asdict(r), "passed": r.passed} for r in results],
         "jobs": [{**asdict(r), "passed": r.passed} for r in job_results],
+        "webhooks": [{**asdict(r), "passed": r.passed} for r in webhook_results],
         "hostile": [{**asdict(r), "passed": r.passed} for r in hostile_results],
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -1067,5 +1130,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     (RESULTS_DIR / f"faults{suffix}.json").write_text(json.dumps(data, indent=2) + "\n")
     (RESULTS_DIR / f"faults{suffix}.md").write_text(render(data))
     _log(f"results in {RESULTS_DIR}/faults{suffix}.md; logs in {workdir}")
-    passed = [r.passed for r in results] + [r.passed for r in job_results] + [r.passed for r in hostile_results]
+    passed = [r.passed for r in results] + [r.passed for r in job_results]
+    passed += [r.passed for r in webhook_results] + [r.passed for r in hostile_results]
     return 0 if all(passed) else 1

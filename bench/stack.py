@@ -149,6 +149,7 @@ class Stack:
     # The version 2 jobs pool (queues jobs, jobs_test) and beat, when a benchmark starts them.
     jobs_worker: subprocess.Popen[Any] | None = None
     jobs_concurrency: int = 0
+    webhooks_worker: subprocess.Popen[Any] | None = None
     beat: subprocess.Popen[Any] | None = None
     org: str = ""
     key: str = ""
@@ -336,6 +337,31 @@ class Stack:
         stop_process_group(self.jobs_worker, 5)
         self.jobs_worker = None
 
+    def start_webhooks_worker(self, concurrency: int) -> None:
+        """One Celery prefork worker with `concurrency` processes on the webhooks queue (as
+        docker-compose's worker-webhooks), in its own session (log: webhooks.log)."""
+        self.webhooks_worker = self._spawn(
+            "webhooks",
+            [
+                str(BIN / "celery"),
+                "-A",
+                "svcx",
+                "worker",
+                "-Q",
+                "webhooks",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "WARNING",
+                "-n",
+                f"{self.label}-webhooks-{os.getpid()}@%h",
+            ],
+        )
+
+    def stop_webhooks_worker(self) -> None:
+        stop_process_group(self.webhooks_worker, 5)
+        self.webhooks_worker = None
+
     def start_beat(self) -> None:
         """Celery beat (the sweepers, among them version 2 jobs'), in its own session (log: beat.log)."""
         self.beat = self._spawn(
@@ -388,6 +414,7 @@ class Stack:
         """Stop beat, the workers, then the web (each only if still running), close the logs and, unless
         `keep`, flush the Redis DB and drop the database."""
         self.stop_beat()
+        self.stop_webhooks_worker()
         self.stop_jobs_worker()
         self.stop_worker()
         self.stop_web()

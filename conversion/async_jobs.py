@@ -13,7 +13,8 @@ itself whenever none is ready for it, so that
 - the parts are parsed in parallel by as many workers as the pool has;
 - a worker lost mid-job loses at most its part: the sweeper gives a part whose worker stopped
   beating to another, and a lead that stopped to a new lead, which renders again from the
-  parts kept (rendering is a few percent of the work).
+  parts kept (rendering is a few percent of the work); a task the broker lost is sent again
+  (`conversion.async_runner.async_jobs_sweep` has the rules).
 
 Money: the credits of the selected pages are held when the job is created (402 when they are
 not there, and nothing is created), captured for the pages of the result when the job
@@ -156,8 +157,11 @@ def async_job_create(
             pages_total=len(pages),
             parts_total=len(plan),
             expires_at=now + timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT) + _retention()),
+            lead_sent_at=now,
         )
-        JobPart.objects.bulk_create(JobPart(job=job, index=i, start=s, end=e) for i, (s, e) in enumerate(plan))
+        JobPart.objects.bulk_create(
+            JobPart(job=job, index=i, start=s, end=e, sent_at=now) for i, (s, e) in enumerate(plan)
+        )
         hold = conversion_hold(
             organization=organization,
             environment=environment,
@@ -179,8 +183,8 @@ def _enqueue_all(job: Job) -> None:
         for index in range(job.parts_total):
             current_app.send_task(PART_TASK, args=[job.id, index], queue=queue_of(job))
     except Exception:
-        # The broker is away: the sweeper sends the lead again (it parses every part itself
-        # if no part task reaches a worker).
+        # The broker is away: the sweeper sends the tasks again once the queue is found short
+        # of them (async_runner._tasks_lost).
         logger.warning("job tasks not queued; the sweeper will", exc_info=True, extra={"job_id": job.id})
 
 

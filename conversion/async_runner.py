@@ -9,10 +9,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import redis
 from celery import current_app
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
@@ -20,6 +21,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
+from accounts.keyformat import Environment
 from conversion import engine
 from conversion.async_jobs import (
     PART_TASK,
@@ -28,6 +30,7 @@ from conversion.async_jobs import (
     error_from_payload,
     error_payload,
     job_event_emit,
+    job_queues,
     job_work_discard,
     lead_send,
     object_key,
@@ -37,6 +40,7 @@ from conversion.async_jobs import (
     retention_end,
 )
 from conversion.engine.parsed import ParsedStale, parsed_decode, parsed_encode
+from conversion.jobs import queue_depth
 from conversion.models import Job, JobPart
 from conversion.options import engine_error
 from conversion.results import page_payload, result_payload
@@ -46,6 +50,7 @@ from conversion.services import conversion_capture, conversion_hold_renew
 from conversion.store import Store, job_input, store
 from core.errors import ErrorCode, ServiceError
 from webhooks.models import EventType
+from workers.heartbeat import live_workers
 from workers.memory import memory_ceiling
 
 logger = logging.getLogger("svcx.jobs")
@@ -100,16 +105,38 @@ class _Stop(StopClock):
         return status not in (Job.Status.RUNNING, Job.Status.QUEUED)
 
 
-def _lost_before() -> datetime:
-    return timezone.now() - timedelta(seconds=float(settings.SVCX_JOB_LOST_AFTER))
+def _lost(beat: str, worker: str) -> Q:
+    """The work (a part, a lead: the names of its beat and worker fields) whose holder is gone:
+    no beat for SVCX_JOB_LOST_AFTER; or none for SVCX_WORKER_HEARTBEAT_TTL while the worker that
+    claimed it no longer announces itself (workers.heartbeat). The announcements come from the
+    worker's main process, apart from the process parsing, so a slow task never stops them: the
+    second rule takes back the work of a worker that is gone as a whole (killed, its machine
+    lost) sooner, and never a slow task's of a live one. Without the announcements (Redis away),
+    only the first rule holds."""
+    now = timezone.now()
+    stale = Q(**{f"{beat}__lt": now - timedelta(seconds=float(settings.SVCX_JOB_LOST_AFTER))})
+    try:
+        live = live_workers()
+    except redis.RedisError:
+        return stale
+    silent = Q(**{f"{beat}__lt": now - timedelta(seconds=float(settings.SVCX_WORKER_HEARTBEAT_TTL))})
+    return stale | (silent & ~Q(**{worker: ""}) & ~Q(**{f"{worker}__in": live}))
 
 
-def _claim_part(job_id: str, index: int) -> bool:
-    """Take a part that is queued, or running on a worker that stopped beating."""
+def _part_lost() -> Q:
+    return Q(status=JobPart.Status.RUNNING) & _lost("heartbeat_at", "worker")
+
+
+def _lead_lost() -> Q:
+    return Q(status=Job.Status.RUNNING) & _lost("lead_heartbeat_at", "lead_worker")
+
+
+def _claim_part(job_id: str, index: int, worker: str) -> bool:
+    """Take a part that is queued, or running on a worker that is lost (`_lost`), for `worker`."""
     return bool(
         JobPart.objects.filter(job_id=job_id, index=index)
-        .filter(Q(status=JobPart.Status.QUEUED) | Q(status=JobPart.Status.RUNNING, heartbeat_at__lt=_lost_before()))
-        .update(status=JobPart.Status.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
+        .filter(Q(status=JobPart.Status.QUEUED) | _part_lost())
+        .update(status=JobPart.Status.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1, worker=worker)
     )
 
 
@@ -170,10 +197,11 @@ def _part_failed(part: JobPart, error: ServiceError) -> None:
     )
 
 
-def async_job_part(*, job_id: str, index: int) -> None:
-    """Parse one part of a job, unless it is taken, done, or the job has ended."""
+def async_job_part(*, job_id: str, index: int, worker: str = "") -> None:
+    """Parse one part of a job on `worker` (the Celery node name of the task's worker), unless it
+    is taken, done, or the job has ended."""
     job = Job.objects.filter(pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).first()
-    if job is None or not _claim_part(job_id, index):
+    if job is None or not _claim_part(job_id, index, worker):
         return
     part = JobPart.objects.get(job_id=job_id, index=index)
     if part.attempts > MAX_ATTEMPTS:
@@ -222,16 +250,17 @@ class _Progress:
         )
 
 
-def _claim_lead(job_id: str) -> Job | None:
+def _claim_lead(job_id: str, worker: str) -> Job | None:
     now = timezone.now()
     claimed = (
         Job.objects.filter(pk=job_id)
-        .filter(Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, lead_heartbeat_at__lt=_lost_before()))
+        .filter(Q(status=Job.Status.QUEUED) | _lead_lost())
         .update(
             status=Job.Status.RUNNING,
             started_at=Coalesce(F("started_at"), Value(now)),
             lead_heartbeat_at=now,
             lead_attempts=F("lead_attempts") + 1,
+            lead_worker=worker,
         )
     )
     if not claimed:
@@ -239,11 +268,11 @@ def _claim_lead(job_id: str) -> Job | None:
     return Job.objects.select_related("organization").get(pk=job_id)
 
 
-def async_job_lead(*, job_id: str) -> None:
-    """Lead one job: render its pages in order from the parts as they are parsed (parsing
-    those no worker has taken), then keep the result and bill it. Safe to run twice: a lead
-    runs only while the job has no live one."""
-    job = _claim_lead(job_id)
+def async_job_lead(*, job_id: str, worker: str = "") -> None:
+    """Lead one job on `worker` (the Celery node name of the task's worker): render its pages in
+    order from the parts as they are parsed (parsing those no worker has taken), then keep the
+    result and bill it. Safe to run twice: a lead runs only while the job has no live one."""
+    job = _claim_lead(job_id, worker)
     if job is None:
         return
     if job.lead_attempts > MAX_ATTEMPTS:
@@ -266,7 +295,7 @@ def async_job_lead(*, job_id: str) -> None:
 
     try:
         with _Beat(f"lead-{job.id}", beat), _source(job) as source:
-            _lead(job, source, _password(job), stop, progress)
+            _lead(job, source, _password(job), stop, progress, worker)
     except ServiceError as exc:
         async_job_fail(job_id=job.id, error=exc)
     except (OperationalError, InterfaceError):
@@ -283,7 +312,7 @@ def async_job_lead(*, job_id: str) -> None:
         )
 
 
-def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _Progress) -> None:
+def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _Progress, worker: str) -> None:
     try:
         info = engine.preflight(source, password=password)
     except engine.EngineError as exc:
@@ -304,7 +333,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
             should_stop=stop,
             on_page=progress.page,
             info=info,
-            parsed=_parsed_in_order(job, parts, source, password, stop),
+            parsed=_parsed_in_order(job, parts, source, password, stop, worker),
         )
     except engine.EngineError as exc:
         raise engine_error(exc) from exc
@@ -326,7 +355,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
 
 
 def _parsed_in_order(
-    job: Job, parts: list[JobPart], source: Path, password: str | None, stop: _Stop
+    job: Job, parts: list[JobPart], source: Path, password: str | None, stop: _Stop, worker: str
 ) -> Iterator[engine.PageModel | int]:
     """Every part's layout in page order: read when a worker parsed it, parsed here when no
     worker has taken it; while the next one is being parsed elsewhere, parse a later one."""
@@ -346,21 +375,21 @@ def _parsed_in_order(
                     continue
             if state.get("status") == JobPart.Status.FAILED:
                 raise error_from_payload(state["error"] or {"code": ErrorCode.INTERNAL_ERROR})
-            if _claim_part(job.id, part.index):
+            if _claim_part(job.id, part.index, worker):
                 _parse_part(job, part, source, password)
                 continue
-            spare = _claim_spare(job.id, after=part.index)
+            spare = _claim_spare(job.id, after=part.index, worker=worker)
             if spare is not None:
                 _parse_part(job, parts[spare], source, password)
                 continue
             time.sleep(POLL_SECONDS)
 
 
-def _claim_spare(job_id: str, *, after: int) -> int | None:
+def _claim_spare(job_id: str, *, after: int, worker: str) -> int | None:
     """Claim the first queued part after `after`; its index, or None when none is left."""
     queued = JobPart.objects.filter(job_id=job_id, status=JobPart.Status.QUEUED, index__gt=after)
     for index in queued.order_by("index").values_list("index", flat=True)[:4]:
-        if _claim_part(job_id, index):
+        if _claim_part(job_id, index, worker):
             return int(index)
     return None
 
@@ -395,17 +424,81 @@ def _succeed(job: Job, payload: dict[str, Any]) -> None:
 
 # --- the sweeper -------------------------------------------------------------------------------
 
+ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
+
+
+def _send(parts: list[JobPart], leads: list[Job], now: datetime) -> int:
+    """Send a task for each part and lead, noting when. Returns how many were sent."""
+    for part in parts:
+        JobPart.objects.filter(pk=part.pk).update(sent_at=now)
+        current_app.send_task(PART_TASK, args=[part.job_id, part.index], queue=queue_of(part.job))
+    for job in leads:
+        Job.objects.filter(pk=job.pk).update(lead_sent_at=now)
+        lead_send(job)
+    return len(parts) + len(leads)
+
+
+def _tasks_lost(environment: str, queue: str, now: datetime) -> tuple[list[JobPart], list[Job]]:
+    """The parts and leads of `queue`'s jobs whose tasks the broker lost (a Redis restarted
+    without its data): when the queue holds fewer tasks than there are parts and leads waiting for
+    one (queued, or lost by their worker), that many of them, those whose task was sent longest
+    ago and at least SVCX_JOB_RESEND_AFTER ago. A queue as long as the work waiting for it gets
+    nothing, however long the work waits: a busy pool is not sent duplicates. Those sent twice
+    cost a claim that fails (the claims are conditional); without the queue's length (Redis
+    away), nothing is sent."""
+    try:
+        depth = queue_depth(queue)
+    except redis.RedisError:
+        return [], []
+    parts = JobPart.objects.filter(job__environment=environment, job__status__in=ACTIVE).filter(
+        Q(status=JobPart.Status.QUEUED) | _part_lost()
+    )
+    leads = Job.objects.filter(environment=environment).filter(Q(status=Job.Status.QUEUED) | _lead_lost())
+    missing = parts.count() + leads.count() - depth
+    if missing <= 0:
+        return [], []
+    before = now - timedelta(seconds=float(settings.SVCX_JOB_RESEND_AFTER))
+    oldest = F("sent_at").asc(nulls_first=True)
+    stale_parts = list(
+        parts.filter(Q(sent_at__isnull=True) | Q(sent_at__lt=before))
+        .select_related("job")
+        .order_by(oldest, "job_id", "index")[:missing]
+    )
+    stale_leads = list(
+        leads.filter(Q(lead_sent_at__isnull=True) | Q(lead_sent_at__lt=before)).order_by(
+            F("lead_sent_at").asc(nulls_first=True)
+        )[:missing]
+    )
+    candidates: list[JobPart | Job] = [*stale_parts, *stale_leads]
+    by_age = sorted(candidates, key=_sent_at)[:missing]
+    return [x for x in by_age if isinstance(x, JobPart)], [x for x in by_age if isinstance(x, Job)]
+
+
+def _sent_at(item: JobPart | Job) -> datetime:
+    when = item.sent_at if isinstance(item, JobPart) else item.lead_sent_at
+    return when or datetime.min.replace(tzinfo=UTC)
+
 
 def async_jobs_sweep() -> dict[str, int]:
-    """Give lost parts and leads to other workers, end jobs past their time limit, and delete
-    jobs past their retention. Returns counts by what was done."""
-    counts = {"parts_requeued": 0, "leads_sent": 0, "timed_out": 0, "expired": 0}
-    lost = _lost_before()
-    for part in JobPart.objects.filter(
-        status=JobPart.Status.RUNNING, heartbeat_at__lt=lost, job__status=Job.Status.RUNNING
-    ).select_related("job")[:1000]:
-        current_app.send_task(PART_TASK, args=[part.job_id, part.index], queue=queue_of(part.job))
-        counts["parts_requeued"] += 1
+    """Give lost parts and leads to other workers, send again the tasks the broker lost, end jobs
+    past their time limit, and delete jobs past their retention. Returns counts by what was done."""
+    counts = dict.fromkeys(("parts_requeued", "leads_sent", "parts_resent", "leads_resent", "timed_out", "expired"), 0)
+    now = timezone.now()
+    # Lost work: one task for each, once since it was lost (a task sent before its last beat).
+    lost_parts = (
+        JobPart.objects.filter(_part_lost(), job__status__in=ACTIVE)
+        .filter(Q(sent_at__isnull=True) | Q(sent_at__lt=F("heartbeat_at")))
+        .select_related("job")
+    )
+    counts["parts_requeued"] = _send(list(lost_parts[:1000]), [], now)
+    lost_leads = Job.objects.filter(_lead_lost()).filter(
+        Q(lead_sent_at__isnull=True) | Q(lead_sent_at__lt=F("lead_heartbeat_at"))
+    )
+    counts["leads_sent"] = _send([], list(lost_leads[:1000]), now)
+    for environment, queue in zip((Environment.LIVE, Environment.TEST), job_queues(), strict=True):
+        parts, leads = _tasks_lost(environment, queue, now)
+        counts["parts_resent"] += _send(parts, [], now)
+        counts["leads_resent"] += _send([], leads, now)
     limit = timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT))
     now = timezone.now()
     for job in Job.objects.filter(status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).order_by("created_at")[:1000]:
@@ -418,9 +511,6 @@ def async_jobs_sweep() -> dict[str, int]:
                     details={"pages_completed": job.pages_completed, "time_limit_seconds": int(limit.total_seconds())},
                 ),
             )
-        elif (job.lead_heartbeat_at or job.created_at) < lost:
-            lead_send(job)
-            counts["leads_sent"] += 1
     for job in Job.objects.filter(expires_at__lt=now).exclude(status__in=[Job.Status.QUEUED, Job.Status.RUNNING])[:200]:
         job_work_discard(job.id, keep_result=False)
         if job.source_store == Store.ASYNC:

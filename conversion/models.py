@@ -196,6 +196,9 @@ class Job(models.Model):
     # The lead task: renewed every few seconds while it runs; a stale one is taken over.
     lead_heartbeat_at = models.DateTimeField(null=True, blank=True)
     lead_attempts = models.IntegerField(default=0)
+    # The worker (its Celery node name) whose lead has it, and when a lead task was last sent.
+    lead_worker = models.CharField(max_length=200, blank=True, default="")
+    lead_sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -230,6 +233,9 @@ class JobPart(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     attempts = models.IntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The worker (its Celery node name) that claimed it last, and when its task was last sent.
+    worker = models.CharField(max_length=200, blank=True, default="")
+    sent_at = models.DateTimeField(null=True, blank=True)
     stored_key = models.CharField(max_length=500, blank=True, default="")
     error = models.JSONField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -4,7 +4,9 @@ service, and is safe to run twice. The web side queues a job by the task's name
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
+
+from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
@@ -57,16 +59,17 @@ def inputs_sweep_task() -> int:
     return job_inputs_sweep()
 
 
-@shared_task(name=LEAD_TASK, ignore_result=True, acks_late=True)
-def job_lead_task(job_id: str) -> None:
-    """Lead a version 2 job: its pages rendered in order, its result kept and billed."""
-    async_job_lead(job_id=job_id)
+@shared_task(name=LEAD_TASK, ignore_result=True, acks_late=True, bind=True)
+def job_lead_task(self: Task[Any, Any], job_id: str) -> None:
+    """Lead a version 2 job: its pages rendered in order, its result kept and billed. The
+    worker's name goes with the claim: its heartbeat tells whether it is still there."""
+    async_job_lead(job_id=job_id, worker=self.request.hostname or "")
 
 
-@shared_task(name=PART_TASK, ignore_result=True, acks_late=True)
-def job_part_task(job_id: str, index: int) -> None:
-    """Parse one part of a version 2 job."""
-    async_job_part(job_id=job_id, index=index)
+@shared_task(name=PART_TASK, ignore_result=True, acks_late=True, bind=True)
+def job_part_task(self: Task[Any, Any], job_id: str, index: int) -> None:
+    """Parse one part of a version 2 job (claimed in the worker's name, as a lead)."""
+    async_job_part(job_id=job_id, index=index, worker=self.request.hostname or "")
 
 
 @shared_task(name="conversion.jobs_sweep", ignore_result=True)

@@ -289,13 +289,18 @@ SVCX_RESULT_BUDGET_BYTES = env_int("SVCX_RESULT_BUDGET_BYTES", 8 * 1024 * 1024, 
 # parts of SVCX_JOB_PART_PAGES pages that any worker of the jobs queue parses; a part not parsed
 # within SVCX_JOB_PART_TIME_LIMIT fails its job, a job not done within SVCX_JOB_TIME_LIMIT of its
 # creation fails; a part or lead whose worker has not beaten for SVCX_JOB_LOST_AFTER is given to
-# another. Pages are written for readers of a running job every SVCX_JOB_FLUSH_PAGES pages. A
-# job, its result and its input are deleted SVCX_JOB_RETENTION after it ends.
+# another, or once it has not beaten for SVCX_WORKER_HEARTBEAT_TTL when its worker is gone as a
+# whole (no longer announces itself). A task whose part or lead still waits SVCX_JOB_RESEND_AFTER
+# after it was sent is sent again when the queue holds fewer tasks than there is work waiting
+# (the broker lost them). Pages are written for readers of a running job every
+# SVCX_JOB_FLUSH_PAGES pages. A job, its result and its input are deleted SVCX_JOB_RETENTION
+# after it ends.
 SVCX_JOB_MAX_PAGES = env_int("SVCX_JOB_MAX_PAGES", 5000, minimum=1)
 SVCX_JOB_PART_PAGES = env_int("SVCX_JOB_PART_PAGES", 25, minimum=1)
 SVCX_JOB_PART_TIME_LIMIT = env_duration("SVCX_JOB_PART_TIME_LIMIT", "10m")
 SVCX_JOB_TIME_LIMIT = env_duration("SVCX_JOB_TIME_LIMIT", "1h")
 SVCX_JOB_LOST_AFTER = env_duration("SVCX_JOB_LOST_AFTER", "30s")
+SVCX_JOB_RESEND_AFTER = env_duration("SVCX_JOB_RESEND_AFTER", "10s")
 SVCX_JOB_FLUSH_PAGES = env_int("SVCX_JOB_FLUSH_PAGES", 10, minimum=1)
 SVCX_JOB_RETENTION = env_duration("SVCX_JOB_RETENTION", "24h")
 # A client reading a job's pages as a stream (application/x-ndjson) is answered this long at most.
@@ -478,11 +483,14 @@ SVCX_WEBHOOKS_SECRET_KEY = env_str("SVCX_WEBHOOKS_SECRET_KEY", "") or SECRET_KEY
 # One attempt: connecting, then the whole answer; past them the attempt failed ("timed out").
 SVCX_WEBHOOKS_CONNECT_TIMEOUT = env_duration("SVCX_WEBHOOKS_CONNECT_TIMEOUT", "5s")
 SVCX_WEBHOOKS_READ_TIMEOUT = env_duration("SVCX_WEBHOOKS_READ_TIMEOUT", "10s")
-# Retries: the first after about SVCX_WEBHOOKS_RETRY_FIRST, each wait doubling up to
-# SVCX_WEBHOOKS_RETRY_MAX (a random half of it: jitter), until SVCX_WEBHOOKS_RETRY_WINDOW after
-# the event; then the delivery has failed and the endpoint is disabled (its owners mailed).
+# Retries: each wait is SVCX_WEBHOOKS_RETRY_AGE_PERCENT of the event's age (of which a random half
+# to all: jitter), at least SVCX_WEBHOOKS_RETRY_FIRST and at most SVCX_WEBHOOKS_RETRY_MAX, until
+# SVCX_WEBHOOKS_RETRY_WINDOW after the event; then the delivery has failed and the endpoint is
+# disabled (its owners mailed). The waits grow exponentially, and a receiver back after an outage
+# gets its events within that share of the outage (webhooks.delivery).
 SVCX_WEBHOOKS_RETRY_FIRST = env_duration("SVCX_WEBHOOKS_RETRY_FIRST", "30s")
 SVCX_WEBHOOKS_RETRY_MAX = env_duration("SVCX_WEBHOOKS_RETRY_MAX", "2h")
+SVCX_WEBHOOKS_RETRY_AGE_PERCENT = env_int("SVCX_WEBHOOKS_RETRY_AGE_PERCENT", 25, minimum=1)
 SVCX_WEBHOOKS_RETRY_WINDOW = env_duration("SVCX_WEBHOOKS_RETRY_WINDOW", "24h")
 # An endpoint is also disabled when this many events in a row failed their first attempt with no
 # 2xx between (a receiver gone for good, at a volume that would retry thousands of events a day).
@@ -491,6 +499,8 @@ SVCX_WEBHOOKS_DISABLE_AFTER = env_int("SVCX_WEBHOOKS_DISABLE_AFTER", 1000, minim
 SVCX_WEBHOOKS_RETENTION = env_duration("SVCX_WEBHOOKS_RETENTION", "30d")
 if not 0 < SVCX_WEBHOOKS_RETRY_FIRST <= SVCX_WEBHOOKS_RETRY_MAX:
     raise ImproperlyConfigured("SVCX_WEBHOOKS_RETRY_FIRST must be above 0 and at most SVCX_WEBHOOKS_RETRY_MAX")
+if SVCX_WEBHOOKS_RETRY_AGE_PERCENT > 100:
+    raise ImproperlyConfigured("SVCX_WEBHOOKS_RETRY_AGE_PERCENT must be from 1 to 100")
 if SVCX_WEBHOOKS_RETENTION <= SVCX_WEBHOOKS_RETRY_WINDOW:
     raise ImproperlyConfigured("SVCX_WEBHOOKS_RETENTION must be longer than SVCX_WEBHOOKS_RETRY_WINDOW")
 if min(SVCX_WEBHOOKS_CONNECT_TIMEOUT, SVCX_WEBHOOKS_READ_TIMEOUT) <= 0:

@@ -4,6 +4,7 @@ workers lost mid-job, cancel, time limits and expiry."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -20,6 +21,8 @@ from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
 from conversion import async_runner, engine
 from conversion.async_jobs import (
+    LEAD_TASK,
+    PART_TASK,
     JobSource,
     async_job_cancel,
     async_job_create,
@@ -28,16 +31,18 @@ from conversion.async_jobs import (
 )
 from conversion.async_runner import async_job_lead, async_jobs_sweep
 from conversion.metrics import FleetCollector
-from conversion.models import Job
+from conversion.models import Job, JobPart
 from conversion.store import Store, object_put, store
 from core.errors import ServiceError
 from core.ids import new_request_id
+from core.redis import redis_client
 from tests.conversion.engine.pdfs import Op, Text, lines, make_pdf
 from tests.factories import make_key, make_org
 from tests.webhooks.receiver import Receiver, running
 from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create
+from workers.heartbeat import worker_heartbeat, worker_heartbeat_clear
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -203,15 +208,99 @@ def test_the_sweeper_gives_a_lost_lead_to_another_worker(account: dict[str, Any]
     job = create(account, book)
     # A lead that claimed the job, then its worker died: no beat for longer than allowed.
     Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
+        status=Job.Status.RUNNING,
+        lead_attempts=1,
+        lead_sent_at=timezone.now() - timedelta(seconds=20),
+        lead_heartbeat_at=timezone.now() - timedelta(seconds=10),
     )
 
     assert async_jobs_sweep()["leads_sent"] == 1
+    assert async_jobs_sweep()["leads_sent"] == 0  # one task since it was lost, not one a sweep
     async_job_lead(job_id=job.id)  # what the message sent runs
 
     job.refresh_from_db()
     assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
     assert movements(job) == [("capture", -14), ("hold", -14)]
+
+
+@pytest.fixture
+def own_queues(settings: Any) -> Iterator[str]:
+    """Jobs queues of this test's own (SVCX_QUEUE_PREFIX), so their length is this test's tasks."""
+    prefix = f"sweep{time.monotonic_ns()}-"
+    settings.SVCX_QUEUE_PREFIX = prefix
+    yield prefix + "jobs"
+    redis_client().delete(prefix + "jobs", prefix + "jobs_test")
+
+
+def tasks_in(queue: str) -> list[tuple[str, list[Any]]]:
+    """The tasks waiting in a queue of the broker: (name, arguments), oldest first."""
+    messages = [json.loads(m) for m in reversed(redis_client().lrange(queue, 0, -1))]
+    return [(m["headers"]["task"], json.loads(base64.b64decode(m["body"]))[0]) for m in messages if m]
+
+
+def test_the_sweeper_sends_again_the_tasks_the_broker_lost_and_only_those(
+    account: dict[str, Any], book: Path, own_queues: str, settings: Any
+) -> None:
+    settings.SVCX_JOB_RESEND_AFTER = 30
+    job = create(account, book)  # a lead and five parts, their tasks in the queue
+    assert [name for name, _ in tasks_in(own_queues)] == [LEAD_TASK] + [PART_TASK] * 5
+    JobPart.objects.filter(job=job).update(sent_at=timezone.now() - timedelta(seconds=60))
+    Job.objects.filter(pk=job.pk).update(lead_sent_at=timezone.now() - timedelta(seconds=60))
+
+    # A queue as long as the work waiting: however old the tasks, none is sent twice.
+    assert async_jobs_sweep()["parts_resent"] == 0
+
+    # The broker restarted without its data: every task is sent again, once.
+    redis_client().delete(own_queues)
+    counts = async_jobs_sweep()
+    assert (counts["parts_resent"], counts["leads_resent"]) == (5, 1)
+    assert sorted(tasks_in(own_queues)) == sorted(
+        [(LEAD_TASK, [job.id])] + [(PART_TASK, [job.id, index]) for index in range(5)]
+    )
+    again = async_jobs_sweep()
+    assert (again["parts_resent"], again["leads_resent"]) == (0, 0)
+
+    # Two part tasks lost: the two whose tasks were sent longest ago (and long enough) go again.
+    JobPart.objects.filter(job=job, index__in=[1, 3]).update(sent_at=timezone.now() - timedelta(seconds=90))
+    JobPart.objects.filter(job=job, index=4).update(sent_at=timezone.now() - timedelta(seconds=10))
+    redis_client().delete(own_queues)
+    redis_client().rpush(own_queues, *[b"{}"] * 4)  # four tasks left of six
+    assert async_jobs_sweep()["parts_resent"] == 2
+    assert tasks_in(own_queues)[:2] == [(PART_TASK, [job.id, 1]), (PART_TASK, [job.id, 3])]
+
+
+def test_a_part_is_taken_back_early_from_a_worker_gone_as_a_whole_never_from_a_live_one(
+    account: dict[str, Any], book: Path, own_queues: str, settings: Any
+) -> None:
+    settings.SVCX_JOB_LOST_AFTER = 60
+    settings.SVCX_WORKER_HEARTBEAT_TTL = 3
+    job = create(account, book)
+    worker_heartbeat(hostname="alive@test", queues=[own_queues])
+    try:
+        # Each part claimed 10 s ago and silent since: past the heartbeat's TTL, within LOST_AFTER.
+        silent = timezone.now() - timedelta(seconds=10)
+        for index, worker in [(0, "alive@test"), (1, "gone@test"), (2, "")]:
+            JobPart.objects.filter(job=job, index=index).update(
+                status=JobPart.Status.RUNNING,
+                worker=worker,
+                heartbeat_at=silent,
+                sent_at=silent - timedelta(seconds=1),
+                attempts=1,
+            )
+
+        assert async_jobs_sweep()["parts_requeued"] == 1  # the part of the worker that is gone
+        assert tasks_in(own_queues)[-1] == (PART_TASK, [job.id, 1])
+        assert async_jobs_sweep()["parts_requeued"] == 0  # one task since it was lost
+        for index in range(3):
+            async_runner.async_job_part(job_id=job.id, index=index, worker="other@test")
+    finally:
+        worker_heartbeat_clear(hostname="alive@test", queues=[own_queues])
+
+    parts = {p.index: p for p in JobPart.objects.filter(job=job, index__lt=3)}
+    # The live worker's part is left to it (a slow task); the one of no known worker waits for LOST_AFTER.
+    assert (parts[0].status, parts[0].worker, parts[0].attempts) == (JobPart.Status.RUNNING, "alive@test", 1)
+    assert (parts[1].status, parts[1].worker, parts[1].attempts) == (JobPart.Status.DONE, "other@test", 2)
+    assert (parts[2].status, parts[2].worker, parts[2].attempts) == (JobPart.Status.RUNNING, "", 1)
 
 
 def fleet_samples() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -45,7 +45,8 @@ class Receiver:
         return self.answers.pop(0) if self.answers else self.then
 
 
-def started(receiver: Receiver, path: str = "/hooks") -> tuple[ThreadingHTTPServer, threading.Thread]:
+def started(receiver: Receiver, path: str = "/hooks", port: int = 0) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """Serve `receiver` on 127.0.0.1 (on `port`: the same again after a stop, else a free one)."""
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -69,7 +70,7 @@ def started(receiver: Receiver, path: str = "/hooks") -> tuple[ThreadingHTTPServ
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     receiver.url = f"http://127.0.0.1:{server.server_port}{path}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

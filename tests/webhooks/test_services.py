@@ -159,14 +159,58 @@ def test_a_failed_attempt_is_retried_with_backoff_until_the_receiver_answers_2xx
     assert len({r.body for r in receiver.seen}) == 1  # the same event each time
 
 
-def test_the_backoff_doubles_up_to_its_ceiling_with_jitter(settings: Any) -> None:
+def test_each_wait_is_a_quarter_of_the_events_age_within_its_floor_and_ceiling_with_jitter(settings: Any) -> None:
     settings.SVCX_WEBHOOKS_RETRY_FIRST = 30
     settings.SVCX_WEBHOOKS_RETRY_MAX = 7200
 
-    for attempt, full in [(1, 30), (2, 60), (3, 120), (8, 3840), (9, 7200), (30, 7200), (500, 7200)]:
-        delays = [retry_delay(attempt) for _ in range(200)]
-        assert all(full / 2 <= d <= full for d in delays), (attempt, min(delays), max(delays))
+    # (the event's age at the failed attempt, the longest wait): 25% of the age, from 30 s to 2 h.
+    for age, full in [(0, 30), (60, 30), (120, 30), (600, 150), (3600, 900), (28800, 7200), (86400, 7200)]:
+        delays = [retry_delay(age) for _ in range(200)]
+        assert all(full / 2 <= d <= full for d in delays), (age, min(delays), max(delays))
         assert max(delays) - min(delays) > full / 10  # spread, not one instant for every delivery
+
+
+def first_attempt_after(outage: float, emitted: float) -> tuple[float, int]:
+    """When an event emitted `emitted` s into an outage of `outage` s is first attempted after
+    the outage (the schedule of retry_delay, each attempt failing while the outage lasts), and
+    how many attempts it took."""
+    at, attempts = emitted, 1
+    while at < outage:
+        at += retry_delay(at - emitted)
+        attempts += 1
+    return at, attempts
+
+
+def test_after_an_outage_every_event_is_attempted_within_a_quarter_of_it_and_a_day_makes_about_50_attempts(
+    settings: Any,
+) -> None:
+    settings.SVCX_WEBHOOKS_RETRY_FIRST = 30
+    settings.SVCX_WEBHOOKS_RETRY_MAX = 7200
+
+    for outage in (600, 3600, 6 * 3600):
+        for emitted in (0, 5, 60, outage / 2, outage - 1):
+            for _ in range(50):
+                at, _attempts = first_attempt_after(outage, emitted)
+                # docs/webhooks.md: within a quarter of the outage (at least the 30 s floor).
+                assert at - outage <= max(30, (outage - emitted) / 4), (outage, emitted, at - outage)
+    # A receiver down for the whole 24 hours: the waits grow exponentially, about 50 attempts.
+    attempts = [first_attempt_after(86400, 0)[1] for _ in range(50)]
+    assert min(attempts) >= 40, min(attempts)
+    assert max(attempts) <= 60, max(attempts)
+
+
+def test_a_retry_waits_a_share_of_the_events_age(acme: Any, receiver: Receiver) -> None:
+    receiver.then = 503
+    endpoint = webhook_endpoint_create(organization=acme, url=receiver.url, events=EVERY).endpoint
+    event = webhook_event_emit(organization=acme, type="job.failed", data={"id": "job_1"})
+    # An event an hour old (its receiver down since): its window is still open.
+    WebhookEvent.objects.filter(pk=event.pk).update(created_at=timezone.now() - timedelta(hours=1))
+
+    attempt = attempt_now(delivery_of(endpoint))
+
+    assert attempt is not None
+    wait = (delivery_of(endpoint).next_attempt_at - attempt.started_at).total_seconds()
+    assert 450 <= wait <= 901, wait  # a random half to all of 25% of 3,600 s
 
 
 def test_no_redirect_is_followed_and_only_a_prefix_of_the_answer_is_kept(acme: Any, receiver: Receiver) -> None:
