@@ -584,8 +584,9 @@ def _scaling_lines(sc: dict[str, Any], netns: bool) -> list[str]:
         lines += [
             "The bucket after the last job (the earlier jobs' objects included): "
             + ", ".join(f"`{k}/` {v['objects']} objects, {v['bytes'] / 1e6:.1f} MB" for k, v in sorted(s3.items()))
-            + ". Worker dirs after: what each worker's own SVCX_VAR_DIR held once its job had ended (a part's "
-            "PDF is fetched from S3 into its spool and removed there).",
+            + ". Worker dirs after: what each worker's own SVCX_VAR_DIR held as the job ended: nothing but, "
+            "at times, a task's copy of the job's PDF (`spool/fetched-*.pdf`, 2.4 MB), fetched from S3 for "
+            "the time of the task and deleted as it returns: no worker reads another's files.",
             "",
         ]
     return lines

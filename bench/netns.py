@@ -371,12 +371,19 @@ class NetnsStack(Stack):
     def jobs_sessions(self) -> list[int]:
         return [proc.pid for proc in self.jobs_workers]
 
-    def worker_disks(self) -> list[dict[str, int]]:
+    def worker_disks(self) -> list[dict[str, Any]]:
         """What each worker's SVCX_VAR_DIR holds now (files and bytes): the job's data must not."""
         out = []
         for i in range(len(self.network.namespaces) if self.network else 0):
-            files = [p for p in (self.workdir / f"ns{i}" / "var").rglob("*") if p.is_file()]
-            out.append({"files": len(files), "bytes": sum(p.stat().st_size for p in files)})
+            var = self.workdir / f"ns{i}" / "var"
+            files = [p for p in var.rglob("*") if p.is_file()]
+            out.append(
+                {
+                    "files": len(files),
+                    "bytes": sum(p.stat().st_size for p in files),
+                    "names": sorted(str(p.relative_to(var)) for p in files)[:5],
+                }
+            )
         return out
 
 
