@@ -61,6 +61,7 @@ from bench.job_checks import (
     latency_verdict,
     ledger_verdict,
     percentile,
+    sections_merged,
     speedups,
 )
 from bench.job_client import (
@@ -462,31 +463,13 @@ def run(opts: Any, argv: list[str]) -> int:
     for section in sections.values():
         section["provenance"] = provenance
     name = "jobs-partial" if error else "jobs"
-    record = _merged(RESULTS_DIR / f"{name}.json", sections)
+    earlier = RESULTS_DIR / f"{name}.json"
+    record = sections_merged(json.loads(earlier.read_text()) if earlier.exists() else {}, sections)
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     (RESULTS_DIR / f"{name}.md").write_text(render(record))
     _log(f"results in {RESULTS_DIR}/{name}.md")
     return 1 if error else 0
-
-
-def _merged(path: Path, sections: dict[str, Any]) -> dict[str, Any]:
-    """The results file's record with `sections` replacing the ones of the same name. A record
-    written before sections carried their provenance gets its top-level one copied into each."""
-    record: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    kept = record.get("sections", {})
-    if "command" in record:  # the earlier layout: one run for every section
-        legacy = {k: record.get(k) for k in ("command", "date", "machine", "code", "seconds", "error")}
-        legacy["load_average_at_start"] = record.get("load_average_at_start")
-        legacy["load_average_at_end"] = record.get("load_average_at_end")
-        for name, section in kept.items():
-            section.setdefault("provenance", legacy)
-            section.setdefault("pages", record.get("pages"))
-            if name.startswith("scaling"):
-                section.setdefault("reference", record.get("reference"))
-                section.setdefault("part_pages", record.get("part_pages"))
-                section.setdefault("nice", 0)
-    return {"sections": {**kept, **sections}, "notes": record.get("notes", [])}
 
 
 def _f(v: Any, nd: int = 1, unit: str = "") -> str:

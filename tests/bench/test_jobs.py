@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.job_checks import engine_fingerprint, latency_verdict, ledger_verdict, percentile, speedups
+from bench.job_checks import (
+    engine_fingerprint,
+    latency_verdict,
+    ledger_verdict,
+    percentile,
+    sections_merged,
+    speedups,
+)
 
 
 def test_percentile_interpolates_between_closest_ranks() -> None:
@@ -65,9 +72,7 @@ def test_engine_fingerprint_changes_with_an_engine_source_only(tmp_path: Path) -
     assert engine_fingerprint(tmp_path) != before
 
 
-def test_a_run_replaces_the_sections_it_measured_and_keeps_the_others_with_their_provenance(tmp_path: Path) -> None:
-    from bench.jobs import _merged
-
+def test_a_run_replaces_the_sections_it_measured_and_keeps_the_others_with_their_provenance() -> None:
     earlier = {
         "command": "python -m bench jobs",
         "date": "2026-11-27 06:15 UTC",
@@ -83,10 +88,9 @@ def test_a_run_replaces_the_sections_it_measured_and_keeps_the_others_with_their
         "sections": {"scaling": {"runs": []}, "latency": {"runs": []}},
         "notes": ["kept"],
     }
-    path = tmp_path / "jobs.json"
-    path.write_text(json.dumps(earlier))
-
-    record = _merged(path, {"latency": {"runs": [1], "provenance": {"command": "new"}}})
+    record = sections_merged(
+        json.loads(json.dumps(earlier)), {"latency": {"runs": [1], "provenance": {"command": "new"}}}
+    )
 
     assert set(record["sections"]) == {"scaling", "latency"}
     assert record["sections"]["latency"] == {"runs": [1], "provenance": {"command": "new"}}
@@ -96,9 +100,8 @@ def test_a_run_replaces_the_sections_it_measured_and_keeps_the_others_with_their
     assert (scaling["pages"], scaling["part_pages"], scaling["nice"]) == (1000, 25, 0)
     assert scaling["reference"]["sha256"] == "99"
     assert record["notes"] == ["kept"]
-    # Written again and merged again: nothing is lost or nested.
-    path.write_text(json.dumps(record))
-    assert _merged(path, {}) == record
+    # Written and merged again: nothing is lost or nested.
+    assert sections_merged(json.loads(json.dumps(record)), {}) == record
 
 
 def test_only_the_namespaces_and_links_of_runs_that_died_are_stale() -> None:
