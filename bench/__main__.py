@@ -121,8 +121,30 @@ def main(argv: list[str] | None = None) -> int:
     j.add_argument("--only", nargs="+", choices=["scaling", "latency"])
     j.add_argument("--pages", type=int, default=1000, help="pages of the long document (default 1000)")
     j.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="processes of the jobs pool, one run each")
-    j.add_argument("--latency-workers", type=int, default=1, help="jobs pool processes while latency is measured")
+    j.add_argument("--latency-workers", type=int, default=2, help="jobs pool processes while latency is measured")
     j.add_argument("--latency-requests", type=int, default=60, help="one-page conversions per latency series")
+    j.add_argument(
+        "--latency-nice", type=int, nargs="+", default=[0, 10], help="SVCX_JOB_WORKER_NICE values, one latency run each"
+    )
+    j.add_argument(
+        "--latency-background",
+        type=int,
+        nargs="+",
+        default=[0, 2],
+        help="CPU-bound background processes (other tenants), one latency run each",
+    )
+    j.add_argument("--scaling-nice", type=int, default=0, help="SVCX_JOB_WORKER_NICE of the scaling runs (default 0)")
+    j.add_argument(
+        "--netns",
+        action="store_true",
+        help="jobs workers in network namespaces of their own, on the bench's own PostgreSQL, Redis and S3 (root)",
+    )
+    j.add_argument(
+        "--own-backends",
+        action="store_true",
+        help="a PostgreSQL cluster and redis-server of the bench's own on 127.0.0.1 (root), not --database-url/--redis-url",
+    )
+    j.add_argument("--netns-rate", help="with --netns: cap each worker's link (tc tbf rate, e.g. 1gbit)")
     scratch_backends(j, "svcx_bench_jobs", 2)
     j.add_argument("--keep", action="store_true", help="keep the scratch database and Redis DB afterwards")
 

@@ -1,10 +1,12 @@
 """The verdicts of the jobs bench and of the fault suite's job scenarios (`bench/jobs.py`,
-`bench/faults.py`): pure functions, stdlib only, tested in tests/bench/test_jobs.py."""
+`bench/faults.py`), and how a run of the jobs bench merges into its results: pure functions,
+stdlib only, tested in tests/bench/test_jobs.py."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 GOAL_SPEEDUP_1_TO_2 = 1.6
 GOAL_LATENCY_RATIO = 1.2
@@ -59,3 +61,22 @@ def engine_fingerprint(root: Path) -> str:
     for path in sorted((root / "conversion" / "engine").rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+def sections_merged(record: dict[str, Any], sections: dict[str, Any]) -> dict[str, Any]:
+    """The jobs bench's results record (`bench/results/jobs.json`) with `sections` replacing the
+    ones of the same name and the others kept. A record written before sections carried their
+    own provenance (one run for every section) has its top-level one copied into each."""
+    kept = dict(record.get("sections", {}))
+    if "command" in record:
+        legacy = {k: record.get(k) for k in ("command", "date", "machine", "code", "seconds", "error")}
+        legacy["load_average_at_start"] = record.get("load_average_at_start")
+        legacy["load_average_at_end"] = record.get("load_average_at_end")
+        for name, section in kept.items():
+            section.setdefault("provenance", legacy)
+            section.setdefault("pages", record.get("pages"))
+            if name.startswith("scaling"):
+                section.setdefault("reference", record.get("reference"))
+                section.setdefault("part_pages", record.get("part_pages"))
+                section.setdefault("nice", 0)
+    return {"sections": {**kept, **sections}, "notes": record.get("notes", [])}

@@ -83,6 +83,14 @@ def job_wait(port: int, key: str, job_id: str, *, since: float, timeout: float, 
     raise RuntimeError(f"job {job_id} not ended after {timeout:.0f} s")
 
 
+def job_cancel(port: int, key: str, job_id: str) -> int:
+    """POST /v2/jobs/{id}/cancel; its HTTP status (200 canceled, 409 the job had already ended)."""
+    status, data = _request(port, key, "POST", f"/v2/jobs/{job_id}/cancel")
+    if status not in (200, 409):
+        raise RuntimeError(f"POST /v2/jobs/{job_id}/cancel: HTTP {status}: {data[:400]!r}")
+    return status
+
+
 def job_markdown_sha256(port: int, key: str, job_id: str) -> tuple[str, int]:
     """SHA-256 of the `markdown` of a succeeded job's JSON result, and its number of pages."""
     status, data = _request(port, key, "GET", f"/v2/jobs/{job_id}/result", headers={"Accept": "application/json"})

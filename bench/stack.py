@@ -269,11 +269,17 @@ class Stack:
     # ----------------------------------------------------------------------------------------
     # Processes
 
-    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[Any]:
+    def _spawn(self, name: str, cmd: list[str], env: Mapping[str, str] | None = None) -> subprocess.Popen[Any]:
+        """`cmd` in its own session with `env()` (and `env` over it), logging to `name`.log."""
         log = (self.workdir / f"{name}.log").open("ab")
         self.logs.append(log)
         return subprocess.Popen(
-            cmd, cwd=REPO_DIR, env=self.env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=REPO_DIR,
+            env={**self.env(), **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def start_web(self) -> None:
@@ -315,22 +321,30 @@ class Stack:
         jobs<concurrency>.log)."""
         self.jobs_concurrency = concurrency
         self.jobs_worker = self._spawn(
-            f"jobs{concurrency}",
-            [
-                str(BIN / "celery"),
-                "-A",
-                "svcx",
-                "worker",
-                "-Q",
-                "jobs,jobs_test",
-                "--concurrency",
-                str(concurrency),
-                "--loglevel",
-                "WARNING",
-                "-n",
-                f"{self.label}-jobs{concurrency}-{os.getpid()}-{time.monotonic_ns()}@%h",
-            ],
+            f"jobs{concurrency}", self.jobs_worker_command(concurrency, f"jobs{concurrency}")
         )
+
+    def jobs_worker_command(self, concurrency: int, node: str) -> list[str]:
+        """`celery worker` on the version 2 jobs queues with `concurrency` processes; `node`
+        names it (made unique per start)."""
+        return [
+            str(BIN / "celery"),
+            "-A",
+            "svcx",
+            "worker",
+            "-Q",
+            "jobs,jobs_test",
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "WARNING",
+            "-n",
+            f"{self.label}-{node}-{os.getpid()}-{time.monotonic_ns()}@%h",
+        ]
+
+    def jobs_sessions(self) -> list[int]:
+        """Session ids of the jobs pool's processes (each worker leads its own session)."""
+        return [self.jobs_worker.pid] if self.jobs_worker is not None else []
 
     def stop_jobs_worker(self) -> None:
         # A warm shutdown waits for the running task: a job's lead can run for minutes.

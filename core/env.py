@@ -35,7 +35,7 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -45,6 +45,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ConfigError(f"{name} must be an integer, got {raw!r}") from exc
     if minimum is not None and value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name} must be at most {maximum}, got {value}")
     return value
 
 

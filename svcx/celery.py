@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 from typing import Any
 
@@ -10,6 +11,8 @@ from celery import Celery
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "svcx.settings")
+
+logger = logging.getLogger("svcx.worker")
 
 app = Celery("svcx")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -34,6 +37,26 @@ def _freeze_startup_heap(**_: Any) -> None:
     this every full collection also walks the ~100,000 start-up objects, which made a
     conversion about a third slower in a worker than in a bare process."""
     gc.freeze()
+
+
+# Connected before the metrics exporter's receiver: its thread starts at the lowered priority.
+@worker_init.connect
+def _background_priority(sender: Any = None, **_: Any) -> None:
+    """A worker that consumes only the version 2 jobs queues runs at SVCX_JOB_WORKER_NICE, its
+    main process before the pool forks (the pool's processes inherit it): on a host it shares
+    with the interactive worker, a long job takes only the CPU that one-page conversions leave.
+    A worker on any other queue (`make run`'s, which takes everything) keeps its priority."""
+    from django.conf import settings
+
+    from conversion.async_jobs import job_queues
+    from workers.heartbeat import consumed_queues
+    from workers.priority import priority_lower
+
+    niceness = int(settings.SVCX_JOB_WORKER_NICE)
+    if sender is None or not niceness or not set(consumed_queues(sender)) <= set(job_queues()):
+        return
+    lowered = priority_lower(niceness=niceness)
+    logger.info("jobs worker at nice %s (session autogroup: %s)", lowered.nice, lowered.autogroup_nice)
 
 
 @worker_init.connect

@@ -306,6 +306,12 @@ SVCX_JOB_RETENTION = env_duration("SVCX_JOB_RETENTION", "24h")
 # A client reading a job's pages as a stream (application/x-ndjson) is answered this long at most.
 SVCX_JOB_STREAM_SECONDS = env_duration("SVCX_JOB_STREAM_SECONDS", "60s")
 SVCX_JOB_RESULT_BUDGET_BYTES = env_int("SVCX_JOB_RESULT_BUDGET_BYTES", 512 * 1024 * 1024, minimum=1024)
+# The scheduling priority of a worker that consumes only the jobs queues (svcx/celery.py): its
+# processes run at least at this niceness (0-19, Linux nice levels: 10 weighs 110 against nice
+# 0's 1024 when both want a core), so on a host it shares with the interactive worker or the web
+# tier a running job takes the CPU they leave, never the time of a one-page conversion. 0 leaves
+# the priority alone; it decides nothing between containers (their CPU shares do) or hosts.
+SVCX_JOB_WORKER_NICE = env_int("SVCX_JOB_WORKER_NICE", 10, minimum=0, maximum=19)
 SVCX_METADATA_LIMIT_BYTES = env_int("SVCX_METADATA_LIMIT_BYTES", 4096, minimum=0)
 SVCX_CONVERT_UPLOAD_LIMIT = env_int("SVCX_CONVERT_UPLOAD_LIMIT", 32 * 1024 * 1024, minimum=1)
 SVCX_FILES_UPLOAD_LIMIT = env_int("SVCX_FILES_UPLOAD_LIMIT", 128 * 1024 * 1024, minimum=1)

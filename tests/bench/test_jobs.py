@@ -1,13 +1,22 @@
 """The jobs bench's verdicts (bench/job_checks.py): percentiles, speed-ups, a job's ledger, the
-latency goal, and the key its engine reference is kept under."""
+latency goal, the key its engine reference is kept under, how a run merges into the results
+file, and which namespaces a later run may remove."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from bench.job_checks import engine_fingerprint, latency_verdict, ledger_verdict, percentile, speedups
+from bench.job_checks import (
+    engine_fingerprint,
+    latency_verdict,
+    ledger_verdict,
+    percentile,
+    sections_merged,
+    speedups,
+)
 
 
 def test_percentile_interpolates_between_closest_ranks() -> None:
@@ -61,3 +70,45 @@ def test_engine_fingerprint_changes_with_an_engine_source_only(tmp_path: Path) -
     assert engine_fingerprint(tmp_path) == before
     (engine / "convert.py").write_text("A = 2\n")
     assert engine_fingerprint(tmp_path) != before
+
+
+def test_a_run_replaces_the_sections_it_measured_and_keeps_the_others_with_their_provenance() -> None:
+    earlier = {
+        "command": "python -m bench jobs",
+        "date": "2026-11-27 06:15 UTC",
+        "machine": "x86_64, 2 cores",
+        "code": "c634532",
+        "load_average_at_start": [1.0, 2.0, 3.0],
+        "load_average_at_end": [1.5, 2.0, 3.0],
+        "seconds": 276,
+        "error": None,
+        "pages": 1000,
+        "part_pages": 25,
+        "reference": {"sha256": "99", "pages": 1000, "seconds": 200.9},
+        "sections": {"scaling": {"runs": []}, "latency": {"runs": []}},
+        "notes": ["kept"],
+    }
+    record = sections_merged(
+        json.loads(json.dumps(earlier)), {"latency": {"runs": [1], "provenance": {"command": "new"}}}
+    )
+
+    assert set(record["sections"]) == {"scaling", "latency"}
+    assert record["sections"]["latency"] == {"runs": [1], "provenance": {"command": "new"}}
+    scaling = record["sections"]["scaling"]
+    assert scaling["provenance"]["command"] == "python -m bench jobs"
+    assert scaling["provenance"]["load_average_at_start"] == [1.0, 2.0, 3.0]
+    assert (scaling["pages"], scaling["part_pages"], scaling["nice"]) == (1000, 25, 0)
+    assert scaling["reference"]["sha256"] == "99"
+    assert record["notes"] == ["kept"]
+    # Written and merged again: nothing is lost or nested.
+    assert sections_merged(json.loads(json.dumps(record)), {}) == record
+
+
+def test_only_the_namespaces_and_links_of_runs_that_died_are_stale() -> None:
+    from bench.netns import _TAG
+
+    assert _TAG.match("sxb1234w0")
+    assert _TAG.match("sxb1234br")
+    assert _TAG.match("sxb1234h0") is None  # a veth end goes with its namespace
+    assert _TAG.match("svcxtest0") is None
+    assert _TAG.match("sxb12x4w0") is None
