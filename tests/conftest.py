@@ -53,6 +53,17 @@ def pytest_configure(config: pytest.Config) -> None:
     quick.password_hashes()
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` with the files that start processes handed out first and the corpus in
+    parts (tests/schedule.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.schedule import HeavyFilesFirst
+
+    return HeavyFilesFirst(config, log)
+
+
 # What a test needs beyond this process, read off the fixtures it uses and the helpers its
 # module calls, so that `-m "not worker and not browser and not slow"` (`make test-fast`) runs
 # the engine and the unit tests alone, and no test has to remember to mark itself.
