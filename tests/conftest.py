@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
-from tests import isolation, openapi_bodies
+from tests import isolation, openapi_bodies, quick
 from tests.browser import browser, page  # noqa: F401  (one Chromium per test process, for every UI test)
 from tests.conversion.engine.pdfs import Text, make_pdf
 
@@ -49,6 +49,19 @@ def pytest_configure(config: pytest.Config) -> None:
             "The tests run on PostgreSQL and Redis: use `make test`, or set DATABASE_URL and REDIS_URL.",
             returncode=2,
         )
+    quick.flush_by_delete()
+    quick.password_hashes()
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` with the files that start processes handed out first and the corpus in
+    parts (tests/schedule.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.schedule import HeavyFilesFirst
+
+    return HeavyFilesFirst(config, log)
 
 
 # What a test needs beyond this process, read off the fixtures it uses and the helpers its

@@ -10,6 +10,9 @@ the first process, nothing changes.
 Redis databases are counted down from the one ``REDIS_URL`` names: process ``gwN`` takes
 database ``base - N``. ``RESERVED_ENV`` lists them all, so a test that looks for an unused
 database (``tests.conftest.next_redis_database``) never takes a sibling's.
+
+Every process, and the servers and workers its tests start, commits to PostgreSQL without
+waiting for the disk (``PGOPTIONS``: ``_quick_commits``).
 """
 
 from __future__ import annotations
@@ -40,4 +43,14 @@ def _isolate() -> None:
         os.environ["SVCX_VAR_DIR"] = os.path.join(var, f"test-{worker}")
 
 
+def _quick_commits() -> None:
+    """The tests' PostgreSQL sessions, and those of the servers and workers they start (libpq reads
+    PGOPTIONS), commit without waiting for the WAL to reach the disk: what a commit makes visible
+    to other sessions is the same, only a crash of PostgreSQL itself (which no test causes) could
+    lose the last commits. Commits waited on the disk, which the other users of this machine keep
+    busy, for 20 ms and more each."""
+    os.environ.setdefault("PGOPTIONS", "-c synchronous_commit=off")
+
+
 _isolate()
+_quick_commits()

@@ -10,6 +10,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +36,51 @@ def post_pdf(client: Client, secret: str, path: Path, query: str = "", **headers
     )
 
 
-@pytest.fixture
-def isolated(settings: Any, tmp_path: Path) -> Any:
-    """A worker of its own, on queues no other worker reads."""
-    prefix = f"iso{time.monotonic_ns()}-"
-    settings.SVCX_QUEUE_PREFIX = prefix
-    worker = start_worker(
+def limited_worker(tmp_path: Path, prefix: str) -> WorkerProcess:
+    """A worker with a 2 s conversion limit, on queues no other worker reads."""
+    return start_worker(
         tmp_path, queues=f"{prefix}convert,{prefix}convert_test", env={"SVCX_CONVERSION_TIME_LIMIT": "2s"}
     )
+
+
+@pytest.fixture(scope="module")
+def module_limited(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[WorkerProcess, str]]:
+    """The module's limited worker and its queue prefix (tests using it need committed data)."""
+    prefix = f"iso{time.monotonic_ns()}-"
+    with django_db_blocker.unblock():
+        worker = limited_worker(tmp_path_factory.mktemp("limited"), prefix)
+    yield worker, prefix
+    worker.stop()
+
+
+@pytest.fixture
+def isolated(settings: Any, module_limited: tuple[WorkerProcess, str]) -> WorkerProcess:
+    """The module's limited worker; this process queues to it."""
+    worker, settings.SVCX_QUEUE_PREFIX = module_limited
+    return worker
+
+
+@pytest.fixture
+def isolated_to_kill(settings: Any, tmp_path: Path) -> Iterator[WorkerProcess]:
+    """A limited worker of the test's own (the test kills it)."""
+    settings.SVCX_QUEUE_PREFIX = prefix = f"iso{time.monotonic_ns()}-"
+    worker = limited_worker(tmp_path, prefix)
     yield worker
     worker.stop()
+
+
+@pytest.fixture(scope="module")
+def deadline_web(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """gunicorn with a 2 s upload deadline, for the module's tests of raw uploads; its base URL."""
+    with django_db_blocker.unblock():
+        process, base = start_web(tmp_path_factory.mktemp("deadline-web"), env={"SVCX_UPLOAD_DEADLINE": "2s"})
+    yield base
+    process.terminate()
+    process.wait(timeout=20)
 
 
 def test_wall_clock_limit_is_504_with_pages_completed(client: Client, settings: Any, isolated: WorkerProcess) -> None:
@@ -62,7 +98,9 @@ def test_wall_clock_limit_is_504_with_pages_completed(client: Client, settings: 
     assert not LedgerEntry.objects.filter(kind="capture").exists()
 
 
-def test_a_killed_worker_is_500_and_releases_the_hold(client: Client, settings: Any, isolated: WorkerProcess) -> None:
+def test_a_killed_worker_is_500_and_releases_the_hold(
+    client: Client, settings: Any, isolated_to_kill: WorkerProcess
+) -> None:
     settings.SVCX_WORKER_LOST_AFTER = 3
     org = make_org(credits=500)
     minted = make_key(org)
@@ -80,7 +118,7 @@ def test_a_killed_worker_is_500_and_releases_the_hold(client: Client, settings: 
     while time.monotonic() < deadline and not CreditHold.objects.filter(status="held").exists():
         time.sleep(0.05)
     assert CreditHold.objects.filter(status="held").exists()
-    os.killpg(isolated.process.pid, signal.SIGKILL)
+    os.killpg(isolated_to_kill.process.pid, signal.SIGKILL)
     sender.join(timeout=60)
 
     error = assert_envelope(outcome[0], 500, "internal_error")
@@ -173,27 +211,23 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, Any]]:
 
 
 def test_a_body_slower_than_the_deadline_is_408_on_every_upload_endpoint(
-    tmp_path: Path, session_worker: WorkerProcess
+    deadline_web: str, session_worker: WorkerProcess
 ) -> None:
     minted = make_key(make_org(credits=10))
-    process, base = start_web(tmp_path, env={"SVCX_UPLOAD_DEADLINE": "2s"})
+    base = deadline_web
     outcomes = {}
-    try:
-        for path in ("/v1/convert", "/v1/files", "/v1/inspect", "/v1/toc"):
-            sock = _raw_request(
-                base,
-                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 5000\r\n"
-                f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
-            )
-            started = time.monotonic()
-            for _ in range(3):  # a trickle, then silence
-                sock.sendall(b"%PDF-")
-                time.sleep(0.5)
-            status, body = _read_response(sock)
-            outcomes[path] = (status, body["error"]["code"], body["error"]["type"], time.monotonic() - started)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    for path in ("/v1/convert", "/v1/files", "/v1/inspect", "/v1/toc"):
+        sock = _raw_request(
+            base,
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 5000\r\n"
+            f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
+        )
+        started = time.monotonic()
+        for _ in range(3):  # a trickle, then silence
+            sock.sendall(b"%PDF-")
+            time.sleep(0.5)
+        status, body = _read_response(sock)
+        outcomes[path] = (status, body["error"]["code"], body["error"]["type"], time.monotonic() - started)
 
     for path, (status, code, type_, elapsed) in outcomes.items():
         assert (status, code, type_) == (408, "request_timeout", "timeout_error"), path
@@ -202,43 +236,41 @@ def test_a_body_slower_than_the_deadline_is_408_on_every_upload_endpoint(
     assert not StoredFile.objects.exists()
 
 
-def test_a_body_that_keeps_trickling_is_cut_off_at_the_deadline(tmp_path: Path, session_worker: WorkerProcess) -> None:
+def test_a_body_that_keeps_trickling_is_cut_off_at_the_deadline(
+    deadline_web: str, session_worker: WorkerProcess
+) -> None:
     # Bytes keep coming, a few at a time: every wait for the next bytes is short, but the body
     # as a whole is late. The deadline counts from the first byte, not from the last.
     minted = make_key(make_org(credits=10))
-    process, base = start_web(tmp_path, env={"SVCX_UPLOAD_DEADLINE": "2s"})
+    base = deadline_web
     cases = [
         ("/v1/convert", "Content-Length: 100000", b"%PDF-1.7 "),
         ("/v1/files", "Content-Length: 100000", b"%PDF-1.7 "),
         ("/v1/convert", "Transfer-Encoding: chunked", b"9\r\n%PDF-1.7 \r\n"),
     ]
     outcomes = {}
-    try:
-        for path, framing, piece in cases:
-            sock = _raw_request(
-                base,
-                f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n{framing}\r\n"
-                f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
-            )
-            answered = threading.Event()
+    for path, framing, piece in cases:
+        sock = _raw_request(
+            base,
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n{framing}\r\n"
+            f"Authorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n",
+        )
+        answered = threading.Event()
 
-            def trickle(sock: socket.socket = sock, answered: threading.Event = answered, piece: bytes = piece) -> None:
-                with contextlib.suppress(OSError):
-                    while not answered.wait(0.1):
-                        sock.sendall(piece)
+        def trickle(sock: socket.socket = sock, answered: threading.Event = answered, piece: bytes = piece) -> None:
+            with contextlib.suppress(OSError):
+                while not answered.wait(0.1):
+                    sock.sendall(piece)
 
-            sender = threading.Thread(target=trickle, daemon=True)
-            started = time.monotonic()
-            sender.start()
-            try:
-                status, body = _read_response(sock)
-            finally:
-                answered.set()
-                sender.join(timeout=5)
-            outcomes[f"{path} {framing}"] = (status, body["error"]["code"], time.monotonic() - started)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+        sender = threading.Thread(target=trickle, daemon=True)
+        started = time.monotonic()
+        sender.start()
+        try:
+            status, body = _read_response(sock)
+        finally:
+            answered.set()
+            sender.join(timeout=5)
+        outcomes[f"{path} {framing}"] = (status, body["error"]["code"], time.monotonic() - started)
 
     for case, (status, code, elapsed) in outcomes.items():
         assert (status, code) == (408, "request_timeout"), case
@@ -247,20 +279,15 @@ def test_a_body_that_keeps_trickling_is_cut_off_at_the_deadline(tmp_path: Path, 
     assert not StoredFile.objects.exists()
 
 
-def test_a_malformed_chunked_body_is_400_not_a_server_error(tmp_path: Path) -> None:
+def test_a_malformed_chunked_body_is_400_not_a_server_error(deadline_web: str) -> None:
     minted = make_key(make_org(credits=10))
-    process, base = start_web(tmp_path)
-    try:
-        sock = _raw_request(
-            base,
-            "POST /v1/convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
-            f"Transfer-Encoding: chunked\r\nAuthorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n"
-            "zz\r\nabc\r\n0\r\n\r\n",
-        )
-        status, body = _read_response(sock)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    sock = _raw_request(
+        deadline_web,
+        "POST /v1/convert HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+        f"Transfer-Encoding: chunked\r\nAuthorization: Bearer {minted.secret}\r\nConnection: close\r\n\r\n"
+        "zz\r\nabc\r\n0\r\n\r\n",
+    )
+    status, body = _read_response(sock)
 
     assert (status, body["error"]["code"]) == (400, "bad_request")
     assert not ConversionJob.objects.exists()

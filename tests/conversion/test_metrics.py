@@ -85,10 +85,16 @@ def stack(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytes
     while (current := answers()) != previous:
         previous = current
         time.sleep(1.5)
-    yield Stack(base, web_metrics, f"http://127.0.0.1:{worker_port}/metrics", prefix, worker, web_spool, worker_spool)
-    process.terminate()
-    process.wait(timeout=20)
-    worker.stop()
+    try:
+        yield Stack(
+            base, web_metrics, f"http://127.0.0.1:{worker_port}/metrics", prefix, worker, web_spool, worker_spool
+        )
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        finally:
+            worker.stop()  # also when gunicorn was slow to stop: no worker left behind
 
 
 def scrape(url: str) -> Samples:

@@ -13,7 +13,8 @@ from tests.svcx.test_envelope import assert_envelope
 from workers.heartbeat import live_workers, worker_heartbeat
 
 
-def test_health_is_200_when_database_redis_and_a_worker_answer(client: Client, celery_worker: WorkerProcess) -> None:
+@pytest.mark.django_db
+def test_health_is_200_when_database_redis_and_a_worker_answer(client: Client, session_worker: WorkerProcess) -> None:
     response = client.get("/v1/health")
 
     assert response.status_code == 200
@@ -25,13 +26,15 @@ def test_health_is_200_when_database_redis_and_a_worker_answer(client: Client, c
     assert body["request_id"] == response["X-Request-Id"]
 
 
-def test_health_ignores_any_authorization_header(client: Client, celery_worker: WorkerProcess) -> None:
+@pytest.mark.django_db
+def test_health_ignores_any_authorization_header(client: Client, session_worker: WorkerProcess) -> None:
     response = client.get("/v1/health", HTTP_AUTHORIZATION="Bearer svcx_sk_live_garbage")
 
     assert response.status_code == 200
 
 
 def test_a_stopped_worker_stops_counting(client: Client, celery_worker: WorkerProcess) -> None:
+    # A worker of the test's own: the session's keeps serving the other tests.
     assert celery_worker.hostname in live_workers()
 
     celery_worker.stop()
