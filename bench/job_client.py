@@ -53,14 +53,6 @@ def job_create(port: int, key: str, pdf: bytes, query: str = "") -> dict[str, An
     return dict(json.loads(data))
 
 
-def job_cancel(port: int, key: str, job_id: str) -> dict[str, Any]:
-    """POST /v2/jobs/{id}/cancel; the job as answered. Raises RuntimeError on an answer other than 200."""
-    status, data = _request(port, key, "POST", f"/v2/jobs/{job_id}/cancel")
-    if status != 200:
-        raise RuntimeError(f"POST /v2/jobs/{job_id}/cancel: HTTP {status}: {data[:400]!r}")
-    return dict(json.loads(data))
-
-
 def job_wait(port: int, key: str, job_id: str, *, since: float, timeout: float, poll: float = 0.5) -> JobEnd:
     """Poll GET /v2/jobs/{id} until the job has ended (errors and 5xx, as while a backend
     restarts, are noted and polled through). Raises RuntimeError after `timeout` seconds."""
