@@ -9,7 +9,8 @@ cl100k_base's (`tokens`).
 The rules, in order of precedence:
 
 - a section (a heading, or a run of headings, with the text up to the next heading) starts a
-  new chunk, unless the whole section fits in what remains of the chunk before;
+  new chunk, unless the whole section, with its subsections, fits in what remains of the
+  chunk before;
 - a heading is never the last thing in a chunk: it goes on with the text it heads;
 - a section larger than a chunk is cut between its blocks (paragraphs, list items, tables,
   code blocks); a block that does not fit in what remains starts the next chunk, and one
@@ -142,9 +143,14 @@ class _Draft:
     head: str = ""
 
 
-def chunk_result(result: ConversionResult, options: ChunkOptions | None = None) -> list[Chunk]:
-    """The chunks of a conversion's document, in reading order."""
-    markdown, doc_spans = result.document()
+def chunk_result(
+    result: ConversionResult,
+    options: ChunkOptions | None = None,
+    document: tuple[str, list[list[Span | None]]] | None = None,
+) -> list[Chunk]:
+    """The chunks of a conversion's document, in reading order; `document` is
+    `result.document()` where the caller has it already."""
+    markdown, doc_spans = document if document is not None else result.document()
     refs = [
         _Ref(page.page, i, element, span)
         for page, spans in zip(result.pages, doc_spans, strict=True)
@@ -194,8 +200,15 @@ def chunk_document(markdown: str, blocks: Sequence[_Block], options: ChunkOption
             paths[-1] = [title for _, title in stack]
         elif not paths[-1]:
             paths[-1] = [title for _, title in stack]
-    for section, members in enumerate(sections):
-        packer.section(section, [(blocks[i], i) for i in members])
+    wholes = [packer.whole(k, [blocks[i] for i in members]) for k, members in enumerate(sections)]
+    totals = [sum(p.tokens for p in whole) for whole in wholes]
+    levels = [blocks[m[0]].level if blocks[m[0]].type is ElementType.HEADING else 0 for m in sections]
+    for k, members in enumerate(sections):
+        # A section joins the chunk before only when it fits there with its subsections.
+        end = k + 1
+        while levels[k] and end < len(sections) and not 0 < levels[end] <= levels[k]:
+            end += 1
+        packer.section([(blocks[i], i) for i in members], wholes[k], sum(totals[k:end]))
     drafts = packer.finish()
     starts = [b.start for b in blocks]
     return [_finish(markdown, d, blocks, starts, paths, n, options.max_tokens) for n, d in enumerate(drafts, start=1)]
@@ -323,19 +336,17 @@ class _Packer:
         joined = start > 0 and self.md[start - 1] == "\n"
         return _Piece(start, end, count_tokens(self.md[start:end]) + (1 if joined else 0), section, **kw)
 
-    def section(self, section: int, members: list[tuple[_Block, int]]) -> None:
-        whole = [
-            self._piece(
-                b.start,
-                b.end,
-                section,
-                heading=b.type is ElementType.HEADING,
-                prose=b.type in _PROSE,
-            )
-            for b, _ in members
+    def whole(self, section: int, members: list[_Block]) -> list[_Piece]:
+        """The blocks of a section, each as one piece."""
+        return [
+            self._piece(b.start, b.end, section, heading=b.type is ElementType.HEADING, prose=b.type in _PROSE)
+            for b in members
         ]
+
+    def section(self, members: list[tuple[_Block, int]], whole: list[_Piece], subtree: int) -> None:
+        """Place a section; `subtree` is the tokens of it and its subsections."""
         total = sum(p.tokens for p in whole)
-        if self.cur is not None and self._fits(whole, total):
+        if self.cur is not None and self.cur.tokens + subtree <= self.max and self._fits(whole, total):
             self._add(whole, total)
             return
         self._flush()

@@ -199,3 +199,14 @@ def test_chunks_of_a_converted_pdf_cite_its_pages(tmp_path: Path) -> None:
             page = result.pages[box.page - 1]
             index = int(box.element.split(".e")[1])
             assert page.elements[index].bbox == box.bbox
+
+
+def test_a_section_joins_the_chunk_before_only_with_all_its_subsections() -> None:
+    result = _result(
+        [_h(1, "Intro"), _p("Short intro."), _h(1, "Chapter"), _p("Small."), _h(2, "Part"), _p(_sentences(9))]
+    )
+    chunks = chunk_result(result, ChunkOptions(max_tokens=100))
+    # "Chapter" alone would fit after the intro; with its part it would not: it starts a chunk.
+    assert chunks[0].markdown == "# Intro\n\nShort intro."
+    assert chunks[1].markdown.startswith("# Chapter\n\nSmall.")
+    assert chunks[1].heading_path == ["Chapter"]
