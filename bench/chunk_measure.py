@@ -174,7 +174,7 @@ def main() -> int:
     docs = json.load(sys.stdin)
     t0 = time.process_time()
     encoding()
-    print(json.dumps({"tokenizer_load_seconds": time.process_time() - t0}), flush=True)
+    print(json.dumps({"id": "", "tokenizer_load_seconds": time.process_time() - t0}), flush=True)
     for doc in docs:
         t0 = time.process_time()
         try:

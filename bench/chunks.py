@@ -12,6 +12,7 @@ conversion (<= 5%). The held-out sources (``bench/real/sets.py`` HELD_OUT) are r
 
 from __future__ import annotations
 
+import itertools
 import json
 import platform
 import shlex
@@ -20,9 +21,10 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.paths import MAIN_PYTHON, REPO_DIR, RESULTS_DIR
+from bench.paths import CACHE_DIR, MAIN_PYTHON, REPO_DIR, RESULTS_DIR
 from bench.real.sets import load
 
+CACHE = CACHE_DIR / "chunks.jsonl"
 COUNTS = (
     "chunks",
     "within_budget",
@@ -40,22 +42,48 @@ COUNTS = (
 )
 
 
-def run(budgets: list[int], limit: int, argv: list[str]) -> int:
+def run(budgets: list[int], limit: int, argv: list[str], fresh: bool = False) -> int:
     docs, _ = load(["authored"])
+    # The families interleaved, so that a run stopped early has measured each of them.
+    by_set: dict[str, list[Any]] = defaultdict(list)
+    for d in docs:
+        by_set[d.set].append(d)
+    docs = [d for group in itertools.zip_longest(*by_set.values()) for d in group if d is not None]
     if limit:
         docs = docs[:limit]
     by_id = {d.id: d for d in docs}
-    payload = [{"id": d.id, "pdf": str(d.pdf), "reference": str(d.reference), "budgets": budgets} for d in docs]
-    proc = subprocess.run(
-        [str(MAIN_PYTHON), "-m", "bench.chunk_measure"],
-        input=json.dumps(payload),
-        cwd=REPO_DIR,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=True,
-    )
-    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    # Each document's measures are kept as they come (a long run can be resumed).
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    if fresh and CACHE.exists():
+        CACHE.unlink()
+    done: dict[str, dict[str, Any]] = {}
+    if CACHE.exists():
+        for line in CACHE.read_text().splitlines():
+            row = json.loads(line)
+            if row.get("budgets_asked") == budgets or "tokenizer_load_seconds" in row:
+                done[row.get("id", "")] = row
+    todo = [d for d in docs if d.id not in done]
+    payload = [{"id": d.id, "pdf": str(d.pdf), "reference": str(d.reference), "budgets": budgets} for d in todo]
+    if payload:
+        with CACHE.open("a") as cache:
+            child = subprocess.Popen(
+                [str(MAIN_PYTHON), "-m", "bench.chunk_measure"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                cwd=REPO_DIR,
+                text=True,
+            )
+            assert child.stdin is not None
+            assert child.stdout is not None
+            child.stdin.write(json.dumps(payload))
+            child.stdin.close()
+            for line in child.stdout:
+                row = {**json.loads(line), "budgets_asked": budgets}
+                done[row.get("id", "")] = row
+                cache.write(json.dumps(row) + "\n")
+                cache.flush()
+            child.wait()
+    rows = [done.get("", {"tokenizer_load_seconds": 0.0})] + [done[d.id] for d in docs if d.id in done]
     load_seconds = rows[0]["tokenizer_load_seconds"]
     rows = rows[1:]
     groups: dict[tuple[str, str, int], dict[str, Any]] = defaultdict(
@@ -83,6 +111,7 @@ def run(budgets: list[int], limit: int, argv: list[str]) -> int:
         "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()}, Python {platform.python_version()}",
         "tokenizer_load_seconds": load_seconds,
+        "measured": f"{len(rows)} of {len(docs)} documents",
         "errors": errors,
         "groups": [{"fold": f, "set": s, "budget": b, **g} for (f, s, b), g in sorted(groups.items())],
         # Per document for the development sources only: held-out documents are read as sets.
@@ -103,7 +132,8 @@ def report(data: dict[str, Any]) -> str:
     lines = [
         "# Chunks against the authored corpus's structure (issue 28 item 2)",
         "",
-        f"Produced by `{data['command']}` on {data['generated_at']} ({data['machine']}); times are CPU",
+        f"Produced by `{data['command']}` on {data['generated_at']} ({data['machine']}), {data['measured']}"
+        " of the authored corpus (the families interleaved); times are CPU",
         "seconds (process time) of one process on a 2-core machine shared with other agents, so",
         "they are noisy. Tokens are cl100k_base's (tiktoken, rank file vendored); building the",
         f"tokenizer takes {data['tokenizer_load_seconds']:.2f} s once per process (not counted below).",

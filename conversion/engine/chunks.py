@@ -388,7 +388,9 @@ class _Packer:
             sentence = self._piece(
                 block.start + s, block.start + s + len(text[s:e].rstrip()), piece.section, prose=True
             )
-            if sentence.tokens <= self.max:
+            # Whole, unless it is larger than a chunk, or than what a chunk holding only the
+            # headings it goes under leaves.
+            if sentence.tokens <= self.max and (self._has_body() or self._fits([sentence], sentence.tokens)):
                 self._place_unit(sentence)
                 continue
             for ws, we in _word_spans(text[s:e]):

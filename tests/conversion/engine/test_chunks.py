@@ -210,3 +210,13 @@ def test_a_section_joins_the_chunk_before_only_with_all_its_subsections() -> Non
     assert chunks[0].markdown == "# Intro\n\nShort intro."
     assert chunks[1].markdown.startswith("# Chapter\n\nSmall.")
     assert chunks[1].heading_path == ["Chapter"]
+
+
+def test_a_sentence_that_fits_a_chunk_but_not_under_its_long_heading_is_cut_by_words() -> None:
+    heading = "Heading " + " ".join(f"word{i}" for i in range(20))
+    sentence = "This single sentence " + " ".join(f"term{i}" for i in range(30)) + " ends here."
+    assert count_tokens(sentence) <= 100 < count_tokens(f"## {heading}\n\n{sentence}")
+    chunks = chunk_result(_result([_h(2, heading), _p(sentence)]), ChunkOptions(max_tokens=100))
+    assert all(c.token_count <= 100 for c in chunks)
+    assert chunks[0].markdown.startswith("## Heading")
+    assert not chunks[0].markdown.endswith(heading)  # the heading goes on with text
