@@ -9,6 +9,7 @@ python -m bench service    # the running service: cache-hit latency, throughput,
 python -m bench jobs       # version 2 jobs on the service: 1,000 pages over 1/2/4 processes, latency
 python -m bench faults     # processes killed, backends restarted: answers and money checked
 python -m bench elements   # what the element layer adds to the JSON result
+python -m bench chunks     # chunks against the authored corpus's structure, and their cost
 python -m bench instructions  # CPU instructions per cache hit (callgrind), against other checkouts
 """
 
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         help="how long the webhook receiver of job_webhook_receiver_down is out of order (default 600: issue 26's 10 minutes)",
     )
     sub.add_parser("elements", help="size of the JSON result with the element layer")
+    c = sub.add_parser("chunks", help="chunks against the authored corpus's structure")
+    c.add_argument("--budgets", nargs="+", type=int, default=[128, 256, 512], help="max_tokens to measure")
+    c.add_argument("--limit", type=int, default=0, help="only the first N documents (0: all)")
     i = sub.add_parser("instructions", help="CPU instructions per cache hit in the web tier (valgrind callgrind)")
     i.add_argument("--compare", nargs="*", default=[], help="other checkouts (git worktrees) measured the same way")
     scratch_backends(i, "svcx_bench_instr", 11, "; a suffix is added per run")
@@ -195,6 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.faults import run as run_faults
 
         return run_faults(args, argv)
+    if args.command == "chunks":
+        from bench.chunks import run as run_chunks
+
+        return run_chunks(args.budgets, args.limit, argv)
     if args.command == "elements":
         from bench.elements import run as run_elements
 

@@ -29,7 +29,7 @@ from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES
 from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
-from conversion.options import FALLBACKS, FLAVORS, TABLES
+from conversion.options import CHUNK_TOKENS_MAX, CHUNK_TOKENS_MIN, CHUNKING_STRATEGIES, FALLBACKS, FLAVORS, TABLES
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
 from conversion.results import pages_markdown
@@ -113,6 +113,20 @@ OPTIONS_SERIALIZER = inline_serializer(
         "flavor": serializers.ChoiceField(FLAVORS, required=False),
         "tables": serializers.ChoiceField(TABLES, required=False),
         "fallback": serializers.ChoiceField(FALLBACKS, required=False),
+        "chunking": inline_serializer(
+            "ChunkingOption",
+            {
+                "strategy": serializers.ChoiceField(CHUNKING_STRATEGIES, required=False),
+                "max_tokens": serializers.IntegerField(
+                    required=False, min_value=CHUNK_TOKENS_MIN, max_value=CHUNK_TOKENS_MAX, default=512
+                ),
+                "overlap_tokens": serializers.IntegerField(
+                    required=False, min_value=0, default=0, help_text="At most half of max_tokens."
+                ),
+            },
+            required=False,
+            help_text="JSON results only: add `chunks`, the document cut for retrieval; see /docs/chunks.",
+        ),
     },
     required=False,
     help_text="Conversion options; see /docs/options.",

@@ -127,7 +127,7 @@ def async_job_create(
     api_key_id: str,
     request_id: str,
     source: JobSource,
-    options: dict[str, str | None],
+    options: dict[str, Any],
     pages: list[int],
     page_count: int = 0,
     password: str | None = None,

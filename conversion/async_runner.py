@@ -351,7 +351,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
             },
         )
     progress.flush()
-    _succeed(job, result_payload(result, info, job.sha256))
+    _succeed(job, result_payload(result, info, job.sha256, chunking=job.options.get("chunking")))
 
 
 def _parsed_in_order(

@@ -89,6 +89,7 @@ class RawPdfMembersSerializer(OptionsSerializer):
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
+        del fields["chunking"]  # an object: JSON and multipart bodies carry it, query strings cannot
         fields[PASSWORD_HEADER] = StringField(required=False)
         fields[METADATA_HEADER] = MetadataField(required=False)
         return fields

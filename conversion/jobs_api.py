@@ -157,6 +157,7 @@ class JobCreateMixin(DocumentApi):
                 "tables": options.tables,
                 "fallback": options.fallback,
                 "flavor": options.flavor,
+                **({"chunking": list(options.chunking)} if options.chunking else {}),
             },
             pages=pages,
             page_count=page_count,

@@ -16,7 +16,11 @@ from core.serializers import SharedFields
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
 FLAVORS = ("gfm",)
-OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback")
+OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking")
+CHUNKING_STRATEGIES = ("structure",)
+# Bounds of `chunking.max_tokens` (cl100k_base tokens): below 64 a chunk holds hardly a
+# paragraph; 8,191 is what OpenAI's embedding models take at most.
+CHUNK_TOKENS_MIN, CHUNK_TOKENS_MAX = 64, 8191
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class Options:
     # Where the client put `pages`: the body's `options.pages`, or the query parameter
     # `pages` of a raw PDF. Errors found later (at the worker) name it the same way.
     pages_param: str = "options.pages"
+    # `chunking`: (max_tokens, overlap_tokens) of the structure strategy; None: no chunks.
+    chunking: tuple[int, int] | None = None
 
     def cache_key(self) -> str:
         """The normalised options, as they enter the result-cache key: expressions that select the
@@ -42,7 +48,9 @@ class Options:
         if merged == [(1, None)]:
             merged = []
         pages = ",".join(f"{a}-{'' if b is None else b}" if b != a else str(a) for a, b in merged)
-        return f"pages={pages or '*'};tables={self.tables};fallback={self.fallback};flavor={self.flavor}"
+        key = f"pages={pages or '*'};tables={self.tables};fallback={self.fallback};flavor={self.flavor}"
+        # Absent, the key is what it was before the option existed (cached results stay found).
+        return key + (f";chunking=structure:{self.chunking[0]}:{self.chunking[1]}" if self.chunking else "")
 
 
 def json_type_name(value: Any) -> str:
@@ -76,6 +84,63 @@ class OptionField(ValueField):
         return data
 
 
+class ChunkingField(ValueField):
+    """`chunking`: `{"strategy": "structure", "max_tokens": N, "overlap_tokens": M}`, as
+    (max_tokens, overlap_tokens). Refuses with invalid_parameter_type, unknown_parameter and
+    unsupported_option_value, `param` the exact path (`options.chunking.max_tokens`)."""
+
+    def to_internal_value(self, data: Any) -> tuple[int, int]:
+        path = field_path(self)
+        if not isinstance(data, Mapping):
+            raise ServiceError(
+                ErrorCode.INVALID_PARAMETER_TYPE,
+                f"`{path}` must be a JSON object, not {json_type_name(data)}.",
+                param=path,
+            )
+        for name in data:
+            if name not in ("strategy", "max_tokens", "overlap_tokens"):
+                raise ServiceError(
+                    ErrorCode.UNKNOWN_PARAMETER,
+                    f"Unknown member {caller_text(name)!r} of `{path}`; it takes strategy, max_tokens, overlap_tokens.",
+                    param=f"{path}.{caller_text(name)}",
+                )
+        strategy = data.get("strategy", "structure")
+        if not isinstance(strategy, str):
+            raise ServiceError(
+                ErrorCode.INVALID_PARAMETER_TYPE,
+                f"`{path}.strategy` must be a string, not {json_type_name(strategy)}.",
+                param=f"{path}.strategy",
+            )
+        if strategy not in CHUNKING_STRATEGIES:
+            raise ServiceError(
+                ErrorCode.UNSUPPORTED_OPTION_VALUE,
+                f"`{path}.strategy` {caller_text(strategy)!r} is not available; accepted: structure.",
+                param=f"{path}.strategy",
+                details={"accepted": list(CHUNKING_STRATEGIES)},
+            )
+        max_tokens = self._integer(data, "max_tokens", 512, CHUNK_TOKENS_MIN, CHUNK_TOKENS_MAX)
+        overlap = self._integer(data, "overlap_tokens", 0, 0, max_tokens // 2)
+        return (max_tokens, overlap)
+
+    def _integer(self, data: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+        param = f"{field_path(self)}.{name}"
+        value = data.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ServiceError(
+                ErrorCode.INVALID_PARAMETER_TYPE,
+                f"`{param}` must be an integer, not {json_type_name(value)}.",
+                param=param,
+            )
+        if not low <= value <= high:
+            raise ServiceError(
+                ErrorCode.UNSUPPORTED_OPTION_VALUE,
+                f"`{param}` {value} is out of range; accepted: {low} to {high}.",
+                param=param,
+                details={"minimum": low, "maximum": high},
+            )
+        return value
+
+
 class OptionsSerializer(SharedFields[Options]):
     """The options of decisions.md 2, validated into `Options`: the `options` object of a body,
     or (as the base of the raw-PDF query serializer) query parameters.
@@ -89,6 +154,7 @@ class OptionsSerializer(SharedFields[Options]):
     flavor = OptionField(required=False)
     tables = OptionField(required=False)
     fallback = OptionField(required=False)
+    chunking = ChunkingField(required=False)
 
     def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
         if data is None:  # refused by to_internal_value as not an object
@@ -153,4 +219,5 @@ class OptionsSerializer(SharedFields[Options]):
             fallback=attrs.get("fallback", "empty"),
             flavor=attrs.get("flavor", "gfm"),
             pages_param=field_path(fields["pages"]),
+            chunking=attrs.get("chunking"),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conversion import engine
+from conversion.engine.chunks import ChunkOptions, chunk_result
 from conversion.engine.elements import Span
 from conversion.serializers import ElementSerializer
 
@@ -29,9 +30,16 @@ def page_payload(p: engine.PageResult, doc_spans: list[Span | None] | None = Non
     }
 
 
-def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str) -> dict[str, Any]:
-    """The result body of a conversion (version 1's, and a version 2 job's)."""
+def result_payload(
+    result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str, chunking: list[int] | None = None
+) -> dict[str, Any]:
+    """The result body of a conversion (version 1's, and a version 2 job's); with `chunking`
+    ([max_tokens, overlap_tokens] of the option), its `chunks` too."""
     markdown, doc_spans = result.document()
+    extra: dict[str, Any] = {}
+    if chunking:
+        options = ChunkOptions(max_tokens=chunking[0], overlap_tokens=chunking[1])
+        extra["chunks"] = [c.as_dict() for c in chunk_result(result, options, (markdown, doc_spans))]
     return {
         "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
         "document": {
@@ -48,6 +56,7 @@ def result_payload(result: engine.ConversionResult, info: engine.DocumentInfo, s
         # The result's warnings begin with the document's own (a repair, an unreadable outline).
         "warnings": list(result.warnings),
         "timings": dict(result.timings),
+        **extra,
     }
 
 

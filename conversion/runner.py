@@ -277,7 +277,7 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
                 "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
             },
         )
-    _succeed(job, result_payload(result, info, job.sha256))
+    _succeed(job, result_payload(result, info, job.sha256, chunking=job.options.get("chunking")))
 
 
 def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:

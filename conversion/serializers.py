@@ -114,6 +114,48 @@ class StoredPagesField(serializers.Field):  # writes stored pages, reads nothing
         return [{name: page[name] for name in PAGE_MEMBERS} for page in pages]
 
 
+class ChunkBoxSerializer(OutputSerializer):  # writes dicts, reads nothing
+    page = serializers.IntegerField()
+    bbox = box_field()
+    element = serializers.CharField(
+        help_text="The element: `p{page}.e{index}`, its page and its index in that page's `elements`."
+    )
+
+
+class ChunkSerializer(OutputSerializer):  # describes stored chunks (StoredChunksField)
+    id = serializers.CharField(help_text="`c1`, `c2`, ... in reading order.")
+    markdown = serializers.CharField(
+        help_text=(
+            "The chunk's text: the document's `markdown` at `doc_span`, after the header of a table it "
+            "continues (repeated), and an HTML table it cuts closed."
+        )
+    )
+    heading_path = serializers.ListField(child=serializers.CharField(), help_text="The titles of the headings above.")
+    pages = serializers.ListField(child=serializers.IntegerField(), help_text="The pages its text comes from.")
+    boxes = ChunkBoxSerializer(many=True, help_text="Each element it holds: page, box and element id, to cite.")
+    doc_span = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        min_length=2,
+        max_length=2,
+        help_text="[start, end) character offsets in the document's `markdown`.",
+    )
+    token_count = serializers.IntegerField(
+        help_text="cl100k_base tokens (OpenAI's text-embedding-3 tokenizer) of `markdown`."
+    )
+    elements = serializers.ListField(child=serializers.CharField(), help_text="The element ids it holds.")
+
+
+@extend_schema_field(ChunkSerializer(many=True))
+class StoredChunksField(serializers.Field):  # writes stored chunks, reads nothing
+    """The chunks as the worker stored them (with the option `chunking`; absent otherwise)."""
+
+    def to_representation(self, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{name: chunk[name] for name in CHUNK_MEMBERS} for chunk in chunks]
+
+
+CHUNK_MEMBERS = tuple(ChunkSerializer._declared_fields)
+
+
 class EngineRefSerializer(OutputSerializer):
     id = serializers.CharField()
     version = serializers.CharField()
@@ -134,6 +176,9 @@ class ConversionSerializer(OutputSerializer):
     pages = StoredPagesField()
     markdown = serializers.CharField(
         help_text="All delivered pages joined; a table that runs on across a page break is one table here."
+    )
+    chunks = StoredChunksField(
+        required=False, help_text="With the option `chunking`: the document cut in chunks for retrieval."
     )
     result_truncated = serializers.BooleanField()
     pages_billed = serializers.IntegerField()

@@ -181,6 +181,7 @@ def conversion_submit(*, caller: Caller, request_id: str, submission: Submission
             "fallback": options.fallback,
             "flavor": options.flavor,
             "pages_param": options.pages_param,
+            **({"chunking": list(options.chunking)} if options.chunking else {}),
         }
         if options is not None
         else {},

@@ -21,6 +21,7 @@ GUIDE_SLUGS = (
     "options",
     "result",
     "elements",
+    "chunks",
     "idempotency",
     "testing",
     "rate-limits",
