@@ -921,11 +921,47 @@ JOB_SCENARIOS: list[tuple[str, str, int, str]] = [
 ]
 
 
+LOAD_SAMPLE_S = 10.0  # seconds between two readings of the machine's load average
+
+
+class LoadSampler(threading.Thread):
+    """The machine's 1-minute load average every LOAD_SAMPLE_S while the suite runs: timings of a
+    run on a machine shared with other work are read against it."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[float] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self.done.wait(LOAD_SAMPLE_S):
+                return
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.samples)
+        middle = ordered[len(ordered) // 2] if ordered else None
+        return {"cpus": os.cpu_count(), "samples": len(ordered), "median": middle, "max": max(ordered, default=None)}
+
+
+def _load_line(load: dict[str, Any] | None) -> list[str]:
+    if not load or not load.get("samples"):
+        return []
+    return [
+        "",
+        f"Machine load while it ran (1-minute load average, every {LOAD_SAMPLE_S:.0f} s, {load['cpus']} CPUs shared "
+        f"with other work): median {load['median']:.1f}, max {load['max']:.1f}. Timings are only comparable "
+        "between runs at a like load.",
+    ]
+
+
 def render(data: dict[str, Any]) -> str:
     lines = [
         "# Fault suite",
         "",
         f"Command: `{data['command']}` (run {data['started']}, commit {data['commit']}, {data['seconds']:.0f} s).",
+        *_load_line(data.get("load")),
         "",
         "Web (gunicorn, 2 x 16 threads), one Celery worker (2 processes) and beat as separate processes, on a",
         "throwaway PostgreSQL cluster (`initdb`/`pg_ctl`) and a redis-server of the suite's own that keeps",
@@ -1040,6 +1076,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    load = LoadSampler()
+    load.start()
     try:
         suite.up()
         for name, description, requests, pages, credits, method in SCENARIOS:
@@ -1072,12 +1110,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     finally:
         suite.down()
         shutil.rmtree(tmp, ignore_errors=True)
+    load.done.set()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     data = {
         "command": "python -m bench " + " ".join(shlex.quote(a) for a in argv),
         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "commit": commit,
         "seconds": time.time() - started,
+        "load": load.summary(),
         "settings": CHILD_ENV,
         "logs": str(workdir),
         "scenarios": [{**asdict(r), "passed": r.passed} for r in results],
