@@ -418,7 +418,11 @@ def run(opts: Any, argv: list[str]) -> int:
             if opts.netns:
                 if stale := stale_remove():
                     _log(f"removed what an earlier run left: {stale}")
-                network = Network.create(max([*opts.workers, opts.latency_workers]), opts.netns_rate)
+                pools = [
+                    *(opts.workers if "scaling" in only else []),
+                    *([opts.latency_workers] if "latency" in only else []),
+                ]
+                network = Network.create(max(pools), opts.netns_rate)
                 backends = Backends(Path(f"/tmp/svcx-bench-netns-{os.getpid()}"), network.host)
                 backends.start(s3=True)
                 stack = _netns_stack(opts, workdir, backends, network)
