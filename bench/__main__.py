@@ -10,6 +10,7 @@ python -m bench jobs       # version 2 jobs on the service: 1,000 pages over 1/2
 python -m bench faults     # processes killed, backends restarted: answers and money checked
 python -m bench elements   # what the element layer adds to the JSON result
 python -m bench instructions  # CPU instructions per cache hit (callgrind), against other checkouts
+python -m bench ocr        # OCR engines on scans of documents whose text is known
 """
 
 from __future__ import annotations
@@ -142,6 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--warm", type=int, default=20, help="cache hits before counting (default 20)")
     i.add_argument("--hits", type=int, default=100, help="cache hits counted (default 100)")
     i.add_argument("--runs", type=int, default=1, help="measurements per checkout (default 1)")
+    o = sub.add_parser("ocr", help="OCR systems on scans made from documents whose text is known")
+    o.add_argument("--systems", nargs="+", default=["engine", "tesseract", "ocrmypdf", "rapidocr"])
+    o.add_argument("--rapidocr-pages", type=int, default=12, help="pages RapidOCR reads (0: all; ~15 CPU s each)")
+    o.add_argument("--reuse-scans", action="store_true", help="keep the scans of the last run")
+    sub.add_parser("ocr-report", help="re-render ocr.md from ocr.json")
     args = parser.parse_args(argv)
 
     if args.command == "setup":
@@ -174,6 +180,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.instructions import run as run_instructions
 
         return run_instructions(args, argv)
+    if args.command == "ocr":
+        from bench.ocr.run import run as run_ocr
+
+        return run_ocr(args.systems, args.rapidocr_pages, args.reuse_scans, argv)
+    if args.command == "ocr-report":
+        from bench.ocr.run import rerender as rerender_ocr
+
+        return rerender_ocr()
     if args.command == "parts":
         from bench.parts import run as run_parts
 

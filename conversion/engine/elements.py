@@ -59,6 +59,8 @@ class Element:
     header_rows: int | None = None  # table
     caption: int | None = None  # figure: index of its caption among the page's elements
     reason: str | None = None  # hidden text: why a reader cannot see it
+    source: str | None = None  # "ocr" when read from the page's picture (else the text layer)
+    confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
 
     def as_dict(self) -> dict[str, Any]:
         """The element as the JSON result writes it: boxes to a tenth of a point, and only
@@ -70,7 +72,7 @@ class Element:
             "markdown": self.markdown,
             "in_markdown": self.in_markdown,
         }
-        for name in ("level", "depth", "marker", "header_rows", "caption", "reason"):
+        for name in ("level", "depth", "marker", "header_rows", "caption", "reason", "source", "confidence"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -1,0 +1,215 @@
+"""``python -m bench ocr``: make the scans, run each OCR system on them, score, report.
+
+Stdlib only: each step is a child process with its own interpreter (see ``bench/ocr/__init__.py``).
+Writes ``bench/results/ocr.md`` and ``ocr.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.paths import BENCH_PYTHON, CACHE_DIR, MAIN_PYTHON, REPO_DIR, RESULTS_DIR
+
+OCR_CACHE = CACHE_DIR / "ocr"
+SCANS = OCR_CACHE / "scans"
+OUT = OCR_CACHE / "out"
+SYSTEMS = ("engine", "tesseract", "ocrmypdf", "rapidocr")
+# Tesseract runs where tesserocr is installed: the service venv.
+PYTHON_FOR = {"engine": MAIN_PYTHON, "tesseract": MAIN_PYTHON, "ocrmypdf": BENCH_PYTHON, "rapidocr": BENCH_PYTHON}
+TITLES = {
+    "engine": "svcx engine, `ocr: force` (Tesseract 5 via tesserocr, then the layout stages)",
+    "tesseract": "Tesseract 5 via tesserocr alone (page segmentation with orientation detection)",
+    "ocrmypdf": "ocrmypdf 14 (Debian) with its defaults, text from `--sidecar`",
+    "rapidocr": "RapidOCR (rapidocr-onnxruntime 1.4.4, PP-OCRv4 models from its wheel)",
+}
+GROUP_ORDER = ("300", "150", "300-noisy", "150-noisy", "300-skew", "300-rot90")
+DEGRADED = ("300-noisy", "150-noisy", "300-skew", "300-rot90")
+GOALS = {"clean_300": 0.95, "degraded": 0.90, "pages_per_s_per_core_300": 1.0, "heading_gap": 0.10}
+
+
+def _child(python: Path, args: list[str]) -> None:
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1", "PYTHONPATH": str(REPO_DIR)}
+    subprocess.run([str(python), *args], cwd=REPO_DIR, env=env, check=True)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarise(scores: dict[str, Any], limited: dict[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    tess = {(p["id"], p["page"]): p for p in scores["systems"].get("tesseract", {}).get("pages", [])}
+    for system, data in scores["systems"].items():
+        pages = data["pages"]
+        groups = {}
+        for g in GROUP_ORDER:
+            ps = [p for p in pages if p["variant"] == g]
+            if ps:
+                groups[g] = {
+                    "pages": len(ps),
+                    "text_fidelity": _mean([p["text_fidelity"] for p in ps]),
+                    "word_recall": _mean([p["word_recall"] for p in ps]),
+                }
+        at300 = [p for p in pages if p["dpi"] == 300 and p.get("cpu_s")]
+        timed = [p for p in pages if p.get("cpu_s")]
+        cpu300 = sum(p["cpu_s"] for p in at300)
+        cpu = sum(p["cpu_s"] for p in timed)
+        degraded = [p for p in pages if p["variant"] in DEGRADED]
+        clean = [p for p in pages if p["variant"] == "300"]
+        arabic = [p for p in pages if p["family"] == "rtl"]
+        docs = data["documents"]
+        heads = sum(d["headings"] for d in docs)
+        paired = [tess[(p["id"], p["page"])]["text_fidelity"] for p in pages if (p["id"], p["page"]) in tess]
+        out[system] = {
+            "pages": len(pages),
+            "limited_to_pages": limited.get(system),
+            "errors": sorted({p["error"] for p in pages if p.get("error")}),
+            "groups": groups,
+            "clean_300": _mean([p["text_fidelity"] for p in clean]),
+            "clean_300_latin": _mean([p["text_fidelity"] for p in clean if p["family"] != "rtl"]),
+            "degraded": _mean([p["text_fidelity"] for p in degraded]),
+            "arabic": _mean([p["text_fidelity"] for p in arabic]),
+            "word_recall": _mean([p["word_recall"] for p in pages]),
+            "tesseract_on_same_pages": _mean(paired) if system != "tesseract" else None,
+            "text_fidelity_all": _mean([p["text_fidelity"] for p in pages]),
+            "pages_per_s_per_core_300": len(at300) / cpu300 if cpu300 else None,
+            "pages_per_s_per_core": len(timed) / cpu if cpu else None,
+            "cpu_s_per_page_300": cpu300 / len(at300) if at300 else None,
+            "peak_rss_mib": data["peak_rss_mib"],
+            "rss_after_first_mib": data["rss_after_first_mib"],
+            "documents_scored_for_headings": len(docs),
+            "headings": heads,
+            "heading_recall_ocr": sum(d["found_ocr"] for d in docs) / heads if heads else None,
+            "heading_recall_text_layer": sum(d["found_text_layer"] for d in docs) / heads if heads else None,
+        }
+    return out
+
+
+def _f(v: object, nd: int = 3) -> str:
+    return "n/a" if v is None else (f"{v:.{nd}f}" if isinstance(v, float) else str(v))
+
+
+def render(record: dict[str, Any]) -> str:
+    s: dict[str, Any] = record["summary"]
+    order = [x for x in SYSTEMS if x in s]
+    lines = [
+        "# OCR benchmark: scans of documents whose text is known",
+        "",
+        f"Produced by `{record['command']}` on {record['generated_at']} ({record['machine']}; load average "
+        f"{record['load']} at the start: the machine is shared by several agents, so CPU seconds are the measure, "
+        "not wall time). One child process per system; Tesseract and ocrmypdf with `OMP_THREAD_LIMIT=1`, "
+        "RapidOCR with onnxruntime at one thread: CPU seconds are core-seconds.",
+        "",
+        f"Scans: {record['documents']} documents of the `tune` fold (authored corpus: Word, web, two-column, "
+        "report, Arabic; real corpus: three), every page scanned clean at 300 dpi, each document once more "
+        "in one degraded variant in turn (clean 150 dpi; noise sigma 24 + JPEG q30 at 300 or 150 dpi; skew "
+        "1-3 degrees), and every seventh document with its first page turned 90 degrees: "
+        f"{record['pages']} page images in image-only PDFs (`bench/ocr/scans.py`). A page's truth is the engine's "
+        "conversion of the original page's text layer (every element's text, running headers and footers included, "
+        "right-to-left text in logical order).",
+        "",
+        "Text fidelity: `bench.quality.score.text_fidelity` (as `bench/real/score.py`): character-level "
+        "Levenshtein similarity of the normalised texts, reading order included. Word recall: the truth's words "
+        "found in the output, order ignored. Heading recall: the reference Markdown's headings found among the "
+        "output's (whole documents with a reference only), beside the engine's conversion of the text layer.",
+        "",
+        "## Summary",
+        "",
+        "| | " + " | ".join(order) + " | goal |",
+        "| --- | " + " | ".join("---:" for _ in order) + " | --- |",
+    ]
+
+    def row(label: str, key: str, goal: str = "", nd: int = 3) -> None:
+        lines.append(f"| {label} | " + " | ".join(_f(s[x][key], nd) for x in order) + f" | {goal} |")
+
+    row("pages read", "pages")
+    row("text fidelity, clean 300 dpi", "clean_300", ">= 0.95")
+    row("text fidelity, clean 300 dpi, Latin script", "clean_300_latin")
+    row("text fidelity, degraded", "degraded", ">= 0.90")
+    row("text fidelity, Arabic pages", "arabic")
+    row("text fidelity, all pages read", "text_fidelity_all")
+    row("Tesseract alone on the same pages", "tesseract_on_same_pages")
+    row("word recall, all pages", "word_recall")
+    row("pages/s/core at 300 dpi", "pages_per_s_per_core_300", ">= 1", 2)
+    row("CPU s per page at 300 dpi", "cpu_s_per_page_300", "", 2)
+    row("peak memory, MiB (ru_maxrss)", "peak_rss_mib", "", 0)
+    row("memory after the first document, MiB", "rss_after_first_mib", "", 0)
+    row("heading recall on scans", "heading_recall_ocr", "within 0.10 of the text layer's")
+    row("heading recall, same documents' text layer", "heading_recall_text_layer")
+    lines += ["", "## By variant (text fidelity / word recall, pages)", ""]
+    lines.append("| variant | " + " | ".join(order) + " |")
+    lines.append("| --- | " + " | ".join("---" for _ in order) + " |")
+    for g in GROUP_ORDER:
+        cells = []
+        for x in order:
+            v = s[x]["groups"].get(g)
+            cells.append(f"{_f(v['text_fidelity'])} / {_f(v['word_recall'])} ({v['pages']})" if v else "n/a")
+        lines.append(f"| {g} | " + " | ".join(cells) + " |")
+    lines += ["", "## Systems", ""]
+    for x in order:
+        limited = s[x]["limited_to_pages"]
+        note = f" Run on the first {limited} pages only (its CPU time per page)." if limited else ""
+        errors = f" Errors: {'; '.join(s[x]['errors'])}." if s[x]["errors"] else ""
+        lines.append(f"- **{x}**: {TITLES[x]}.{note}{errors}")
+    lines += ["", *record.get("notes", [])]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def run(systems: list[str], rapidocr_pages: int, reuse_scans: bool, argv: list[str]) -> int:
+    manifest = SCANS / "manifest.json"
+    if not (reuse_scans and manifest.exists()):
+        _child(MAIN_PYTHON, ["-m", "bench.ocr.scans", str(SCANS)])
+    OUT.mkdir(parents=True, exist_ok=True)
+    for stale in OUT.glob("*.json"):
+        if stale.stem not in systems:
+            stale.unlink()
+    limited = {"rapidocr": rapidocr_pages} if rapidocr_pages else {}
+    for system in systems:
+        extra = ["--pages", str(limited[system])] if system in limited else []
+        print(f"ocr bench: {system}", file=sys.stderr)
+        _child(
+            PYTHON_FOR[system], ["-m", "bench.ocr.systems", system, str(manifest), str(OUT / f"{system}.json"), *extra]
+        )
+    scores_path = OCR_CACHE / "scores.json"
+    _child(BENCH_PYTHON, ["-m", "bench.ocr.score", str(manifest), str(OUT), str(scores_path)])
+    scores = json.loads(scores_path.read_text())
+    data = json.loads(manifest.read_text())
+    record = {
+        "command": "python -m bench ocr " + shlex.join(argv[1:]),
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "load": " ".join(f"{v:.1f}" for v in os.getloadavg()),
+        "documents": data["documents"],
+        "pages": sum(len(x["pages"]) for x in data["scans"]),
+        "summary": summarise(scores, limited),
+        "pages_scored": {k: v["pages"] for k, v in scores["systems"].items()},
+    }
+    RESULTS_DIR.mkdir(exist_ok=True)
+    (RESULTS_DIR / "ocr.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
+    (RESULTS_DIR / "ocr.md").write_text(render(record))
+    print(render(record))
+    return 0
+
+
+def rerender() -> int:
+    record = json.loads((RESULTS_DIR / "ocr.json").read_text())
+    (RESULTS_DIR / "ocr.md").write_text(render(record))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.__main__ import main as bench_main
+
+    return bench_main(["ocr", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
