@@ -138,6 +138,13 @@ class EngineSerializer(OutputSerializer):
     ocr = serializers.BooleanField()
     tables = serializers.ListField(child=serializers.CharField())
     flavors = serializers.ListField(child=serializers.CharField())
+    ocr_languages = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "ISO 639-1 codes of the languages the engine's OCR reads, for `options.ocr_languages` of a version 2 "
+            "job; empty where OCR is not installed. Version 1 does not read scans (`ocr` is false there)."
+        ),
+    )
 
 
 class EngineListSerializer(ListEnvelopeSerializer):

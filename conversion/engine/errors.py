@@ -8,7 +8,7 @@ engine never decides HTTP details.
 
 from __future__ import annotations
 
-__all__ = ["OUT_OF_MEMORY", "EngineError", "foreign"]
+__all__ = ["OCR_ERROR_CODES", "OUT_OF_MEMORY", "EngineError", "foreign"]
 
 # details.reason of document_too_complex when a conversion ran out of memory (its worker's
 # ceiling): the caller may want a fresh process after it.
@@ -46,6 +46,10 @@ ENGINE_ERROR_CODES: frozenset[str] = frozenset(
         "ocr_language_not_available",
     }
 )
+
+
+# The codes only a conversion with OCR on raises (version 1 refuses OCR before the engine).
+OCR_ERROR_CODES: frozenset[str] = frozenset({"ocr_not_available", "ocr_language_not_available"})
 
 
 class EngineError(Exception):

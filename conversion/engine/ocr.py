@@ -403,7 +403,7 @@ def _joined(words: Sequence[Word]) -> str:
     return out
 
 
-def _line(ocr: OcrLine, scale: float, params: OcrParams) -> Line:
+def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = None) -> Line:
     words = list(ocr.words)
     first = words[0]
     height = max(w.box[3] for w in words) - min(w.box[1] for w in words)
@@ -414,7 +414,9 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams) -> Line:
         and first.box[3] - first.box[1] <= params.bullet_max_height * height
     ):
         words[0] = Word("•", first.box, first.confidence)
-    text = _joined(words)
+    # Tesseract gives a right-to-left word's characters in visual order (left to right on the
+    # page) and the words in reading order: the line's text is the words made logical.
+    text = _joined([Word(w.text[::-1], w.box, w.confidence) if is_rtl(w.text) else w for w in words])
     glyph_x: list[float] = []
     glyph_text: list[str] = []
     max_gap = 0.0
@@ -425,13 +427,12 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams) -> Line:
             max_gap = max(max_gap, x0 - previous_end)
             glyph_x += [previous_end, previous_end]
             glyph_text.append(" ")
-        chars = w.text[::-1] if is_rtl(w.text) else w.text
-        step = (x1 - x0) / len(chars)
-        for i, ch in enumerate(chars):
+        step = (x1 - x0) / len(w.text)
+        for i, ch in enumerate(w.text):
             glyph_x += [x0 + i * step, x0 + (i + 1) * step]
             glyph_text.append(ch)
         previous_end = x1
-    style = MONO if _monospaced(words, params) else 0
+    style = MONO if _monospaced(ocr.words, params, pitch) else 0
     weight = sum(len(w.text) for w in words)
     confidence = sum(len(w.text) * w.confidence for w in words) / weight / 100.0
     size = ocr.row_height / scale * params.size_per_row_height
@@ -452,12 +453,20 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams) -> Line:
     )
 
 
-def _monospaced(words: Sequence[Word], params: OcrParams) -> bool:
+def _pitches(words: Sequence[Word]) -> list[float]:
+    """Pixels per character from each word's start to the next's (the word and one space)."""
+    return [(b.box[0] - a.box[0]) / (len(a.text) + 1) for a, b in itertools.pairwise(words)]
+
+
+def _monospaced(words: Sequence[Word], params: OcrParams, pitch: float | None = None) -> bool:
     """Whether the words are set in a monospaced font: the same advance per character from
-    each word's start to the next's."""
-    pitches = [(b.box[0] - a.box[0]) / (len(a.text) + 1) for a, b in itertools.pairwise(words)]
-    if len(pitches) < params.mono_min_pairs:
+    each word's start to the next's all along a long line; on a short line, the advance of
+    the page's long monospaced lines (`pitch`)."""
+    pitches = _pitches(words)
+    if not pitches:
         return False
+    if len(pitches) < params.mono_min_pairs:
+        return pitch is not None and all(abs(p - pitch) <= params.mono_spread * pitch for p in pitches)
     mean = statistics.fmean(pitches)
     return mean > 0 and statistics.pstdev(pitches) / mean <= params.mono_spread
 
@@ -486,7 +495,11 @@ def _snap_sizes(lines: Sequence[Line], snap: float) -> None:
 def page_model(result: Recognised, number: int, scale: float, params: OcrParams = PARAMS) -> PageModel:
     """The recognised page as the text-layer path's page model (upright; pixels / `scale`
     are points)."""
-    lines = [_line(ln, scale, params) for ln in result.lines]
+    # The advance of the page's monospaced font, from its long lines: short lines of code
+    # are known by it.
+    long_mono = [statistics.fmean(_pitches(ln.words)) for ln in result.lines if _monospaced(ln.words, params)]
+    pitch = statistics.median(long_mono) if long_mono else None
+    lines = [_line(ln, scale, params, pitch) for ln in result.lines]
     _snap_sizes(lines, params.size_snap)
     rtl = sum(len(ln.text) for ln in lines if ln.rtl)
     model = PageModel(

@@ -355,3 +355,30 @@ def test_chinese_words_are_joined_without_spaces() -> None:
     line = [_word("中文", 300, 500, 100), _word("文本", 400, 500, 100), _word("OCR", 520, 500, 90)]
     model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
     assert model.lines[0].text == "中文文本 OCR"
+
+
+def test_right_to_left_words_come_in_reading_order_and_are_made_logical() -> None:
+    # Tesseract gives an Arabic line's words right to left, each word's letters as they
+    # lie on the page (left to right): "سلام عليكم" as "سلام" reversed, then "عليكم" reversed.
+    line = [_word("سلام"[::-1], 900, 500, 120), _word("عليكم"[::-1], 700, 500, 150)]
+    model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
+    (ln,) = model.lines
+    assert ln.text == "سلام عليكم"
+    assert ln.rtl and model.rtl
+    # The glyphs lie left to right on the page.
+    assert "".join(ln.glyph_text) == "سلام عليكم"[::-1]
+
+
+def test_short_lines_at_the_pages_monospaced_pitch_are_monospaced() -> None:
+    def code(text: str, top: float) -> list[Word]:
+        x, ws = 300.0, []
+        for w in text.split():
+            ws.append(_word(w, x, top, 25 * len(w) - 4))
+            x += 25 * (len(w) + 1)
+        return ws
+
+    long_line = code("let total = items.len() + 1;", 500)
+    short = code("use E::*;", 560)
+    prose = [_word("Short", 300, 620, 120), _word("prose.", 440, 620, 130)]
+    model = page_model(_recognised([(long_line, 46), (short, 46), (prose, 46)]), 1, 300 / 72)
+    assert [bool(ln.style & MONO) for ln in model.lines] == [True, True, False]
