@@ -364,7 +364,8 @@ def test_right_to_left_words_come_in_reading_order_and_are_made_logical() -> Non
     model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
     (ln,) = model.lines
     assert ln.text == "سلام عليكم"
-    assert ln.rtl and model.rtl
+    assert ln.rtl
+    assert model.rtl
     # The glyphs lie left to right on the page.
     assert "".join(ln.glyph_text) == "سلام عليكم"[::-1]
 
