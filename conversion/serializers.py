@@ -71,6 +71,15 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
             "the page, smaller than one point, covered by an opaque shape or picture drawn over it)."
         ),
     )
+    source = serializers.ChoiceField(
+        choices=["ocr"], required=False, help_text='Pages read by OCR: "ocr" (the text was recognised in the picture).'
+    )
+    confidence = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Pages read by OCR: the mean confidence (0 to 1) of the recognised words inside the element.",
+    )
 
 
 class ConversionPageSerializer(OutputSerializer):  # describes stored pages (StoredPagesField)

@@ -18,6 +18,7 @@ import pytest
 from conversion.engine import ConvertOptions, EngineError, convert, parse_pages
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import MONO, Line, PageModel
+from conversion.engine.parsed import parsed_decode, parsed_encode
 from conversion.engine.ocr import (
     OcrLine,
     OcrOptions,
@@ -211,9 +212,12 @@ def test_an_invisible_text_layer_over_a_scan_is_used_unless_ocr_is_forced(scans:
 def test_parsed_parts_read_by_ocr_render_like_the_whole(scans: dict[str, Path]) -> None:
     parsed = parse_pages(scans["mixed"], pages=[1, 2], ocr=OcrOptions(mode="auto"))
     whole = convert(scans["mixed"], options=AUTO)
-    parts = convert(scans["mixed"], options=AUTO, parsed=parsed.models)
+    # Through the bytes a job's parts are kept as.
+    parts = convert(scans["mixed"], options=AUTO, parsed=parsed_decode(parsed_encode(parsed.models)))
     assert parts.markdown == whole.markdown
     assert parts.ocr_pages == [2]
+    assert parts.pages[1].ocr == whole.pages[1].ocr
+    assert [e.as_dict() for e in parts.pages[1].elements] == [e.as_dict() for e in whole.pages[1].elements]
 
 
 def test_without_ocr_a_scan_is_still_refused(scans: dict[str, Path]) -> None:
