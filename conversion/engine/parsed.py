@@ -80,8 +80,12 @@ def _page_in(data: dict[str, Any]) -> PageModel:
         fills=_boxes(data["fills"]),
         rtl=bool(data["rtl"]),
         marks=[((box[0], box[1], box[2], box[3]), str(glyph)) for box, glyph in data["marks"]],
-        ocr=None if data["ocr"] is None else OcrFacts(float(data["ocr"][0]), int(data["ocr"][1]), float(data["ocr"][2])),
+        ocr=_ocr_in(data["ocr"]),
     )
+
+
+def _ocr_in(values: list[Any] | None) -> OcrFacts | None:
+    return None if values is None else OcrFacts(float(values[0]), int(values[1]), float(values[2]))
 
 
 def parsed_encode(models: list[PageModel | int]) -> bytes:

@@ -18,7 +18,6 @@ import pytest
 from conversion.engine import ConvertOptions, EngineError, convert, parse_pages
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import MONO, Line, PageModel
-from conversion.engine.parsed import parsed_decode, parsed_encode
 from conversion.engine.ocr import (
     OcrLine,
     OcrOptions,
@@ -29,6 +28,7 @@ from conversion.engine.ocr import (
     ocr_available,
     page_model,
 )
+from conversion.engine.parsed import parsed_decode, parsed_encode
 
 from .pdfs import FONTS, Image, Op, Text, lines, make_pdf
 
