@@ -147,10 +147,6 @@ class OcrParams:
     # prose can be that even by chance).
     mono_spread: float = 0.03
     mono_min_pairs: int = 4
-    # A gap between two words wider than this many times the line's median word height
-    # splits the line (Tesseract sometimes runs a line across a column gutter or between
-    # table cells; word spaces are a third of that, a justified line's under one).
-    split_gap: float = 1.2
     # A lone mark opening a line, at most this fraction of the line's height tall, is a list
     # bullet Tesseract misread ("e", "«", "°").
     bullet_max_height: float = 0.6
@@ -495,36 +491,9 @@ def _snap_sizes(lines: Sequence[Line], snap: float) -> None:
         ln.size = to[ln.size]
 
 
-def _split(line: OcrLine, params: OcrParams) -> list[OcrLine]:
-    """The line cut where a gap between words (left to right on the page) is wider than
-    `split_gap` word heights; each piece keeps its words in reading order."""
-    if len(line.words) < 2:
-        return [line]
-    height = statistics.median(w.box[3] - w.box[1] for w in line.words)
-    ordered = sorted(line.words, key=lambda w: w.box[0])
-    pieces: list[set[int]] = [{id(ordered[0])}]
-    for a, b in itertools.pairwise(ordered):
-        if b.box[0] - a.box[2] > params.split_gap * height:
-            pieces.append(set())
-        pieces[-1].add(id(b))
-    if len(pieces) == 1:
-        return [line]
-    return [
-        OcrLine([w for w in line.words if id(w) in piece], line.row_height, line.descenders, line.baseline)
-        for piece in pieces
-    ]
-
-
 def page_model(result: Recognised, number: int, scale: float, params: OcrParams = PARAMS) -> PageModel:
     """The recognised page as the text-layer path's page model (upright; pixels / `scale`
     are points)."""
-    result = Recognised(
-        [piece for ln in result.lines for piece in _split(ln, params)],
-        result.width,
-        result.height,
-        result.rotation,
-        result.skew,
-    )
     # The advance of the page's monospaced font, from its long lines: short lines of code
     # are known by it.
     long_mono = [statistics.fmean(_pitches(ln.words)) for ln in result.lines if _monospaced(ln.words, params)]

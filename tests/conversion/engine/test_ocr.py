@@ -364,7 +364,7 @@ def test_chinese_words_are_joined_without_spaces() -> None:
 def test_right_to_left_words_come_in_reading_order_and_are_made_logical() -> None:
     # Tesseract gives an Arabic line's words right to left, each word's letters as they
     # lie on the page (left to right): "سلام عليكم" as "سلام" reversed, then "عليكم" reversed.
-    line = [_word("سلام"[::-1], 900, 500, 120), _word("عليكم"[::-1], 700, 500, 150)]
+    line = [_word("سلام"[::-1], 880, 500, 120), _word("عليكم"[::-1], 700, 500, 150)]
     model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
     (ln,) = model.lines
     assert ln.text == "سلام عليكم"
