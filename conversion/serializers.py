@@ -71,7 +71,7 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
             "the page, smaller than one point, covered by an opaque shape or picture drawn over it)."
         ),
     )
-    source = serializers.ChoiceField(
+    source = serializers.ChoiceField(  # type: ignore[assignment]  # a member, not Field.source
         choices=["ocr"], required=False, help_text='Pages read by OCR: "ocr" (the text was recognised in the picture).'
     )
     confidence = serializers.FloatField(
