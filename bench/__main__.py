@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--systems", nargs="+", default=["engine", "tesseract", "ocrmypdf", "rapidocr"])
     o.add_argument("--rapidocr-pages", type=int, default=12, help="pages RapidOCR reads (0: all; ~15 CPU s each)")
     o.add_argument("--reuse-scans", action="store_true", help="keep the scans of the last run")
+    o.add_argument("--reuse-outputs", nargs="*", default=[], help="systems whose last outputs are scored again")
     sub.add_parser("ocr-report", help="re-render ocr.md from ocr.json")
     args = parser.parse_args(argv)
 
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "ocr":
         from bench.ocr.run import run as run_ocr
 
-        return run_ocr(args.systems, args.rapidocr_pages, args.reuse_scans, argv)
+        return run_ocr(args.systems, args.rapidocr_pages, args.reuse_scans, argv, args.reuse_outputs)
     if args.command == "ocr-report":
         from bench.ocr.run import rerender as rerender_ocr
 
