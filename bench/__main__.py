@@ -11,6 +11,7 @@ python -m bench faults     # processes killed, backends restarted: answers and m
 python -m bench elements   # what the element layer adds to the JSON result
 python -m bench chunks     # chunks against the authored corpus's structure, and their cost
 python -m bench instructions  # CPU instructions per cache hit (callgrind), against other checkouts
+python -m bench ocr        # OCR engines on scans of documents whose text is known
 """
 
 from __future__ import annotations
@@ -175,6 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     i.add_argument("--warm", type=int, default=20, help="cache hits before counting (default 20)")
     i.add_argument("--hits", type=int, default=100, help="cache hits counted (default 100)")
     i.add_argument("--runs", type=int, default=1, help="measurements per checkout (default 1)")
+    o = sub.add_parser("ocr", help="OCR systems on scans made from documents whose text is known")
+    o.add_argument("--systems", nargs="+", default=["engine", "tesseract", "ocrmypdf", "rapidocr"])
+    o.add_argument("--rapidocr-pages", type=int, default=12, help="pages RapidOCR reads (0: all; ~15 CPU s each)")
+    o.add_argument("--reuse-scans", action="store_true", help="keep the scans of the last run")
+    o.add_argument("--reuse-outputs", nargs="*", default=[], help="systems whose last outputs are scored again")
+    sub.add_parser("ocr-report", help="re-render ocr.md from ocr.json")
     args = parser.parse_args(argv)
 
     if args.command == "setup":
@@ -211,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.instructions import run as run_instructions
 
         return run_instructions(args, argv)
+    if args.command == "ocr":
+        from bench.ocr.run import run as run_ocr
+
+        return run_ocr(args.systems, args.rapidocr_pages, args.reuse_scans, argv, args.reuse_outputs)
+    if args.command == "ocr-report":
+        from bench.ocr.run import rerender as rerender_ocr
+
+        return rerender_ocr()
     if args.command == "parts":
         from bench.parts import run as run_parts
 

@@ -27,7 +27,7 @@ from accounts.scopes import CONVERT
 from billing.limits import MeterName
 from billing.meters import record_peek
 from conversion import engine
-from conversion.engine.errors import ENGINE_ERROR_CODES
+from conversion.engine.errors import ENGINE_ERROR_CODES, OCR_ERROR_CODES
 from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
 from conversion.options import CHUNK_TOKENS_MAX, CHUNK_TOKENS_MIN, CHUNKING_STRATEGIES, FALLBACKS, FLAVORS, TABLES
 from conversion.renderers import MarkdownRenderer
@@ -60,7 +60,7 @@ ENGINE_DESCRIPTION = (
 
 CONVERT_ERRORS: tuple[ErrorCode, ...] = (
     *INTAKE_ERRORS,
-    *sorted(ErrorCode(code) for code in ENGINE_ERROR_CODES),
+    *sorted(ErrorCode(code) for code in ENGINE_ERROR_CODES - OCR_ERROR_CODES),
     ErrorCode.METADATA_TOO_LARGE,
     ErrorCode.UNSUPPORTED_ACCEPT,
     ErrorCode.TOO_MANY_PAGES,
@@ -373,6 +373,7 @@ class Engine:
     ocr: bool
     tables: tuple[str, ...]
     flavors: tuple[str, ...]
+    ocr_languages: tuple[str, ...]
 
 
 ENGINES = (
@@ -384,6 +385,8 @@ ENGINES = (
         ocr=False,
         tables=TABLES,
         flavors=FLAVORS,
+        # Read once: the traineddata installed with the service (Debian's tesseract-ocr-*).
+        ocr_languages=tuple(engine.installed_languages()),
     ),
 )
 

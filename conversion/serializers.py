@@ -86,6 +86,15 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
             "the page, smaller than one point, covered by an opaque shape or picture drawn over it)."
         ),
     )
+    source = serializers.ChoiceField(  # type: ignore[assignment]  # a member, not Field.source
+        choices=["ocr"], required=False, help_text='Pages read by OCR: "ocr" (the text was recognised in the picture).'
+    )
+    confidence = serializers.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Pages read by OCR: the mean confidence (0 to 1) of the recognised words inside the element.",
+    )
 
 
 class ConversionPageSerializer(OutputSerializer):  # describes stored pages (StoredPagesField)
@@ -198,6 +207,13 @@ class EngineSerializer(OutputSerializer):
     ocr = serializers.BooleanField()
     tables = serializers.ListField(child=serializers.CharField())
     flavors = serializers.ListField(child=serializers.CharField())
+    ocr_languages = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=(
+            "ISO 639-1 codes of the languages the engine's OCR reads, for `options.ocr_languages` of a version 2 "
+            "job; empty where OCR is not installed. Version 1 does not read scans (`ocr` is false there)."
+        ),
+    )
 
 
 class EngineListSerializer(ListEnvelopeSerializer):

@@ -106,6 +106,7 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_OPTION_VALUE = "unsupported_option_value"
     OPTION_CONFLICT = "option_conflict"
     OCR_NOT_AVAILABLE = "ocr_not_available"
+    OCR_LANGUAGE_NOT_AVAILABLE = "ocr_language_not_available"
     FEATURE_NOT_ENABLED = "feature_not_enabled"
     PDF_INVALID = "pdf_invalid"
     PDF_CORRUPT = "pdf_corrupt"
@@ -541,6 +542,14 @@ _SPECS: tuple[ErrorSpec, ...] = (
         INVALID_REQUEST,
         "OCR is not available in v1.",
         "Set `options.ocr` to `off` or leave it out. Pages without a text layer follow `options.fallback`.",
+    ),
+    _spec(
+        ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,
+        400,
+        INVALID_REQUEST,
+        "OCR does not read one of the languages asked for.",
+        "Use the ISO 639-1 codes GET /v1/engines lists under `ocr_languages`; `details.language` names the one "
+        "refused.",
     ),
     _spec(
         ErrorCode.FEATURE_NOT_ENABLED,

@@ -1,6 +1,7 @@
 """svcx conversion engine: PDF in, GitHub-flavoured Markdown out.
 
-A pure Python package (pikepdf + pdfminer.six): no Django, no settings, no HTTP. Every
+A pure Python package (pikepdf + pdfminer.six; pypdfium2 and Tesseract through tesserocr for
+OCR): no Django, no settings, no HTTP. Every
 failure leaves as `EngineError` with a catalogue code.
 """
 
@@ -23,6 +24,7 @@ from .document import DocumentInfo, OutlineEntry
 from .errors import OUT_OF_MEMORY, EngineError
 from .layout import PageModel
 from .limits import LIMITS, StreamLimits
+from .ocr import OcrOptions, installed_languages, ocr_available
 from .pages import PageRanges, parse_page_ranges, select_pages
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "ConvertOptions",
     "DocumentInfo",
     "EngineError",
+    "OcrOptions",
     "OutlineEntry",
     "PageModel",
     "PageRanges",
@@ -44,6 +47,8 @@ __all__ = [
     "StreamLimits",
     "convert",
     "inspect",
+    "installed_languages",
+    "ocr_available",
     "parse_page_ranges",
     "parse_pages",
     "preflight",

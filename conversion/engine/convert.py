@@ -43,12 +43,14 @@ from .layout import (
     HIDDEN_INVISIBLE,
     HIDDEN_OFF_PAGE,
     HIDDEN_TINY,
+    OcrFacts,
     PageModel,
     PageParser,
     PageTooComplex,
 )
 from .limits import PageAborted, StreamTooLarge, polling
 from .lists import attach_drawn_marks
+from .ocr import OCR_OFF, OcrOptions, PageOcr, mark_elements
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 from .tags import StructureHeadings
@@ -84,6 +86,8 @@ class ConvertOptions:
     tables: Literal["markdown", "html", "text"] = "markdown"
     fallback: Literal["empty", "error"] = "empty"
     flavor: Literal["gfm"] = "gfm"
+    # Pages read from their picture: none, those without a usable text layer, or all.
+    ocr: OcrOptions = OCR_OFF
 
 
 @dataclass
@@ -110,6 +114,7 @@ class PageResult:
     height: float = 0.0
     # What the page holds, in reading order; `markdown` is join_elements(elements).
     elements: list[Element] = field(default_factory=list)
+    ocr: OcrFacts | None = None  # how the page was read when it was read by OCR
 
 
 @dataclass
@@ -120,6 +125,11 @@ class ConversionResult:
     stopped: bool
     warnings: list[str]
     timings: dict[str, float]
+
+    @property
+    def ocr_pages(self) -> list[int]:
+        """The delivered pages read by OCR."""
+        return [p.page for p in self.pages if p.ocr is not None]
 
     @property
     def markdown(self) -> str:
@@ -340,8 +350,10 @@ def _iter_models(
     should_stop: Callable[[], bool] | None,
     timings: dict[str, float],
     headings: Callable[[int], dict[int, int]] | None = None,
+    ocr: PageOcr | None = None,
 ) -> Iterator[PageModel | int]:
-    """Page models in order; yields a failed page's number instead of its model.
+    """Page models in order; yields a failed page's number instead of its model. With
+    `ocr`, the pages that need it (or all, when forced) are read from their picture.
 
     Stops (returns) when should_stop asks to, dropping the page in progress.
 
@@ -405,7 +417,31 @@ def _iter_models(
             continue
         # Bullets and checkboxes drawn as shapes become the glyphs of the lines they open.
         attach_drawn_marks(model)
+        if ocr is not None:
+            model = _read_by_ocr(ocr, model, timings)
         yield model
+
+
+def _read_by_ocr(ocr: PageOcr, model: PageModel, timings: dict[str, float]) -> PageModel:
+    """The page read from its picture when it needs it, else as parsed.
+
+    Raises:
+        EngineError: document_too_complex when OCR runs out of memory.
+    """
+    started = time.monotonic()
+    try:
+        return ocr.apply(model)
+    except EngineError:
+        raise
+    except MemoryError:
+        raise _too_complex(model.number, OUT_OF_MEMORY) from None
+    except Exception as exc:
+        if foreign(exc):
+            raise
+        # A page pdfium cannot render keeps what its text layer gave.
+        return model
+    finally:
+        timings["ocr"] = timings.get("ocr", 0.0) + time.monotonic() - started
 
 
 def text_sample(
@@ -524,7 +560,10 @@ _HIDDEN_REASONS = {
 }
 
 
-def _no_text_warning(numbers: Sequence[int]) -> str:
+def _no_text_warning(numbers: Sequence[int], ocr: bool = False) -> str:
+    if ocr:
+        it = "it was" if len(set(numbers)) == 1 else "they were"
+        return f"{_pages(numbers)}: no text found, in a text layer or by OCR; {it} left empty."
     if len(set(numbers)) == 1:
         return f"{_pages(numbers)} has no text layer (scanned or image-only); it was left empty. OCR is not available."
     return f"{_pages(numbers)} have no text layer (scanned or image-only); they were left empty. OCR is not available."
@@ -537,6 +576,7 @@ class _PageNotes:
 
     unparsed: list[int] = field(default_factory=list)
     no_text: list[int] = field(default_factory=list)
+    ocr: bool = False  # OCR was on: a page left without text was read by it too
     unmapped: dict[int, int] = field(default_factory=dict)  # page -> characters left out
     hidden: dict[int, dict[str, int]] = field(default_factory=dict)  # page -> reason -> lines
 
@@ -545,7 +585,7 @@ class _PageNotes:
         if self.unparsed:
             out.append(_unparsed_warning(self.unparsed))
         if self.no_text:
-            out.append(_no_text_warning(self.no_text))
+            out.append(_no_text_warning(self.no_text, self.ocr))
         unmapped = _unmapped_glyphs_warning(list(self.unmapped), sum(self.unmapped.values()))
         if unmapped:
             out.append(unmapped)
@@ -603,9 +643,20 @@ def convert(
         except PageAborted:
             # Stopped while opening: nothing delivered.
             return ConversionResult(0, [], truncated=False, stopped=True, warnings=[], timings=timings)
-        return _convert_checked(
-            opened, info, pages, options, result_budget_bytes, should_stop, on_page, timings, started, parsed
-        )
+        ocr = None
+        try:
+            if options.ocr.mode != "off" and parsed is None:
+                ocr = PageOcr(path, password, options.ocr)
+        except BaseException:
+            opened.close()
+            raise
+        try:
+            return _convert_checked(
+                opened, info, pages, options, result_budget_bytes, should_stop, on_page, timings, started, parsed, ocr
+            )
+        finally:
+            if ocr is not None:
+                ocr.close()
 
 
 def parse_pages(
@@ -614,8 +665,10 @@ def parse_pages(
     pages: Sequence[int],
     password: str | None = None,
     should_stop: Callable[[], bool] | None = None,
+    ocr: OcrOptions = OCR_OFF,
 ) -> ParsedPages:
     """The layout of the given pages (1-based), for `convert(..., parsed=...)` to render later.
+    With `ocr` on, the pages that need it (or all, when forced) are read from their picture.
 
     The costly half of a conversion (about 95% of its time on text documents), done for a
     part of a document by itself: the parts of a long document are parsed in parallel, then
@@ -634,13 +687,17 @@ def parse_pages(
             opened = _open_checked(path, password, want_outline=False)
         except PageAborted:
             return ParsedPages([], stopped=True, timings=timings)
+        reader = None
         try:
+            reader = PageOcr(path, password, ocr) if ocr.mode != "off" else None
             selected = _selected(pages, opened.info.page_count or 0)
-            models = list(_iter_models(opened, selected, should_stop, timings, _tagged_headings(opened)))
+            models = list(_iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), reader))
             return ParsedPages(models, stopped=len(models) < len(selected), timings=timings)
         except Exception as exc:
             raise _page_work_error(exc, pages[0] if pages else 1) from None
         finally:
+            if reader is not None:
+                reader.close()
             opened.close()
 
 
@@ -677,6 +734,7 @@ def _convert_checked(
     timings: dict[str, float],
     started: float,
     parsed: Iterable[PageModel | int] | None = None,
+    ocr: PageOcr | None = None,
 ) -> ConversionResult:
     try:
         doc_info = info if info is not None else opened.info
@@ -695,6 +753,7 @@ def _convert_checked(
             timings,
             started,
             _in_selection(parsed, selected) if parsed is not None else None,
+            ocr,
         )
     except EngineError:
         raise
@@ -738,6 +797,7 @@ def _convert_opened(
     timings: dict[str, float],
     started: float,
     models: Iterable[PageModel | int] | None = None,
+    ocr: PageOcr | None = None,
 ) -> ConversionResult:
     stats = DocStats()
     if opened.pikepdf is not None and len(selected) < page_count:
@@ -758,7 +818,7 @@ def _convert_opened(
                 outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
     delivered: list[PageResult] = []
-    notes = _PageNotes()
+    notes = _PageNotes(ocr=ocr is not None)
     pending: deque[PageModel | int] = deque()
     delivered_bytes = 0
     truncated = False
@@ -776,6 +836,7 @@ def _convert_opened(
         continues = Continuation.NONE
         elements: list[Element] = []
         size = (0.0, 0.0)
+        read_by_ocr: OcrFacts | None = None
         if isinstance(item, int):
             number, markdown, has_text = item, "", False
             page_warnings = [_unparsed_warning([item])]
@@ -785,6 +846,7 @@ def _convert_opened(
             number, has_text = item.number, item.has_text_layer
             page_warnings = []
             size = (item.width, item.height)
+            read_by_ocr = item.ocr
             if has_text:
                 rendered = render_page(
                     item,
@@ -794,6 +856,8 @@ def _convert_opened(
                     outline_complete=info.headings_outline,
                 )
                 markdown, elements = rendered.markdown, rendered.elements
+                if read_by_ocr is not None:
+                    mark_elements(elements, item.lines)
                 before = last_table[1] if last_table[0] == number - 1 else None
                 continues = continuation(before, rendered.first, item.width)
                 last_table = (number, rendered.last)
@@ -811,11 +875,15 @@ def _convert_opened(
                     notes.hidden[number] = rendered.hidden
             else:
                 markdown = ""
-                page_warnings.append(_no_text_warning([number]))
+                page_warnings.append(_no_text_warning([number], ocr is not None))
                 notes.no_text.append(number)
                 last_table = (number, None)
         label = labels[number - 1] if labels and number <= len(labels) else None
-        result = PageResult(number, label, markdown, has_text, page_warnings, continues, *size, elements)
+        # A page read by OCR has text, but no text layer of its own.
+        has_text = has_text and read_by_ocr is None
+        result = PageResult(
+            number, label, markdown, has_text, page_warnings, continues, *size, elements, ocr=read_by_ocr
+        )
         structure_seconds += time.monotonic() - t0
         delivered.append(result)
         if on_page is not None:
@@ -831,7 +899,7 @@ def _convert_opened(
         return True
 
     if models is None:
-        models = _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened))
+        models = _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), ocr)
     for item in models:
         if isinstance(item, PageModel):
             parsed_ok += 1
@@ -860,7 +928,10 @@ def _convert_opened(
         if not any_text and not stopped and parsed_ok and not stats.text_elsewhere:
             raise EngineError(
                 "document_has_no_text_layer",
-                "None of the selected pages has a text layer (the document is scanned "
+                "None of the selected pages has text, in a text layer or read by OCR. Check that the pages are "
+                "not blank, or that ocr_languages names the documents' languages."
+                if ocr is not None
+                else "None of the selected pages has a text layer (the document is scanned "
                 "or image-only) and OCR is not available. Send a PDF with a text layer.",
                 details={"pages": len(selected)},
             )

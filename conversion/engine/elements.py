@@ -62,6 +62,8 @@ class Element:
     header_rows: int | None = None  # table
     caption: int | None = None  # figure: index of its caption among the page's elements
     reason: str | None = None  # hidden text: why a reader cannot see it
+    source: str | None = None  # "ocr" when read from the page's picture (else the text layer)
+    confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
     # Shown elements: where the element's Markdown stands in its page's Markdown, as
     # [start, end) character offsets (`page_spans`).
     md_span: Span | None = None
@@ -80,7 +82,7 @@ class Element:
             out["md_span"] = list(self.md_span)
             if doc_span is not None:
                 out["doc_span"] = list(doc_span)
-        for name in ("level", "depth", "marker", "header_rows", "caption", "reason"):
+        for name in ("level", "depth", "marker", "header_rows", "caption", "reason", "source", "confidence"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

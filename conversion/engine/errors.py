@@ -8,7 +8,7 @@ engine never decides HTTP details.
 
 from __future__ import annotations
 
-__all__ = ["OUT_OF_MEMORY", "EngineError", "foreign"]
+__all__ = ["OCR_ERROR_CODES", "OUT_OF_MEMORY", "EngineError", "foreign"]
 
 # details.reason of document_too_complex when a conversion ran out of memory (its worker's
 # ceiling): the caller may want a fresh process after it.
@@ -16,7 +16,9 @@ OUT_OF_MEMORY = "out of memory"
 
 # Where the exceptions the engine translates come from: Python itself and the libraries that
 # read PDFs for it, which raise many unrelated types on broken input.
-_LIBRARY_MODULES = frozenset({"builtins", "pdfminer", "pikepdf", "zlib", "struct", "binascii", "decimal", "re"})
+_LIBRARY_MODULES = frozenset(
+    {"builtins", "pdfminer", "pikepdf", "zlib", "struct", "binascii", "decimal", "re", "pypdfium2", "tesserocr", "PIL"}
+)
 
 # Codes the engine may raise; kept here so a typo at a raise site fails loudly in tests.
 ENGINE_ERROR_CODES: frozenset[str] = frozenset(
@@ -40,8 +42,14 @@ ENGINE_ERROR_CODES: frozenset[str] = frozenset(
         "page_range_reversed",
         "page_range_out_of_bounds",
         "page_range_too_complex",
+        "ocr_not_available",
+        "ocr_language_not_available",
     }
 )
+
+
+# The codes only a conversion with OCR on raises (version 1 refuses OCR before the engine).
+OCR_ERROR_CODES: frozenset[str] = frozenset({"ocr_not_available", "ocr_language_not_available"})
 
 
 class EngineError(Exception):

@@ -46,6 +46,7 @@ __all__ = [
     "ITALIC",
     "MONO",
     "Line",
+    "OcrFacts",
     "PageAborted",
     "PageModel",
     "PageParser",
@@ -102,6 +103,7 @@ class Line:
     code_glyphs: list[bool] | None = None
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
     heading: int = 0  # level of the heading a tagged PDF's structure puts the line in (see `tags`)
+    confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
 
     @property
     def chars(self) -> list[tuple[float, float, str]]:
@@ -119,6 +121,17 @@ class Line:
 
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom: top-down page coordinates
+
+
+@dataclass(frozen=True)
+class OcrFacts:
+    """How a page was read by OCR (`ocr`): the mean confidence of its words (0-1), the turn
+    (degrees, counter-clockwise) that made it upright and the skew (degrees) taken out."""
+
+    confidence: float
+    rotation: int = 0
+    skew: float = 0.0
+
 
 # Why text is hidden from a reader of the page.
 HIDDEN_INVISIBLE = "invisible"  # text render mode 3 or 7 (neither filled nor stroked)
@@ -148,6 +161,7 @@ class PageModel:
     # Small shapes and pictures that may be drawn list bullets or checkboxes: each box
     # with the glyph that stands for it (see `mark_glyph`); lists.py gives them to lines.
     marks: list[tuple[Box, str]] = field(default_factory=list)
+    ocr: OcrFacts | None = None  # set when the page's lines were read by OCR
 
     @property
     def has_text_layer(self) -> bool:

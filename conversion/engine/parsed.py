@@ -16,11 +16,11 @@ from dataclasses import fields
 from typing import Any
 
 from .convert import ENGINE_VERSION
-from .layout import Line, PageModel
+from .layout import Line, OcrFacts, PageModel
 
 __all__ = ["ParsedStale", "parsed_decode", "parsed_encode"]
 
-_FORMAT = 1
+_FORMAT = 2  # 2: lines carry their OCR confidence, pages how OCR read them
 _LINE_FIELDS = [f.name for f in fields(Line)]
 # Compression level: 6 is zlib's default balance; parsed layout compresses about 2:1 at it.
 _ZLIB_LEVEL = 6
@@ -62,6 +62,7 @@ def _page_out(model: PageModel) -> dict[str, Any]:
         "fills": model.fills,
         "rtl": model.rtl,
         "marks": [[box, glyph] for box, glyph in model.marks],
+        "ocr": None if model.ocr is None else [model.ocr.confidence, model.ocr.rotation, model.ocr.skew],
     }
 
 
@@ -79,7 +80,12 @@ def _page_in(data: dict[str, Any]) -> PageModel:
         fills=_boxes(data["fills"]),
         rtl=bool(data["rtl"]),
         marks=[((box[0], box[1], box[2], box[3]), str(glyph)) for box, glyph in data["marks"]],
+        ocr=_ocr_in(data["ocr"]),
     )
+
+
+def _ocr_in(values: list[Any] | None) -> OcrFacts | None:
+    return None if values is None else OcrFacts(float(values[0]), int(values[1]), float(values[2]))
 
 
 def parsed_encode(models: list[PageModel | int]) -> bytes:

@@ -71,3 +71,19 @@ def test_the_answer_is_written_in_the_order_clients_read_it_with_echoes_only_whe
     assert (plain["object"], plain["document"]) == ("conversion", {"page_count": 1, "sha256": "ab"})
     assert list(echoed)[-2:] == ["metadata", "debug"]
     assert echoed["metadata"] == {"k": "v"}
+
+
+def test_an_element_read_by_ocr_is_written_with_its_source_and_confidence() -> None:
+    from conversion.engine.elements import Element, ElementType
+    from conversion.serializers import ElementSerializer
+
+    read = Element(ElementType.HEADING, (72.0, 80.0, 300.0, 100.0), "Report", "# Report", level=1)
+    read.source, read.confidence = "ocr", 0.934
+    layer = Element(ElementType.PARAGRAPH, (72.0, 120.0, 300.0, 140.0), "Text", "Text")
+
+    written = ElementSerializer([read.as_dict(), layer.as_dict()], many=True).data
+
+    assert (written[0]["source"], written[0]["confidence"], written[0]["level"]) == ("ocr", 0.934, 1)
+    # A text layer's element says nothing of OCR (version 1's elements are unchanged).
+    assert "source" not in written[1]
+    assert "confidence" not in written[1]

@@ -234,7 +234,7 @@ def test_bodies_are_checked_against_the_description_closed(document: dict[str, A
 
     openapi_bodies.load(document)
     engine = {"object": "engine", "id": "svcx-layout", "version": "1", "description": "x", "default": True}
-    engine |= {"ocr": False, "tables": ["markdown"], "flavors": ["gfm"]}
+    engine |= {"ocr": False, "tables": ["markdown"], "flavors": ["gfm"], "ocr_languages": ["en"]}
     engines = {"object": "list", "data": [engine], "has_more": False, "request_id": "req_1"}
     assert list(openapi_bodies.problems("GET", "/v1/engines", 200, engines)) == []
     extra = {**engines, "data": [{**engine, "undescribed": 1}]}

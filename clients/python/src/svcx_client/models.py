@@ -261,6 +261,7 @@ class Engine:
     ocr: bool
     tables: list[str]
     flavors: list[str]
+    ocr_languages: list[str]  # ISO codes OCR reads in version 2 jobs (None from an older server)
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Engine:

@@ -1,0 +1,389 @@
+"""The OCR stage: pages without a usable text layer read from their picture (Tesseract), and
+the recognised words turned into the text-layer path's lines.
+
+The scans are made here: a PDF written with the tests' own writer, rasterised with pypdfium2
+and wrapped as an image-only PDF, so the text on them is known exactly.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zlib
+from pathlib import Path
+
+import pikepdf
+import pytest
+
+from conversion.engine import ConvertOptions, EngineError, convert, parse_pages
+from conversion.engine.elements import ElementType
+from conversion.engine.layout import MONO, Line, PageModel
+from conversion.engine.ocr import (
+    OcrLine,
+    OcrOptions,
+    Recognised,
+    Word,
+    installed_languages,
+    needs_ocr,
+    ocr_available,
+    page_model,
+)
+from conversion.engine.parsed import parsed_decode, parsed_encode
+
+from .pdfs import FONTS, Image, Op, Text, lines, make_pdf
+
+needs_tesseract = pytest.mark.skipif(
+    not ocr_available(),
+    reason="OCR engine not installed (tesserocr and Debian's tesseract-ocr-eng and tesseract-ocr-osd)",
+)
+
+BODY = [
+    "The committee met on the fourth of March to review the budget.",
+    "Spending on roads rose by twelve percent over the previous year.",
+    "The members agreed to publish the accounts before the summer.",
+]
+HEADING = "Quarterly Report"
+# An earlier OCR's invisible layer (shorter than the page, so that using it shows).
+LAYER = "Words of an earlier OCR layer over the scanned report page"
+
+
+def report_ops(top: float = 700) -> list[Op]:
+    return [
+        Text(72, top, HEADING, 22, "B"),
+        *lines(72, top - 40, BODY, size=12, leading=16),
+        Text(72, top - 110, "Second Section", 16, "B"),
+        *lines(72, top - 135, ["Every line of this page is read from its picture."], size=12),
+    ]
+
+
+def scan(source: Path, out: Path, *, turn: int = 0, dpi: int = 300, invisible: str | None = None) -> Path:
+    """`source` rasterised page by page (greyscale, `dpi`), each page turned `turn` degrees
+    clockwise, wrapped as an image-only PDF; with `invisible`, that text drawn over the
+    picture in render mode 3 (an earlier OCR's layer)."""
+    import pypdfium2 as pdfium
+
+    doc = pdfium.PdfDocument(str(source))
+    pdf = pikepdf.new()
+    for page in doc:
+        image = page.render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
+        if turn:
+            image = image.rotate(-turn, expand=True)
+        w, h = image.size[0] * 72 / dpi, image.size[1] * 72 / dpi
+        xobject = pikepdf.Stream(pdf, zlib.compress(image.tobytes()))
+        xobject.Type, xobject.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
+        xobject.Width, xobject.Height = image.size
+        xobject.ColorSpace, xobject.BitsPerComponent = pikepdf.Name.DeviceGray, 8
+        xobject.Filter = pikepdf.Name.FlateDecode
+        ops = f"q {w:.2f} 0 0 {h:.2f} 0 0 cm /Im0 Do Q".encode()
+        if invisible:
+            ops += f" BT 3 Tr /F1 12 Tf 72 {h - 100:.0f} Td ({invisible}) Tj ET".encode()
+        font = pikepdf.Dictionary(
+            Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name("/" + FONTS["R"])
+        )
+        pdf.pages.append(
+            pikepdf.Page(
+                pikepdf.Dictionary(
+                    Type=pikepdf.Name.Page,
+                    MediaBox=[0, 0, w, h],
+                    Resources=pikepdf.Dictionary(
+                        XObject=pikepdf.Dictionary(Im0=xobject), Font=pikepdf.Dictionary(F1=font)
+                    ),
+                    Contents=pikepdf.Stream(pdf, ops),
+                )
+            )
+        )
+    doc.close()
+    buffer = io.BytesIO()
+    pdf.save(buffer)
+    out.write_bytes(buffer.getvalue())
+    return out
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.casefold())
+
+
+def found_share(expected: str, got: str) -> float:
+    have = words(got)
+    want = words(expected)
+    return sum(1 for w in want if w in have) / len(want)
+
+
+AUTO = ConvertOptions(ocr=OcrOptions(mode="auto", languages=("en",)))
+FORCE = ConvertOptions(ocr=OcrOptions(mode="force", languages=("en",)))
+
+
+@pytest.fixture(scope="module")
+def scans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One report page scanned upright, the same turned 90 degrees, a document whose first
+    page has a text layer and whose second is a scan, and a scan under an invisible layer."""
+    d = tmp_path_factory.mktemp("ocr")
+    source = make_pdf(d / "source.pdf", [report_ops()])
+    mixed = make_pdf(d / "mixed-source.pdf", [lines(72, 700, ["This page has a text layer of its own."]), report_ops()])
+    upright = scan(source, d / "upright.pdf")
+    turned = scan(source, d / "turned.pdf", turn=90)
+    scanned = scan(mixed, d / "mixed-scanned.pdf")
+    # Page 1 of the mixed document keeps its text layer; page 2 is the scan.
+    with pikepdf.open(mixed) as text_pdf, pikepdf.open(scanned) as scan_pdf:
+        out = pikepdf.new()
+        out.pages.append(text_pdf.pages[0])
+        out.pages.append(scan_pdf.pages[1])
+        out.save(d / "mixed.pdf")
+    layered = scan(source, d / "layered.pdf", invisible=LAYER)
+    return {"upright": upright, "turned": turned, "mixed": d / "mixed.pdf", "layered": layered}
+
+
+# --- end to end ---------------------------------------------------------------------------------
+
+
+@needs_tesseract
+def test_a_scanned_page_is_read_with_its_heading_and_paragraphs(scans: dict[str, Path]) -> None:
+    result = convert(scans["upright"], options=AUTO)
+    (page,) = result.pages
+    assert result.ocr_pages == [1]
+    assert page.has_text_layer is False
+    assert page.ocr is not None
+    assert page.ocr.rotation == 0
+    assert page.ocr.confidence > 0.8
+    headings = [e for e in page.elements if e.type is ElementType.HEADING]
+    assert [words(h.text) for h in headings] == [["quarterly", "report"], ["second", "section"]]
+    assert headings[0].level is not None
+    assert headings[1].level is not None
+    assert headings[0].level < headings[1].level
+    assert page.markdown.startswith("# Quarterly Report") or page.markdown.startswith("## Quarterly Report")
+    assert found_share(" ".join(BODY), page.markdown) >= 0.95
+    for element in page.elements:
+        assert element.source == "ocr"
+        assert element.confidence is not None
+        assert 0.5 < element.confidence <= 1.0
+        assert element.as_dict()["source"] == "ocr"
+    # Boxes are the page's: the heading near the top left, inside the page.
+    x0, top, x1, bottom = headings[0].bbox
+    assert 60 <= x0 <= 80
+    assert 70 <= top <= 110
+    assert bottom < 130
+    assert x1 < 300
+    assert page.warnings == []
+    assert result.warnings == []
+
+
+@needs_tesseract
+def test_a_page_scanned_turned_90_degrees_is_read_upright(scans: dict[str, Path]) -> None:
+    result = convert(scans["turned"], options=AUTO)
+    (page,) = result.pages
+    assert page.ocr is not None
+    assert page.ocr.rotation in (90, 270)
+    # Described upright: portrait again.
+    assert page.width < page.height
+    first = page.elements[0]
+    assert first.type is ElementType.HEADING
+    assert words(first.text) == ["quarterly", "report"]
+    assert found_share(" ".join(BODY), page.markdown) >= 0.95
+    # In reading order: the body's sentences in turn.
+    text = " ".join(words(page.markdown))
+    assert text.index("committee") < text.index("spending") < text.index("members")
+
+
+@needs_tesseract
+def test_auto_reads_only_the_pages_without_a_text_layer(scans: dict[str, Path]) -> None:
+    result = convert(scans["mixed"], options=AUTO)
+    assert result.ocr_pages == [2]
+    first, second = result.pages
+    assert first.markdown == "This page has a text layer of its own."
+    assert first.has_text_layer
+    assert all(e.source is None for e in first.elements)
+    assert "source" not in first.elements[0].as_dict()
+    assert found_share(" ".join(BODY), second.markdown) >= 0.95
+
+
+@needs_tesseract
+def test_an_invisible_text_layer_over_a_scan_is_used_unless_ocr_is_forced(scans: dict[str, Path]) -> None:
+    auto = convert(scans["layered"], options=AUTO)
+    assert auto.ocr_pages == []
+    assert auto.pages[0].markdown == LAYER
+
+    forced = convert(scans["layered"], options=FORCE)
+    assert forced.ocr_pages == [1]
+    assert "earlier OCR layer" not in forced.pages[0].markdown
+    assert found_share(" ".join(BODY), forced.pages[0].markdown) >= 0.95
+
+
+@needs_tesseract
+def test_parsed_parts_read_by_ocr_render_like_the_whole(scans: dict[str, Path]) -> None:
+    parsed = parse_pages(scans["mixed"], pages=[1, 2], ocr=OcrOptions(mode="auto"))
+    whole = convert(scans["mixed"], options=AUTO)
+    # Through the bytes a job's parts are kept as.
+    parts = convert(scans["mixed"], options=AUTO, parsed=parsed_decode(parsed_encode(parsed.models)))
+    assert parts.markdown == whole.markdown
+    assert parts.ocr_pages == [2]
+    assert parts.pages[1].ocr == whole.pages[1].ocr
+    assert [e.as_dict() for e in parts.pages[1].elements] == [e.as_dict() for e in whole.pages[1].elements]
+
+
+def test_without_ocr_a_scan_is_still_refused(scans: dict[str, Path]) -> None:
+    with pytest.raises(EngineError) as info:
+        convert(scans["upright"])
+    assert info.value.code == "document_has_no_text_layer"
+    assert "OCR is not available" in info.value.message
+
+
+@needs_tesseract
+def test_a_language_that_is_not_installed_is_refused(scans: dict[str, Path]) -> None:
+    with pytest.raises(EngineError) as info:
+        convert(scans["upright"], options=ConvertOptions(ocr=OcrOptions(mode="auto", languages=("xx",))))
+    assert info.value.code == "ocr_language_not_available"
+    assert info.value.param == "options.ocr_languages"
+    assert info.value.details["language"] == "xx"
+
+
+@needs_tesseract
+def test_installed_languages_are_iso_codes_with_english() -> None:
+    installed = installed_languages()
+    assert "en" in installed
+    assert all(re.fullmatch(r"[a-z]{2}", code) for code in installed)
+
+
+# --- which pages need OCR -----------------------------------------------------------------------
+
+
+def _line(text: str, top: float = 100) -> Line:
+    return Line(72, top, 72 + 6 * len(text), top + 12, text, [(text, 0)], 11, 0, [], [])
+
+
+def test_a_page_without_text_needs_ocr() -> None:
+    assert needs_ocr(PageModel(1, 612, 792))
+
+
+def test_a_page_of_text_does_not_need_ocr() -> None:
+    page = PageModel(1, 612, 792, lines=[_line("An ordinary line of text on the page.")], chars=30)
+    assert not needs_ocr(page)
+
+
+def test_a_page_of_unmapped_or_private_use_glyphs_needs_ocr() -> None:
+    garbage = "(cid:12)(cid:40)(cid:7) \ue001\ue002\ue003\ue004 ok"
+    page = PageModel(1, 612, 792, lines=[_line(garbage)], chars=len(garbage))
+    assert needs_ocr(page)
+    mostly_text = "A line with one icon \ue001 in it and plenty of words."
+    assert not needs_ocr(PageModel(1, 612, 792, lines=[_line(mostly_text)], chars=len(mostly_text)))
+
+
+def test_a_stamp_over_a_full_page_picture_needs_ocr() -> None:
+    stamped = PageModel(1, 612, 792, lines=[_line("Bates 000123")], chars=11, images=[(0, 0, 612, 792)])
+    assert needs_ocr(stamped)
+    # The same few words beside a small picture are the page's text.
+    small = PageModel(1, 612, 792, lines=[_line("Bates 000123")], chars=11, images=[(72, 72, 200, 200)])
+    assert not needs_ocr(small)
+
+
+def test_the_engine_reads_a_stamped_scan_built_with_the_writer(tmp_path: Path) -> None:
+    from conversion.engine.convert import _iter_models, _open_checked
+
+    path = make_pdf(tmp_path / "stamp.pdf", [[Image(0, 0, 612, 792), Text(500, 20, "000123", 8)]])
+    opened = _open_checked(path, None, want_outline=False)
+    try:
+        (model,) = list(_iter_models(opened, [1], None, {}))
+    finally:
+        opened.close()
+    assert isinstance(model, PageModel)
+    assert model.has_text_layer
+    assert needs_ocr(model)
+
+
+# --- recognised words to lines --------------------------------------------------------------------
+
+
+def _word(text: str, x0: float, top: float, width: float, height: float = 40, confidence: float = 90) -> Word:
+    return Word(text, (x0, top, x0 + width, top + height), confidence)
+
+
+def _recognised(rows: list[tuple[list[Word], float]], width: int = 2550, height: int = 3300) -> Recognised:
+    return Recognised([OcrLine(ws, row, -8, None) for ws, row in rows], width, height)
+
+
+def test_recognised_words_become_lines_in_points() -> None:
+    scale = 300 / 72
+    result = _recognised(
+        [
+            ([_word("Annual", 300, 300, 240, 80), _word("Review", 570, 300, 250, 80)], 88),
+            ([_word("The", 300, 500, 110), _word("board", 430, 500, 180), _word("met.", 630, 500, 150)], 46),
+            ([_word("It", 300, 560, 50), _word("agreed", 370, 560, 230), _word("twice.", 620, 560, 200)], 50),
+        ]
+    )
+    model = page_model(result, 3, scale)
+    assert (model.number, round(model.width), round(model.height)) == (3, 612, 792)
+    title, first, second = model.lines
+    assert title.text == "Annual Review"
+    assert (round(title.x0), round(title.top), round(title.x1), round(title.bottom)) == (72, 72, 197, 91)
+    # Sizes from the row height; 46 and 50 pixels are one size (the page's body), the
+    # title's well apart.
+    assert first.size == second.size
+    assert title.size > 1.5 * first.size
+    assert 10 <= first.size <= 13
+    assert first.confidence == pytest.approx(0.9)
+    # One glyph per character, a space between words, left to right.
+    assert "".join(first.glyph_text) == "The board met."
+    assert len(first.glyph_x) == 2 * len(first.glyph_text)
+    assert first.glyph_x == sorted(first.glyph_x)
+    assert model.chars == len("AnnualReviewTheboardmet.Itagreedtwice.")
+    assert model.ocr is not None
+    assert model.ocr.confidence == pytest.approx(0.9)
+
+
+def test_a_small_mark_opening_a_line_is_a_bullet() -> None:
+    mark = _word("e", 300, 515, 14, 14)
+    model = page_model(
+        _recognised([([mark, _word("First", 340, 500, 120), _word("point", 480, 500, 120)], 46)]), 1, 300 / 72
+    )
+    assert model.lines[0].text == "• First point"
+    # A real one-letter word of the line's height stays a word.
+    word_a = _word("a", 300, 500, 20, 40)
+    model = page_model(_recognised([([word_a, _word("second", 340, 500, 160)], 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "a second"
+
+
+def test_words_at_an_even_pitch_are_monospaced() -> None:
+    # Courier at 300 dpi: 25 pixels a character, the space included.
+    code = ["let", "total", "=", "items.len()", "+", "1;"]
+    x, ws = 300.0, []
+    for w in code:
+        ws.append(_word(w, x, 500, 25 * len(w) - 4))
+        x += 25 * (len(w) + 1)
+    prose = [_word("Ordinary", 300, 600, 200), _word("words", 520, 600, 140), _word("in", 680, 600, 40)]
+    prose += [_word("a", 740, 600, 25), _word("proportional", 785, 600, 300), _word("face.", 1105, 600, 110)]
+    model = page_model(_recognised([(ws, 46), (prose, 46)]), 1, 300 / 72)
+    assert model.lines[0].style & MONO
+    assert not model.lines[1].style & MONO
+
+
+def test_chinese_words_are_joined_without_spaces() -> None:
+    line = [_word("中文", 300, 500, 100), _word("文本", 400, 500, 100), _word("OCR", 520, 500, 90)]
+    model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "中文文本 OCR"
+
+
+def test_right_to_left_words_come_in_reading_order_and_are_made_logical() -> None:
+    # Tesseract gives an Arabic line's words right to left, each word's letters as they
+    # lie on the page (left to right): "سلام عليكم" as "سلام" reversed, then "عليكم" reversed.
+    line = [_word("سلام"[::-1], 880, 500, 120), _word("عليكم"[::-1], 700, 500, 150)]
+    model = page_model(_recognised([(line, 46)]), 1, 300 / 72)
+    (ln,) = model.lines
+    assert ln.text == "سلام عليكم"
+    assert ln.rtl
+    assert model.rtl
+    # The glyphs lie left to right on the page.
+    assert "".join(ln.glyph_text) == "سلام عليكم"[::-1]
+
+
+def test_short_lines_at_the_pages_monospaced_pitch_are_monospaced() -> None:
+    def code(text: str, top: float) -> list[Word]:
+        x, ws = 300.0, []
+        for w in text.split():
+            ws.append(_word(w, x, top, 25 * len(w) - 4))
+            x += 25 * (len(w) + 1)
+        return ws
+
+    long_line = code("let total = items.len() + 1;", 500)
+    short = code("use E::*;", 560)
+    prose = [_word("Short", 300, 620, 120), _word("prose.", 440, 620, 130)]
+    model = page_model(_recognised([(long_line, 46), (short, 46), (prose, 46)]), 1, 300 / 72)
+    assert [bool(ln.style & MONO) for ln in model.lines] == [True, True, False]
