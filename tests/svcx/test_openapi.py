@@ -218,6 +218,8 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
         "header_rows",
         "caption",
         "reason",
+        "source",
+        "confidence",
     }
     assert set(element["required"]) == {"type", "bbox", "text", "in_markdown"}
     assert element["properties"]["md_span"]["minItems"] == element["properties"]["md_span"]["maxItems"] == 2
