@@ -217,6 +217,8 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
         "header_rows",
         "caption",
         "reason",
+        "source",
+        "confidence",
     }
     assert set(element["required"]) == {"type", "bbox", "text", "markdown", "in_markdown"}
     assert set(schemas["TypeEnum"]["enum"]) >= {"heading", "paragraph", "list_item", "table", "hidden_text"}
