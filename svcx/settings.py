@@ -499,8 +499,11 @@ SVCX_WEBHOOKS_RETRY_MAX = env_duration("SVCX_WEBHOOKS_RETRY_MAX", "2h")
 SVCX_WEBHOOKS_RETRY_AGE_PERCENT = env_int("SVCX_WEBHOOKS_RETRY_AGE_PERCENT", 25, minimum=1)
 SVCX_WEBHOOKS_RETRY_WINDOW = env_duration("SVCX_WEBHOOKS_RETRY_WINDOW", "24h")
 # An endpoint is also disabled when this many events in a row failed their first attempt with no
-# 2xx between (a receiver gone for good, at a volume that would retry thousands of events a day).
+# 2xx between (a receiver gone for good, at a volume that would retry thousands of events a day),
+# and the first of them failed at least SVCX_WEBHOOKS_DISABLE_FAILING_FOR ago: a busy endpoint's
+# outage of minutes (thousands of events) is retried, not disabled.
 SVCX_WEBHOOKS_DISABLE_AFTER = env_int("SVCX_WEBHOOKS_DISABLE_AFTER", 1000, minimum=1)
+SVCX_WEBHOOKS_DISABLE_FAILING_FOR = env_duration("SVCX_WEBHOOKS_DISABLE_FAILING_FOR", "1h")
 # Events (with their delivery logs) are kept this long.
 SVCX_WEBHOOKS_RETENTION = env_duration("SVCX_WEBHOOKS_RETENTION", "30d")
 if not 0 < SVCX_WEBHOOKS_RETRY_FIRST <= SVCX_WEBHOOKS_RETRY_MAX:

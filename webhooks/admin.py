@@ -24,6 +24,7 @@ ENDPOINT_FIELDS = (
     "disabled_at",
     "disabled_reason",
     "failed_events",
+    "failing_since",
     "created_by",
     "created_at",
     "delivery_log",

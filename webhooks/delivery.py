@@ -17,7 +17,8 @@ and a receiver back after an outage of D gets every event within a quarter of D 
 after a 10-minute outage, within 2.5 minutes, where doubling waits could leave it 16.
 An endpoint is disabled, and its organization's owners mailed, when a delivery fails for the
 whole window, or when SVCX_WEBHOOKS_DISABLE_AFTER events in a row failed their first attempt with
-no 2xx between (an outage of hours at thousands of events an hour, or a receiver gone for good).
+no 2xx between over at least SVCX_WEBHOOKS_DISABLE_FAILING_FOR (an outage of hours at thousands of
+events an hour, or a receiver gone for good; never a busy endpoint's outage of minutes).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from webhooks.errors import WebhookUrlRefused
@@ -229,11 +231,11 @@ def _record(
 
 def _endpoint_account(*, delivery: WebhookDelivery, number: int, manual: bool, ok: bool, gave_up: bool) -> None:
     """Count the attempt against its endpoint: a 2xx clears its run of failed events; a failed
-    first attempt adds to it; too long a run, or a delivery that failed for its whole window,
-    disables the endpoint. A person's resend never disables one."""
+    first attempt adds to it; too long a run (in events and in time), or a delivery that failed
+    for its whole window, disables the endpoint. A person's resend never disables one."""
     endpoints = WebhookEndpoint.objects.filter(pk=delivery.endpoint_id)
     if ok:
-        endpoints.exclude(failed_events=0).update(failed_events=0)
+        endpoints.exclude(failed_events=0, failing_since=None).update(failed_events=0, failing_since=None)
         return
     if manual:
         return
@@ -244,11 +246,17 @@ def _endpoint_account(*, delivery: WebhookDelivery, number: int, manual: bool, o
         )
         return
     if number == 1:
-        endpoints.update(failed_events=F("failed_events") + 1)
+        now = timezone.now()
+        endpoints.update(failed_events=F("failed_events") + 1, failing_since=Coalesce(F("failing_since"), now))
         limit = int(settings.SVCX_WEBHOOKS_DISABLE_AFTER)
-        if endpoints.filter(failed_events__gte=limit).exists():
+        failing_for = float(settings.SVCX_WEBHOOKS_DISABLE_FAILING_FOR)
+        if endpoints.filter(failed_events__gte=limit, failing_since__lte=now - timedelta(seconds=failing_for)).exists():
             _endpoint_disable_for_failures(
-                endpoint=delivery.endpoint, reason=f"{limit} events in a row failed with no successful delivery between"
+                endpoint=delivery.endpoint,
+                reason=(
+                    f"{limit} events in a row failed over {duration_text(failing_for)}"
+                    " with no successful delivery between"
+                ),
             )
 
 

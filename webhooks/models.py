@@ -42,6 +42,9 @@ class WebhookEndpoint(models.Model):
     disabled_reason = models.CharField(max_length=200, blank=True, default="")
     # Events in a row whose first attempt failed, since the endpoint last answered 2xx.
     failed_events = models.IntegerField(default=0)
+    # When the first of those events failed (None while the run is empty): an endpoint is disabled
+    # for a run only once it has also lasted SVCX_WEBHOOKS_DISABLE_FAILING_FOR.
+    failing_since = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

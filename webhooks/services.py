@@ -132,7 +132,7 @@ def webhook_endpoint_enable(*, endpoint: WebhookEndpoint, actor: Actor = None) -
     now = timezone.now()
     with transaction.atomic():
         enabled = WebhookEndpoint.objects.filter(pk=endpoint.pk, enabled=False).update(
-            enabled=True, disabled_at=None, disabled_reason="", failed_events=0
+            enabled=True, disabled_at=None, disabled_reason="", failed_events=0, failing_since=None
         )
         if not enabled:
             raise WebhookError("the endpoint is enabled already")

@@ -30,7 +30,7 @@ class Priority(NamedTuple):
 
 
 def priority_get() -> Priority:
-    return Priority(os.getpriority(os.PRIO_PROCESS, 0), _autogroup_nice())
+    return Priority(os.getpriority(os.PRIO_PROCESS, 0), autogroup_nice())
 
 
 def priority_lower(*, niceness: int) -> Priority:
@@ -45,7 +45,7 @@ def priority_lower(*, niceness: int) -> Priority:
                 if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
                     os.setpriority(os.PRIO_PROCESS, tid, niceness)
         if os.getsid(0) == os.getpid():
-            current = _autogroup_nice()
+            current = autogroup_nice()
             if current is not None and current < niceness:
                 _AUTOGROUP.write_text(str(niceness))
     except OSError:
@@ -60,8 +60,11 @@ def _threads() -> list[int]:
         return [0]
 
 
-def _autogroup_nice() -> int | None:
+def autogroup_nice(pid: int | None = None) -> int | None:
+    """The niceness of the autogroup of process `pid` (this one by default), or None where the
+    kernel has no autogroups or shows none (an empty file in some containers)."""
+    path = _AUTOGROUP if pid is None else Path(f"/proc/{pid}/autogroup")
     try:
-        return int(_AUTOGROUP.read_text().split()[-1])
+        return int(path.read_text().split()[-1])
     except (OSError, ValueError, IndexError):
         return None

@@ -274,10 +274,10 @@ def test_a_delivery_failing_for_its_whole_window_disables_the_endpoint_and_mails
     assert WebhookDelivery.objects.filter(endpoint=endpoint).count() == 1
 
 
-def test_too_many_events_in_a_row_failing_disable_the_endpoint_unless_one_succeeds_between(
+def test_too_many_events_in_a_row_failing_for_an_hour_disable_the_endpoint_unless_one_succeeds_between(
     settings: Any, acme: Any, receiver: Receiver, mailoutbox: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    settings.SVCX_WEBHOOKS_DISABLE_AFTER = 3
+    settings.SVCX_WEBHOOKS_DISABLE_AFTER = 3  # SVCX_WEBHOOKS_DISABLE_FAILING_FOR: its default, 1 h
     receiver.answers = [500, 500, 200, 500, 500]
     receiver.then = 500
     endpoint = webhook_endpoint_create(organization=acme, url=receiver.url, events=EVERY).endpoint
@@ -287,20 +287,35 @@ def test_too_many_events_in_a_row_failing_disable_the_endpoint_unless_one_succee
         with django_capture_on_commit_callbacks(execute=True):
             attempt_now(delivery_of(endpoint, event))
 
+    started = timezone.now()
     for _ in range(5):  # 2 failures, a success, 2 failures: never 3 in a row
         one_event()
     endpoint.refresh_from_db()
     assert (endpoint.enabled, endpoint.failed_events) == (True, 2)
+    assert endpoint.failing_since is not None
+    assert endpoint.failing_since >= started
     assert mailoutbox == []
 
+    for _ in range(2):  # 4 in a row, but over seconds: a busy endpoint's short outage is retried
+        one_event()
+    endpoint.refresh_from_db()
+    assert (endpoint.enabled, endpoint.failed_events) == (True, 4)
+    assert mailoutbox == []
+
+    # The run began an hour ago: the next failure disables it.
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failing_since=timezone.now() - timedelta(minutes=61))
     one_event()
 
     endpoint.refresh_from_db()
     assert (endpoint.enabled, endpoint.disabled_reason) == (
         False,
-        "3 events in a row failed with no successful delivery between",
+        "3 events in a row failed over 60 minutes with no successful delivery between",
     )
     assert len(mailoutbox) == 1
+
+    webhook_endpoint_enable(endpoint=endpoint)  # enabling starts a new run
+    endpoint.refresh_from_db()
+    assert (endpoint.failed_events, endpoint.failing_since) == (0, None)
 
 
 def test_a_disabled_endpoint_waits_and_enabling_it_resumes_what_is_still_within_its_window(

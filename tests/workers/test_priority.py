@@ -14,6 +14,7 @@ import pytest
 
 from core.env import ConfigError, env_int
 from tests.conftest import ROOT, start_worker
+from workers.priority import autogroup_nice
 
 
 def _nice(pid: int) -> int:
@@ -42,14 +43,9 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _autogroup_nice(pid: int) -> int | None:
-    path = Path(f"/proc/{pid}/autogroup")
-    return int(path.read_text().split()[-1]) if path.exists() else None
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_on_the_jobs_queues_alone_runs_its_pool_at_the_jobs_niceness(tmp_path: Path) -> None:
-    own_autogroup = _autogroup_nice(os.getpid())
+    own_autogroup = autogroup_nice(os.getpid())
 
     worker = start_worker(tmp_path, queues="jobs,jobs_test", concurrency=2)
     try:
@@ -60,8 +56,8 @@ def test_a_worker_on_the_jobs_queues_alone_runs_its_pool_at_the_jobs_niceness(tm
         assert _nice(worker.process.pid) == 10
         assert os.getsid(worker.process.pid) == worker.process.pid  # it leads its session
         if own_autogroup is not None:  # a kernel with autogroups: the worker's session's, not ours
-            assert [_autogroup_nice(pid) for pid in pool] == [10, 10]
-            assert _autogroup_nice(os.getpid()) == own_autogroup
+            assert [autogroup_nice(pid) for pid in pool] == [10, 10]
+            assert autogroup_nice(os.getpid()) == own_autogroup
     finally:
         worker.stop()
 
@@ -74,7 +70,7 @@ def test_a_worker_that_also_takes_conversions_keeps_its_priority(tmp_path: Path)
 
         assert len(pool) == 1
         assert _nice(pool[0]) == _nice(worker.process.pid) == os.getpriority(os.PRIO_PROCESS, 0)
-        assert _autogroup_nice(pool[0]) in (None, 0)
+        assert autogroup_nice(pool[0]) in (None, 0)
     finally:
         worker.stop()
 
