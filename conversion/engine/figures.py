@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import re
 from dataclasses import dataclass
 
-from .elements import Element, ElementType
+from .elements import Box, Element, ElementType, join_elements, page_spans
 from .layout import PageModel
+from .render import PageRenderer
 from .tables import Table
 
 # A picture this small is an icon, a logo or a rule drawn as an image, not a figure; one
@@ -56,3 +59,54 @@ def link_captions(elements: list[Element]) -> None:
             if 0 <= j < len(elements) and elements[j].type == ElementType.CAPTION:
                 element.caption = j
                 break
+
+
+# --- the pictures of figures (option `figures: "crop"`) ------------------------------------
+
+# Pixels per inch of a figure's picture: twice the 72 points per inch of the page, as a
+# high-density screen shows it (a figure 3 inches wide is 432 pixels wide).
+FIGURE_DPI = 144
+# Pixels of one figure's picture at most (about 12 megabytes as RGB while it is encoded): a
+# figure on a poster-sized page is cropped at a lower resolution, which its `dpi` states.
+FIGURE_MAX_PIXELS = 4_000_000
+
+
+@dataclass(frozen=True)
+class FigureImage:
+    """A figure's picture: PNG bytes, the resolution it was cropped at (pixels per inch) and
+    its size in pixels."""
+
+    png: bytes
+    dpi: float
+    width: int
+    height: int
+
+
+def figure_image(renderer: PageRenderer, page: int, box: Box, dpi: float = FIGURE_DPI) -> FigureImage:
+    """The region `box` of page `page` (1-based) rendered at `dpi` (lower where the picture
+    would pass FIGURE_MAX_PIXELS) as an RGB PNG. Its size is the box's times dpi / 72,
+    rounded by the renderer."""
+    image, scale = renderer.render(page, dpi / 72.0, max_pixels=FIGURE_MAX_PIXELS, box=box)
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False)
+    dpi_used = round(scale * 72.0, 2)
+    return FigureImage(out.getvalue(), int(dpi_used) if dpi_used.is_integer() else dpi_used, image.width, image.height)
+
+
+_ALT_SPECIALS = re.compile(r"([\\\[\]])")
+
+
+def figure_markdown(elements: list[Element], index: int, target: str) -> str:
+    """The Markdown image of figure `elements[index]` pointing at `target`: its caption's
+    text as the alternative text (brackets and backslashes escaped), empty without one."""
+    caption = elements[index].caption
+    alt = " ".join(elements[caption].text.split()) if caption is not None else ""
+    escaped = _ALT_SPECIALS.sub(r"\\\1", alt)
+    return f"![{escaped}]({target})"
+
+
+def relink(elements: list[Element]) -> str:
+    """After elements' Markdown changed: their spans set again, and the page's Markdown."""
+    for element, span in zip(elements, page_spans(elements), strict=True):
+        element.md_span = span
+    return join_elements(elements)

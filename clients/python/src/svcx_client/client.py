@@ -250,6 +250,12 @@ class Client:
         response = self._request("GET", f"/v1/files/{file_id}")
         return models.StoredFile.from_json(response.json(), models.Answer.of(response.headers))
 
+    def file_content(self, file_id: str) -> bytes:
+        """The stored file's bytes: an uploaded PDF, or the PNG picture of a figure that a
+        conversion with `figures: "crop"` cropped (its `image.file_id`). Raises NotFoundError
+        (`file_not_found`) for a file of another organization or a deleted one."""
+        return self._request("GET", f"/v1/files/{file_id}/content", accept="*/*").content
+
     def delete_file(self, file_id: str, *, idempotency_key: str | None = None) -> models.FileDeleted:
         response = self._request("DELETE", f"/v1/files/{file_id}", idempotency_key=idempotency_key)
         return models.FileDeleted.from_json(response.json(), models.Answer.of(response.headers))
