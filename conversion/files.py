@@ -4,11 +4,8 @@ uploaded PDF, or the picture of a figure a conversion cropped (option `figures: 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import IO
 
 from django.conf import settings
 from django.core.files import File
@@ -140,12 +137,11 @@ def file_get(*, caller: Caller, file_id: str) -> StoredFile:
     return _file_of(organization_id=caller.org_id, environment=caller.environment, file_id=file_id)
 
 
-@contextmanager
-def file_content_open(*, caller: Caller, file_id: str) -> Iterator[tuple[StoredFile, IO[bytes]]]:
-    """The caller's file and its bytes, open for reading. Raises like file_get."""
+def file_content_open(*, caller: Caller, file_id: str) -> tuple[StoredFile, File[bytes]]:
+    """The caller's file and its bytes, open for reading (the caller closes them). Raises like
+    file_get."""
     record = file_get(caller=caller, file_id=file_id)
-    with _storage().open(record.storage_name, "rb") as handle:
-        yield record, handle
+    return record, _storage().open(record.storage_name, "rb")
 
 
 def figure_files_live(*, organization_id: str, environment: str, file_ids: set[str]) -> bool:

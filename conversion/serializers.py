@@ -50,7 +50,7 @@ class FigureImageSerializer(OutputSerializer):  # writes dicts, reads nothing
     file_id = serializers.CharField(
         help_text="The stored file of the picture (PNG): download it with GET /v1/files/{id}/content."
     )
-    dpi = serializers.FloatField(
+    dpi = serializers.IntegerField(
         help_text=f"Pixels per inch it was cropped at: {FIGURE_DPI}, lower for a figure over "
         f"{FIGURE_MAX_PIXELS:,} pixels."
     )

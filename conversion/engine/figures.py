@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import re
 from dataclasses import dataclass
 
@@ -77,20 +78,22 @@ class FigureImage:
     its size in pixels."""
 
     png: bytes
-    dpi: float
+    dpi: int
     width: int
     height: int
 
 
-def figure_image(renderer: PageRenderer, page: int, box: Box, dpi: float = FIGURE_DPI) -> FigureImage:
-    """The region `box` of page `page` (1-based) rendered at `dpi` (lower where the picture
-    would pass FIGURE_MAX_PIXELS) as an RGB PNG. Its size is the box's times dpi / 72,
-    rounded by the renderer."""
-    image, scale = renderer.render(page, dpi / 72.0, max_pixels=FIGURE_MAX_PIXELS, box=box)
+def figure_image(renderer: PageRenderer, page: int, box: Box, dpi: int = FIGURE_DPI) -> FigureImage:
+    """The region `box` of page `page` (1-based) rendered at `dpi` as an RGB PNG: its size is
+    the box's times dpi / 72, rounded by the renderer. Where the picture would pass
+    FIGURE_MAX_PIXELS, at the whole dpi that keeps it within them."""
+    square_inches = (box[2] - box[0]) * (box[3] - box[1]) / (72.0 * 72.0)
+    if square_inches * dpi * dpi > FIGURE_MAX_PIXELS:
+        dpi = max(1, math.floor(math.sqrt(FIGURE_MAX_PIXELS / square_inches)))
+    image, _ = renderer.render(page, dpi / 72.0, max_pixels=FIGURE_MAX_PIXELS, box=box)
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=False)
-    dpi_used = round(scale * 72.0, 2)
-    return FigureImage(out.getvalue(), int(dpi_used) if dpi_used.is_integer() else dpi_used, image.width, image.height)
+    image.save(out, format="PNG")
+    return FigureImage(out.getvalue(), dpi, image.width, image.height)
 
 
 _ALT_SPECIALS = re.compile(r"([\\\[\]])")

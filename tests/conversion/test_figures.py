@@ -10,6 +10,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import pikepdf
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -17,7 +18,7 @@ from django.utils import timezone
 from billing.limits import STORAGE_BYTES
 from conversion.engine import convert
 from conversion.engine.elements import ElementType
-from conversion.engine.figures import FIGURE_DPI, figure_image, figure_markdown, relink
+from conversion.engine.figures import FIGURE_DPI, FIGURE_MAX_PIXELS, figure_image, figure_markdown, relink
 from conversion.engine.render import PageRenderer
 from conversion.models import StoredFile
 from core.errors import ServiceError
@@ -38,6 +39,11 @@ def png_size(data: bytes) -> tuple[int, int]:
     assert data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
     return width, height
+
+
+def downloaded_bytes(response: Any) -> bytes:
+    """The body of GET /v1/files/{id}/content (streamed from the store)."""
+    return b"".join(response.streaming_content)
 
 
 @pytest.fixture
@@ -143,10 +149,12 @@ def test_figures_crop_stores_each_figure_as_a_png_file_the_answer_links(
     downloaded = client.get(f"/v1/files/{image['file_id']}/content", **bearer(secret))
     assert downloaded.status_code == 200
     assert downloaded["Content-Type"] == "image/png"
-    assert png_size(downloaded.content) == (image["width"], image["height"])
+    assert downloaded["Content-Disposition"] == 'attachment; filename="orchard report-p1-fig1.png"'
+    content = downloaded_bytes(downloaded)
+    assert png_size(content) == (image["width"], image["height"])
     record = client.get(f"/v1/files/{image['file_id']}", **bearer(secret)).json()
     assert record["filename"] == "orchard report-p1-fig1.png"
-    assert record["bytes"] == len(downloaded.content)
+    assert record["bytes"] == len(content) == int(downloaded["Content-Length"])
     stored = StoredFile.objects.get(pk=image["file_id"])
     assert (stored.organization_id, stored.environment, stored.content_type) == (account["org"].pk, "live", "image/png")
     assert stored.expires_at > timezone.now()
@@ -249,3 +257,20 @@ def test_a_raw_pdf_takes_figures_as_a_query_parameter(
     (stored,) = StoredFile.objects.filter(organization=account["org"])
     assert stored.filename == "document-p1-fig1.png"
     assert f"![Figure 2: The orchard \\[in May\\]]({stored.id})" in answer.content.decode()
+
+
+def test_a_figure_too_large_for_the_pixel_budget_is_cropped_at_a_lower_stated_dpi(tmp_path: Path) -> None:
+    # A poster page 40 x 30 inches with a picture 20 x 20 inches: 8.3 million pixels at 144 dpi.
+    pdf = make_pdf(tmp_path / "poster.pdf", [[Image(72, 72, 72 + 1440, 72 + 1440)]])
+    with pikepdf.open(pdf, allow_overwriting_input=True) as opened:
+        opened.pages[0].MediaBox = [0, 0, 2880, 2160]
+        opened.save(pdf)
+    renderer = PageRenderer(pdf, None)
+    try:
+        picture = figure_image(renderer, 1, (72.0, 648.0, 1512.0, 2088.0))
+    finally:
+        renderer.close()
+
+    assert picture.dpi == 100  # floor(sqrt(4,000,000 / 400 square inches))
+    assert (picture.width, picture.height) == (2000, 2000) == png_size(picture.png)
+    assert picture.width * picture.height <= FIGURE_MAX_PIXELS

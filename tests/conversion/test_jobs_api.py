@@ -19,7 +19,7 @@ from conversion.models import Job
 from tests.conftest import WorkerProcess, start_worker
 from tests.conversion.engine.pdfs import Image, Text, lines, make_pdf
 from tests.conversion.test_async_jobs import JOB_ENV, book_page, job_settings
-from tests.conversion.test_figures import CAPTION, CAPTION_MD, PROSE, png_size
+from tests.conversion.test_figures import CAPTION, CAPTION_MD, PROSE, downloaded_bytes, png_size
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 
@@ -218,5 +218,5 @@ def test_a_job_with_figures_crop_links_each_figure_to_its_stored_picture(
     assert page["markdown"] == body["pages"][1]["markdown"]
     downloaded = client.get(f"/v1/files/{image['file_id']}/content", **bearer(secret))
     assert (downloaded.status_code, downloaded["Content-Type"]) == (200, "image/png")
-    assert png_size(downloaded.content) == (456, 320)
+    assert png_size(downloaded_bytes(downloaded)) == (456, 320)
     assert client.get(f"/v1/files/{image['file_id']}", **bearer(secret)).json()["filename"] == "atlas-p2-fig1.png"
