@@ -64,6 +64,9 @@ class _ConversionOptions(TypedDict, total=False):
     flavor: Literal["gfm"]
     tables: Literal["markdown", "html", "text"]
     fallback: Literal["empty", "error"]
+    # "crop": each figure's picture stored as a file (`image.file_id` on the figure element,
+    # read with `file_content`) and linked from the Markdown.
+    figures: Literal["none", "crop"]
     password: str
     metadata: dict[str, Any]
     idempotency_key: str
@@ -84,7 +87,7 @@ class JobOptions(_ConversionOptions, total=False):
 
 _DOCUMENT_MEMBERS = frozenset(DocumentOptions.__annotations__)
 _JOB_MEMBERS = frozenset(JobOptions.__annotations__)
-_OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback")
+_OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "figures")
 # Multipart parts that hold JSON text.
 _JSON_PARTS = ("options", "metadata", "webhook_metadata")
 
