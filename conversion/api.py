@@ -29,7 +29,15 @@ from billing.meters import record_peek
 from conversion import engine
 from conversion.engine.errors import ENGINE_ERROR_CODES, OCR_ERROR_CODES
 from conversion.intake import INTAKE_ERRORS, OCTET_STREAM
-from conversion.options import CHUNK_TOKENS_MAX, CHUNK_TOKENS_MIN, CHUNKING_STRATEGIES, FALLBACKS, FLAVORS, TABLES
+from conversion.options import (
+    CHUNK_TOKENS_MAX,
+    CHUNK_TOKENS_MIN,
+    CHUNKING_STRATEGIES,
+    FALLBACKS,
+    FIGURES,
+    FLAVORS,
+    TABLES,
+)
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
 from conversion.results import pages_markdown
@@ -85,6 +93,11 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 PAGES_FIELD_TEXT = 'Page ranges, 1-based, ascending: "1-3,7,10-"; at most 2,048 characters and 1,000 ranges.'
+FIGURES_TEXT = (
+    '"crop": each figure\'s picture (PNG) stored as a file of your organization, its `file_id` on the figure '
+    'element (`image`) and `![caption](file_id)` in the Markdown; see /docs/elements. Default "none": '
+    "`<!-- figure -->`."
+)
 _RAW_ONLY = "The raw-PDF encoding only (in the other encodings it is a member of `options`)."
 RAW_PDF_PARAMETERS = [
     OpenApiParameter("pages", {"type": "string", "maxLength": 2048}, description=f"{PAGES_FIELD_TEXT} {_RAW_ONLY}"),
@@ -92,6 +105,7 @@ RAW_PDF_PARAMETERS = [
     OpenApiParameter("flavor", OpenApiTypes.STR, enum=list(FLAVORS), description=_RAW_ONLY),
     OpenApiParameter("tables", OpenApiTypes.STR, enum=list(TABLES), description=_RAW_ONLY),
     OpenApiParameter("fallback", OpenApiTypes.STR, enum=list(FALLBACKS), description=_RAW_ONLY),
+    OpenApiParameter("figures", OpenApiTypes.STR, enum=list(FIGURES), description=f"{FIGURES_TEXT} {_RAW_ONLY}"),
     OpenApiParameter("debug", OpenApiTypes.BOOL, description=_RAW_ONLY),
     OpenApiParameter(
         "X-Svcx-Pdf-Password", OpenApiTypes.STR, OpenApiParameter.HEADER, description="The PDF's password (UTF-8)."
@@ -127,6 +141,7 @@ OPTIONS_SERIALIZER = inline_serializer(
             required=False,
             help_text="JSON results only: add `chunks`, the document cut for retrieval; see /docs/chunks.",
         ),
+        "figures": serializers.ChoiceField(FIGURES, required=False, help_text=FIGURES_TEXT),
     },
     required=False,
     help_text="Conversion options; see /docs/options.",
@@ -263,7 +278,7 @@ class ConvertApi(DocumentApi):
     The body is one of: multipart/form-data with a `file` part (and optional text parts `options`,
     `password`, `metadata`, `debug`); application/json with `file_id` of a stored file; or the raw
     PDF as application/pdf with options in the query string (`pages`, `ocr`, `flavor`, `tables`,
-    `fallback`, `debug`), the password in `X-Svcx-Pdf-Password` and metadata in `X-Svcx-Metadata`.
+    `fallback`, `figures`, `debug`), the password in `X-Svcx-Pdf-Password` and metadata in `X-Svcx-Metadata`.
     `Accept: text/markdown` answers with the Markdown and `X-Svcx-*` billing headers. One page costs
     one credit; every 4xx and 5xx bills nothing; a cached result bills nothing.
     """

@@ -40,6 +40,7 @@ from conversion.async_jobs import (
     retention_end,
 )
 from conversion.engine.parsed import ParsedStale, parsed_decode, parsed_encode
+from conversion.figures import FigureFiles
 from conversion.jobs import queue_depth
 from conversion.models import Job, JobPart
 from conversion.options import engine_error
@@ -318,6 +319,23 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
     except engine.EngineError as exc:
         raise engine_error(exc) from exc
     parts = list(JobPart.objects.filter(job_id=job.id).order_by("index"))
+    figures = (
+        FigureFiles(
+            source=source,
+            password=password,
+            organization=job.organization,
+            environment=job.environment,
+            api_key_id=job.api_key_id,
+            name=job.options.get("figures_name", "document"),
+        )
+        if job.options.get("figures") == "crop"
+        else None
+    )
+
+    def on_page(page: engine.PageResult) -> None:
+        if figures is not None:
+            figures.page(page)  # before the page is streamed
+        progress.page(page)
 
     try:
         result = engine.convert(
@@ -331,12 +349,17 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
             ),
             result_budget_bytes=int(settings.SVCX_JOB_RESULT_BUDGET_BYTES),
             should_stop=stop,
-            on_page=progress.page,
+            on_page=on_page,
             info=info,
             parsed=_parsed_in_order(job, parts, source, password, stop, worker),
         )
     except engine.EngineError as exc:
         raise engine_error(exc) from exc
+    finally:
+        if figures is not None:
+            figures.close()
+    if figures is not None:
+        result.warnings.extend(figures.warnings())
     if stop.cancelled:
         return  # canceled (or ended by the sweeper) meanwhile: it has settled its money
     if result.stopped:

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.http import HttpRequest
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from django.http import FileResponse, HttpRequest
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -19,7 +20,7 @@ from billing.limits import STORAGE_BYTES, MeterName, limit_for
 from billing.meters import meter_consume, meter_require, record
 from conversion import engine
 from conversion.api import IDEMPOTENCY_PARAMETER, RAW_REQUEST_SCHEMA, document_schema, post_schema
-from conversion.files import file_create, file_delete, file_get, storage_used
+from conversion.files import file_content_open, file_create, file_delete, file_get, storage_used
 from conversion.intake import INTAKE_ERRORS
 from conversion.models import ConversionJob
 from conversion.parsers import MultipartSourceParser, PdfSourceParser
@@ -34,6 +35,7 @@ from conversion.requests import (
 from conversion.serializers import FileDeletedSerializer, InspectionSerializer, StoredFileSerializer, TocSerializer
 from conversion.services import Submission, job_execute
 from conversion.store import Source
+from core.api import ApiView
 from core.errors import ErrorCode, ServiceError
 from core.inputs import NoQuery, query_of
 
@@ -136,6 +138,39 @@ class FileDetailApi(IdempotentApi):
 
 
 DELETE_BODY_LIMIT = 64 * 1024
+
+
+FILE_CONTENT_TEXT = "The file's bytes: application/pdf for an uploaded PDF, image/png for a figure's picture."
+
+
+class FileContentApi(ApiView):
+    """The bytes of a stored file (scope files:read), as they were stored, with their type as
+    Content-Type: an uploaded PDF (application/pdf), or a figure's picture a conversion cropped
+    with `figures: "crop"` (image/png). Errors are JSON envelopes: a file of another organization
+    or environment, or a deleted one, is 404 `file_not_found`; one past retention 410 `file_expired`."""
+
+    required_scope = FILES_READ
+    error_codes = (ErrorCode.FILE_NOT_FOUND, ErrorCode.FILE_EXPIRED)
+
+    @extend_schema(
+        operation_id="files_content",
+        summary="Download a file's content",
+        responses={
+            # application/octet-stream: what generic clients (openapi-python-client) read as
+            # bytes; the answer's own Content-Type is one of the other two.
+            (200, media): OpenApiResponse(OpenApiTypes.BINARY, description=FILE_CONTENT_TEXT)
+            for media in ("application/pdf", "image/png", "application/octet-stream")
+        },
+    )
+    def get(self, request: Request, file_id: str) -> Any:
+        query_of(request, NoQuery)
+        record, handle = file_content_open(caller=caller_of(request), file_id=file_id)
+        # Streamed from the store, closed by the response once sent.
+        response = FileResponse(
+            handle, content_type=record.content_type, as_attachment=True, filename=record.filename or record.id
+        )
+        response["Cache-Control"] = "private, no-store"
+        return response
 
 
 @post_schema(

@@ -1,12 +1,15 @@
-"""Stored files: upload, read, delete, retention and the storage quota."""
+"""Stored files: upload, read, delete, retention and the storage quota. A stored file is an
+uploaded PDF, or the picture of a figure a conversion cropped (option `figures: "crop"`)."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
+from django.core.files.base import ContentFile
 from django.core.files.storage import Storage
 from django.db import transaction
 from django.db.models import Q
@@ -25,8 +28,13 @@ def _storage() -> Storage:
     return store(Store.FILES)
 
 
-def _blob_name(caller: Caller, sha256: str) -> str:
-    return f"{caller.org_id}/{caller.environment}/{sha256[:2]}/{sha256}.pdf"
+PDF = "application/pdf"
+PNG = "image/png"
+_SUFFIXES = {PDF: "pdf", PNG: "png"}
+
+
+def _blob_name(org_id: str, environment: str, sha256: str, content_type: str = PDF) -> str:
+    return f"{org_id}/{environment}/{sha256[:2]}/{sha256}.{_SUFFIXES[content_type]}"
 
 
 def _live(organization: Organization, environment: str) -> Q:
@@ -47,15 +55,57 @@ def file_create(
     Raises 413 `storage_quota_exceeded` (details: quota, used, needed) and leaves nothing
     behind; the organization's row is locked so that parallel uploads cannot overshoot.
     """
+    with source.open("rb") as handle:
+        return _file_store(
+            organization=caller.organization,
+            environment=caller.environment,
+            api_key_id=caller.key_id,
+            content=File(handle),
+            size=size,
+            sha256=sha256,
+            filename=filename,
+            page_count=page_count,
+            content_type=PDF,
+        )
+
+
+def figure_file_create(
+    *, organization: Organization, environment: str, api_key_id: str, png: bytes, filename: str
+) -> StoredFile:
+    """Store a figure's picture (PNG bytes) as a file of the organization and environment, with
+    the retention and quota of an upload. Raises 413 `storage_quota_exceeded` like file_create."""
+    return _file_store(
+        organization=organization,
+        environment=environment,
+        api_key_id=api_key_id,
+        content=ContentFile(png),
+        size=len(png),
+        sha256=hashlib.sha256(png).hexdigest(),
+        filename=filename,
+        page_count=None,
+        content_type=PNG,
+    )
+
+
+def _file_store(
+    *,
+    organization: Organization,
+    environment: str,
+    api_key_id: str,
+    content: File[bytes],
+    size: int,
+    sha256: str,
+    filename: str,
+    page_count: int | None,
+    content_type: str,
+) -> StoredFile:
     storage = _storage()
-    name = _blob_name(caller, sha256)
+    name = _blob_name(organization.pk, environment, sha256, content_type)
     with transaction.atomic():
-        Organization.objects.select_for_update().get(pk=caller.org_id)
-        quota = limit_for(caller.organization, STORAGE_BYTES)
-        used = storage_used(organization=caller.organization, environment=caller.environment)
-        already_stored = StoredFile.objects.filter(
-            _live(caller.organization, caller.environment), sha256=sha256
-        ).exists()
+        Organization.objects.select_for_update().get(pk=organization.pk)
+        quota = limit_for(organization, STORAGE_BYTES)
+        used = storage_used(organization=organization, environment=environment)
+        already_stored = StoredFile.objects.filter(_live(organization, environment), sha256=sha256).exists()
         needed = 0 if already_stored else size
         if used + needed > quota:
             raise ServiceError(
@@ -66,17 +116,17 @@ def file_create(
                 details={"quota_bytes": quota, "used_bytes": used, "needed_bytes": needed},
             )
         if not storage.exists(name):
-            with source.open("rb") as handle:
-                storage.save(name, File(handle))
+            storage.save(name, content)
         return StoredFile.objects.create(
-            organization=caller.organization,
-            environment=caller.environment,
-            api_key_id=caller.key_id,
+            organization=organization,
+            environment=environment,
+            api_key_id=api_key_id,
             filename=caller_text(filename)[:255],
             bytes=size,
             sha256=sha256,
             page_count=page_count,
             storage_name=name,
+            content_type=content_type,
             expires_at=timezone.now() + timedelta(seconds=float(settings.SVCX_FILE_RETENTION)),
         )
 
@@ -85,6 +135,27 @@ def file_get(*, caller: Caller, file_id: str) -> StoredFile:
     """The caller's file. Another organization's or environment's id, or a deleted file, is
     404 `file_not_found` (never 403); a file past retention is 410 `file_expired`."""
     return _file_of(organization_id=caller.org_id, environment=caller.environment, file_id=file_id)
+
+
+def file_content_open(*, caller: Caller, file_id: str) -> tuple[StoredFile, File[bytes]]:
+    """The caller's file and its bytes, open for reading (the caller closes them). Raises like
+    file_get."""
+    record = file_get(caller=caller, file_id=file_id)
+    return record, _storage().open(record.storage_name, "rb")
+
+
+def figure_files_live(*, organization_id: str, environment: str, file_ids: set[str]) -> bool:
+    """Whether every one of `file_ids` is a file of the organization and environment that can
+    still be read (not deleted, not past retention)."""
+    live = StoredFile.objects.filter(
+        pk__in=file_ids,
+        organization_id=organization_id,
+        environment=environment,
+        deleted_at__isnull=True,
+        purged_at__isnull=True,
+        expires_at__gt=timezone.now(),
+    )
+    return live.count() == len(file_ids)
 
 
 def _file_of(*, organization_id: str, environment: str, file_id: str) -> StoredFile:

@@ -30,7 +30,7 @@ from conversion.files import file_get
 from conversion.inputs import JobJsonMembersSerializer, JobPartsMembersSerializer, JobRawPdfMembersSerializer
 from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF
 from conversion.models import ConversionJob, Job, new_job_id
-from conversion.options import engine_error
+from conversion.options import engine_error, figures_options
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, MemberSerializers, resolved_source
 from conversion.selectors import job_get, job_list, job_result_get, job_result_require
@@ -135,6 +135,7 @@ class JobCreateMixin(DocumentApi):
         job_id = new_job_id()
         upload = document.source.upload
         if upload is not None:
+            name = upload.filename or ""
             source = JobSource(
                 store=Store.ASYNC,
                 key=object_put(Store.ASYNC, f"{job_id}/input.pdf", upload.path),
@@ -144,6 +145,7 @@ class JobCreateMixin(DocumentApi):
         else:
             stored = resolved_source(document)
             source = JobSource(store=Store.FILES, key=stored.key, sha256=stored.sha256)
+            name = stored.filename
         options = document.options
         job = async_job_create(
             job_id=job_id,
@@ -158,6 +160,7 @@ class JobCreateMixin(DocumentApi):
                 "fallback": options.fallback,
                 "flavor": options.flavor,
                 **({"chunking": list(options.chunking)} if options.chunking else {}),
+                **figures_options(options, name),
             },
             pages=pages,
             page_count=page_count,

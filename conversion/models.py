@@ -113,7 +113,8 @@ class IdempotencyRecord(models.Model):
 
 
 class StoredFile(models.Model):
-    """An uploaded PDF kept for later conversions. The bytes are content-addressed per
+    """An uploaded PDF kept for later conversions, or the picture of a figure a conversion
+    cropped (option `figures: "crop"`). The bytes are content-addressed per
     organization and environment (one blob per SHA-256); a deleted or expired record keeps its
     row as a tombstone so that later reads are answered correctly."""
 
@@ -126,6 +127,8 @@ class StoredFile(models.Model):
     sha256 = models.CharField(max_length=64)
     page_count = models.IntegerField(null=True, blank=True)
     storage_name = models.CharField(max_length=300)
+    # What the bytes are: an uploaded PDF, or a figure's picture a conversion cropped (image/png).
+    content_type = models.CharField(max_length=100, default="application/pdf")
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
     deleted_at = models.DateTimeField(null=True, blank=True)

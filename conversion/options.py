@@ -16,7 +16,8 @@ from core.serializers import SharedFields
 TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
 FLAVORS = ("gfm",)
-OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking")
+FIGURES = ("none", "crop")
+OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking", "figures")
 CHUNKING_STRATEGIES = ("structure",)
 # Bounds of `chunking.max_tokens` (cl100k_base tokens): below 64 a chunk holds hardly a
 # paragraph; 8,191 is what OpenAI's embedding models take at most.
@@ -35,6 +36,8 @@ class Options:
     pages_param: str = "options.pages"
     # `chunking`: (max_tokens, overlap_tokens) of the structure strategy; None: no chunks.
     chunking: tuple[int, int] | None = None
+    # `figures`: "none" (a comment stands for each figure) or "crop" (its picture as a stored file).
+    figures: str = "none"
 
     def cache_key(self) -> str:
         """The normalised options, as they enter the result-cache key: expressions that select the
@@ -49,8 +52,22 @@ class Options:
             merged = []
         pages = ",".join(f"{a}-{'' if b is None else b}" if b != a else str(a) for a, b in merged)
         key = f"pages={pages or '*'};tables={self.tables};fallback={self.fallback};flavor={self.flavor}"
-        # Absent, the key is what it was before the option existed (cached results stay found).
-        return key + (f";chunking=structure:{self.chunking[0]}:{self.chunking[1]}" if self.chunking else "")
+        # Absent, an option leaves the key as it was before it existed (cached results stay found).
+        if self.chunking:
+            key += f";chunking=structure:{self.chunking[0]}:{self.chunking[1]}"
+        return key + (";figures=crop" if self.figures == "crop" else "")
+
+
+def figures_options(options: Options, filename: str) -> dict[str, str]:
+    """What a job keeps of the option `figures` (nothing by default): "crop", and the name its
+    figures' files are named after (`<name>-p3-fig1.png`): the document's file name without its
+    extension, "document" when the client gave none."""
+    if options.figures != "crop":
+        return {}
+    stem = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if stem.lower().endswith(".pdf"):
+        stem = stem[:-4]
+    return {"figures": "crop", "figures_name": stem.strip()[:200] or "document"}
 
 
 def json_type_name(value: Any) -> str:
@@ -155,6 +172,7 @@ class OptionsSerializer(SharedFields[Options]):
     tables = OptionField(required=False)
     fallback = OptionField(required=False)
     chunking = ChunkingField(required=False)
+    figures = OptionField(required=False)
 
     def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
         if data is None:  # refused by to_internal_value as not an object
@@ -197,7 +215,7 @@ class OptionsSerializer(SharedFields[Options]):
                     ).detail
                 }
             )
-        for name, accepted in (("flavor", FLAVORS), ("tables", TABLES), ("fallback", FALLBACKS)):
+        for name, accepted in (("flavor", FLAVORS), ("tables", TABLES), ("fallback", FALLBACKS), ("figures", FIGURES)):
             if name in attrs and attrs[name] not in accepted:
                 param = field_path(fields[name])
                 raise ServiceError(
@@ -220,4 +238,5 @@ class OptionsSerializer(SharedFields[Options]):
             flavor=attrs.get("flavor", "gfm"),
             pages_param=field_path(fields["pages"]),
             chunking=attrs.get("chunking"),
+            figures=attrs.get("figures", "none"),
         )

@@ -218,9 +218,15 @@ def resolved_source(document: DocumentRequest) -> Source:
     stays in the store for the worker to fetch."""
     upload = document.source.upload
     if upload is not None:
-        return Source(sha256=upload.sha256, path=upload.path)
+        return Source(sha256=upload.sha256, path=upload.path, filename=upload.filename or "")
     stored = file_get(caller=document.caller, file_id=document.source.file_id or "")
-    return Source(sha256=stored.sha256, key=stored.storage_name)
+    if stored.content_type != PDF:
+        raise ServiceError(
+            ErrorCode.PDF_INVALID,
+            f"The file {stored.id} is a {stored.content_type} picture (a figure a conversion cropped), not a PDF.",
+            param="file_id",
+        )
+    return Source(sha256=stored.sha256, key=stored.storage_name, filename=stored.filename)
 
 
 @contextmanager

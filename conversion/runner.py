@@ -21,6 +21,7 @@ from django.utils import timezone
 from accounts.keyformat import Environment
 from billing.meters import OrgScope
 from conversion import engine
+from conversion.figures import FigureFiles
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
@@ -245,7 +246,22 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
     )
     clock.hold_taken = True
 
+    figures = (
+        FigureFiles(
+            source=source,
+            password=password,
+            organization=job.organization,
+            environment=job.environment,
+            api_key_id=job.api_key_id,
+            name=options.get("figures_name", "document"),
+        )
+        if options.get("figures") == "crop"
+        else None
+    )
+
     def on_page(page: engine.PageResult) -> None:
+        if figures is not None:
+            figures.page(page)
         # Progress is written with the clock's next heartbeat, not once per page.
         clock.pages_completed += 1
 
@@ -264,6 +280,11 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
         )
     except engine.EngineError as exc:
         raise _engine_failure(exc, pages_param) from exc
+    finally:
+        if figures is not None:
+            figures.close()
+    if figures is not None:
+        result.warnings.extend(figures.warnings())
     if clock.cancelled:
         raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the conversion finished.")
     if result.stopped:

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from conversion.engine.elements import ElementType
+from conversion.engine.figures import FIGURE_DPI, FIGURE_MAX_PIXELS
 from conversion.engine.layout import (
     HIDDEN_BACKGROUND,
     HIDDEN_COVERED,
@@ -43,6 +44,18 @@ class CellSerializer(OutputSerializer):  # writes dicts, reads nothing
     rowspan = serializers.IntegerField()
     colspan = serializers.IntegerField()
     bbox = box_field()
+
+
+class FigureImageSerializer(OutputSerializer):  # writes dicts, reads nothing
+    file_id = serializers.CharField(
+        help_text="The stored file of the picture (PNG): download it with GET /v1/files/{id}/content."
+    )
+    dpi = serializers.IntegerField(
+        help_text=f"Pixels per inch it was cropped at: {FIGURE_DPI}, lower for a figure over "
+        f"{FIGURE_MAX_PIXELS:,} pixels."
+    )
+    width = serializers.IntegerField(help_text="Pixels: the box's width in points times dpi / 72.")
+    height = serializers.IntegerField(help_text="Pixels: the box's height in points times dpi / 72.")
 
 
 class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
@@ -94,6 +107,11 @@ class ElementSerializer(OutputSerializer):  # writes dicts, reads nothing
         min_value=0.0,
         max_value=1.0,
         help_text="Pages read by OCR: the mean confidence (0 to 1) of the recognised words inside the element.",
+    )
+    image = FigureImageSerializer(
+        required=False,
+        help_text='Figures, with the option `figures: "crop"`: the figure\'s picture, stored as a file of the '
+        "organization (the Markdown shows it as `![caption](file_id)`).",
     )
 
 

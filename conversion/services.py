@@ -53,6 +53,8 @@ from billing.ledger import Hold, capture_refund, credits_capture, credits_hold, 
 from billing.limits import MeterName
 from billing.meters import Scope, meter_consume, meter_require
 from billing.selectors import capture_get
+from conversion.figures import figure_file_ids
+from conversion.files import figure_files_live
 from conversion.jobs import (
     CONVERT_TASK,
     broker_unavailable,
@@ -65,7 +67,7 @@ from conversion.jobs import (
     result_cache_key,
 )
 from conversion.models import CachedResult, ConversionJob
-from conversion.options import Options
+from conversion.options import Options, figures_options
 from conversion.sealing import password_seal
 from conversion.share import pool_share
 from conversion.store import Source, Store, job_input_key, object_put
@@ -97,8 +99,21 @@ def conversion_cache_lookup(*, caller: Caller, source: Source, options: Options,
     environment, if one was made in the cache's lifetime by the current engine."""
     key = result_cache_key(caller=caller, sha256=source.sha256, options=options, password=password)
     result = cached_result_get(key=key)
+    if result is not None and options.figures == "crop" and not _figures_live(caller, result):
+        result = None  # converted again: the new result replaces this one
     result_cache_count(hit=result is not None)
     return CacheLookup(key=key, result=result)
+
+
+def _figures_live(caller: Caller, result: CachedResult) -> bool:
+    """Whether a result made with `figures: "crop"` can still be answered: each of its figures
+    has its file, and the file was not deleted and has not expired (a result never points at a
+    file the client cannot download). A figure left without one (the quota was full) makes it
+    stale too: a new conversion may store it."""
+    ids = figure_file_ids(result.payload)
+    return ids is not None and figure_files_live(
+        organization_id=caller.org_id, environment=caller.environment, file_ids=set(ids)
+    )
 
 
 # --- 2. the meters --------------------------------------------------------------------------
@@ -182,6 +197,7 @@ def conversion_submit(*, caller: Caller, request_id: str, submission: Submission
             "flavor": options.flavor,
             "pages_param": options.pages_param,
             **({"chunking": list(options.chunking)} if options.chunking else {}),
+            **figures_options(options, source.filename),
         }
         if options is not None
         else {},

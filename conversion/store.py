@@ -41,6 +41,7 @@ class Source:
     sha256: str
     path: Path | None = None
     key: str = ""
+    filename: str = ""  # the document's name as the client gave it ("" when it gave none)
 
 
 def job_input_key(request_id: str) -> str:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("v1/files", documents_api.FileCreateApi.as_view(), name="files"),
     path("v1/files/raw", documents_api.FileCreateRawApi.as_view(), name="files-raw"),
     path("v1/files/<str:file_id>", documents_api.FileDetailApi.as_view(), name="file"),
+    path("v1/files/<str:file_id>/content", documents_api.FileContentApi.as_view(), name="file-content"),
     path("v1/inspect", documents_api.InspectApi.as_view(), name="inspect"),
     path("v1/inspect/raw", documents_api.InspectRawApi.as_view(), name="inspect-raw"),
     path("v1/toc", documents_api.TocApi.as_view(), name="toc"),

@@ -526,8 +526,8 @@ _SPECS: tuple[ErrorSpec, ...] = (
         INVALID_REQUEST,
         "The option value is not available in v1.",
         "`param` names the option. Accepted values: flavor `gfm`; tables `markdown`, `html`, `text`; "
-        "fallback `empty`, `error`; chunking strategy `structure`, max_tokens 64 to 8191, overlap_tokens 0 to "
-        "half of max_tokens (`details` gives the bounds).",
+        "fallback `empty`, `error`; figures `none`, `crop`; chunking strategy `structure`, max_tokens 64 to 8191, "
+        "overlap_tokens 0 to half of max_tokens (`details` gives the bounds).",
     ),
     _spec(
         ErrorCode.OPTION_CONFLICT,

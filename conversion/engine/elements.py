@@ -64,6 +64,8 @@ class Element:
     reason: str | None = None  # hidden text: why a reader cannot see it
     source: str | None = None  # "ocr" when read from the page's picture (else the text layer)
     confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
+    # Figure with the option figures "crop": its picture, {file_id, dpi, width, height}.
+    image: dict[str, Any] | None = None
     # Shown elements: where the element's Markdown stands in its page's Markdown, as
     # [start, end) character offsets (`page_spans`).
     md_span: Span | None = None
@@ -82,7 +84,7 @@ class Element:
             out["md_span"] = list(self.md_span)
             if doc_span is not None:
                 out["doc_span"] = list(doc_span)
-        for name in ("level", "depth", "marker", "header_rows", "caption", "reason", "source", "confidence"):
+        for name in ("level", "depth", "marker", "header_rows", "caption", "reason", "source", "confidence", "image"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from .elements import GLYPH_GARBAGE, Element, ElementType
 from .errors import EngineError
 from .layout import MONO, Line, OcrFacts, PageModel, is_rtl
+from .render import PageRenderer
 
 __all__ = [
     "ISO_TO_TESSERACT",
@@ -525,7 +526,7 @@ class PageOcr:
     password: str | None
     options: OcrOptions
     params: OcrParams = PARAMS
-    _doc: Any = None
+    _renderer: PageRenderer | None = None
     _languages: str = ""
     read: list[int] = field(default_factory=list)  # pages read by OCR
 
@@ -554,27 +555,14 @@ class PageOcr:
 
     def render(self, number: int) -> tuple[Any, float]:
         """The page (1-based) as displayed, greyscale, and its pixels per point."""
-        import pypdfium2 as pdfium
-
-        if self._doc is None:
-            self._doc = pdfium.PdfDocument(str(self.path), password=self.password)
-        page = self._doc[number - 1]
-        try:
-            width, height = page.get_size()
-            scale = self.params.dpi / 72.0
-            pixels = width * height * scale * scale
-            if pixels > self.params.max_pixels:
-                scale *= math.sqrt(self.params.max_pixels / pixels)
-            bitmap = page.render(scale=scale, grayscale=True)
-            image = bitmap.to_pil().convert("L")
-            return image, scale
-        finally:
-            page.close()
+        if self._renderer is None:
+            self._renderer = PageRenderer(self.path, self.password)
+        return self._renderer.render(number, self.params.dpi / 72.0, max_pixels=self.params.max_pixels, grayscale=True)
 
     def close(self) -> None:
-        if self._doc is not None:
-            self._doc.close()
-            self._doc = None
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
 
 
 def mark_elements(elements: Iterator[Element] | Sequence[Element], lines: Sequence[Line]) -> None:

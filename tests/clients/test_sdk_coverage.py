@@ -14,6 +14,7 @@ SDK_METHODS = {
     ("post", "/v1/files"): "upload",  # sent as /v1/files/raw
     ("post", "/v1/files/raw"): "upload",
     ("get", "/v1/files/{file_id}"): "get_file",
+    ("get", "/v1/files/{file_id}/content"): "file_content",
     ("delete", "/v1/files/{file_id}"): "delete_file",
     ("post", "/v1/inspect"): "inspect",
     ("post", "/v1/inspect/raw"): "inspect",

@@ -30,6 +30,7 @@ from svcx_client import (
 from billing.models import LedgerEntry
 from billing.usage import usage_copy
 from tests.conftest import WorkerProcess, text_pdf
+from tests.conversion.engine.pdfs import Image, Text, make_pdf
 from tests.factories import make_key, make_org
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,6 +50,7 @@ def test_every_operation_answers_its_typed_result(module_web: str, session_worke
         markdown = svcx.convert(three, format="md", pages="1-2")
         stored = svcx.upload(three)
         read = svcx.get_file(stored.id)
+        content = svcx.file_content(stored.id)
         by_id = svcx.convert(file_id=stored.id, pages="3", metadata={"job": "j-1"})
         again = svcx.convert(three.read_bytes(), format="markdown", pages="1-2")
         inspection = svcx.inspect(three)
@@ -76,6 +78,7 @@ def test_every_operation_answers_its_typed_result(module_web: str, session_worke
     assert markdown.answer.rate_limits["requests"].limit > 0
     assert (stored.filename, stored.page_count, stored.size) == ("three.pdf", 3, three.stat().st_size)
     assert read.sha256 == stored.sha256
+    assert content == three.read_bytes()
     assert isinstance(by_id, Conversion)
     assert [p.page for p in by_id.pages] == [3]
     assert "Gamma on three." in by_id.markdown
@@ -98,6 +101,23 @@ def test_every_operation_answers_its_typed_result(module_web: str, session_worke
     }
     assert sum(day.credits for day in usage.days) == 3
     assert health["status"] == "ok"
+
+
+def test_figures_are_cropped_and_downloaded(module_web: str, session_worker: WorkerProcess, tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "atlas.pdf", [[Text(72, 720, "An orchard in spring."), Image(72, 500, 300, 660)]])
+    with Client(make_key(make_org(credits=10)).secret, base_url=module_web) as svcx:
+        result = svcx.convert(pdf, figures="crop")
+        (figure,) = [e for e in result.pages[0].elements if e["type"] == "figure"]
+        picture = svcx.file_content(figure["image"]["file_id"])
+        stored = svcx.get_file(figure["image"]["file_id"])
+
+    assert f"![]({figure['image']['file_id']})" in result.markdown
+    assert picture[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (stored.filename, stored.size, stored.page_count) == (
+        "document-p1-fig1.png",
+        len(picture),
+        None,
+    )  # sent raw: no name
 
 
 def test_errors_are_raised_with_their_envelope_and_bill_nothing(

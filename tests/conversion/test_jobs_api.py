@@ -17,8 +17,9 @@ from billing.selectors import credits_get
 from conversion import engine
 from conversion.models import Job
 from tests.conftest import WorkerProcess, start_worker
-from tests.conversion.engine.pdfs import make_pdf
+from tests.conversion.engine.pdfs import Image, Text, lines, make_pdf
 from tests.conversion.test_async_jobs import JOB_ENV, book_page, job_settings
+from tests.conversion.test_figures import CAPTION, CAPTION_MD, PROSE, downloaded_bytes, png_size
 from tests.factories import bearer, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
 
@@ -185,3 +186,37 @@ def test_refusals_leave_nothing_behind(client: Client, book: Path, workers: Work
     assert credits_get(organization=poor, environment="live").held == 0
     reader = make_key(poor, preset="read_only").secret
     assert_envelope(client.get("/v2/jobs", **bearer(reader)), 403, "insufficient_scope")
+
+
+def test_a_job_with_figures_crop_links_each_figure_to_its_stored_picture(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    secret = account["key"].secret
+    pdf = make_pdf(
+        tmp_path / "atlas.pdf",
+        [book_page(1), [*lines(72, 720, PROSE), Image(72, 500, 300, 660), Text(72, 485, CAPTION, 9)]],
+    )
+    with pdf.open("rb") as handle:
+        created = client.post(
+            "/v2/jobs", data={"file": handle, "options": json.dumps({"figures": "crop"})}, **bearer(secret)
+        )
+    assert created.status_code == 202
+    job = created.json()
+    assert wait_done(client, secret, job["id"])["status"] == "succeeded"
+
+    body = client.get(f"/v2/jobs/{job['id']}/result", **bearer(secret)).json()
+    (figure,) = [e for e in body["pages"][1]["elements"] if e["type"] == "figure"]
+    image = figure["image"]
+    assert (image["dpi"], image["width"], image["height"]) == (144, 456, 320)
+    link = f"![Figure 2: The orchard \\[in May\\]]({image['file_id']})"
+    assert body["pages"][1]["markdown"] == " ".join(PROSE) + "\n\n" + link + "\n\n" + CAPTION_MD
+    assert link in body["markdown"]
+    assert body["credits_billed"] == 2
+    # The pages streamed while the job ran have the link too.
+    stream = client.get(f"/v2/jobs/{job['id']}/result?after=1", HTTP_ACCEPT="application/x-ndjson", **bearer(secret))
+    (page,) = [json.loads(line) for line in b"".join(stream.streaming_content).decode().splitlines()]  # type: ignore[attr-defined]
+    assert page["markdown"] == body["pages"][1]["markdown"]
+    downloaded = client.get(f"/v1/files/{image['file_id']}/content", **bearer(secret))
+    assert (downloaded.status_code, downloaded["Content-Type"]) == (200, "image/png")
+    assert png_size(downloaded_bytes(downloaded)) == (456, 320)
+    assert client.get(f"/v1/files/{image['file_id']}", **bearer(secret)).json()["filename"] == "atlas-p2-fig1.png"

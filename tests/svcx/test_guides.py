@@ -23,6 +23,7 @@ from django.test import Client
 from svcx.guides import GUIDE_SLUGS, guides_dir
 from tests.browser import screenshot
 from tests.conftest import ROOT, WorkerProcess, database_url_for_children, start_worker, text_pdf
+from tests.conversion.engine.pdfs import Image, Op, Text, make_pdf
 from tests.factories import make_key, make_org
 from webhooks.signing import signature_header
 
@@ -69,7 +70,10 @@ def matches(pattern: str, text: str) -> bool:
 
 
 def sample_documents(folder: Path) -> None:
-    """`document.pdf` (3 text pages with an outline) and `locked.pdf` (password `s3cret`)."""
+    """`document.pdf` (3 text pages with an outline), `locked.pdf` (password `s3cret`) and
+    `figure.pdf` (a page with a figure 228 x 160 points and its caption)."""
+    picture: list[Op] = [Text(72, 720, "The orchard was planted in the spring."), Image(72, 500, 300, 660)]
+    make_pdf(folder / "figure.pdf", [[*picture, Text(72, 485, "Figure 1: The orchard in May", 9)]])
     document = text_pdf(folder / "plain.pdf", ["Alpha text on page one.", "Beta text on two.", "Gamma on three."])
     with pikepdf.open(document) as pdf:
         with pdf.open_outline() as outline:

@@ -220,8 +220,11 @@ def test_conversion_pages_describe_their_elements_field_by_field(document: dict[
         "reason",
         "source",
         "confidence",
+        "image",
     }
     assert set(element["required"]) == {"type", "bbox", "text", "in_markdown"}
+    image = schemas["FigureImage"]
+    assert set(image["properties"]) == set(image["required"]) == {"file_id", "dpi", "width", "height"}
     assert element["properties"]["md_span"]["minItems"] == element["properties"]["md_span"]["maxItems"] == 2
     assert set(schemas["TypeEnum"]["enum"]) >= {"heading", "paragraph", "list_item", "table", "hidden_text"}
     cell = schemas["Cell"]

@@ -64,6 +64,9 @@ class _ConversionOptions(TypedDict, total=False):
     flavor: Literal["gfm"]
     tables: Literal["markdown", "html", "text"]
     fallback: Literal["empty", "error"]
+    # "crop": each figure's picture stored as a file (`image.file_id` on the figure element,
+    # read with `file_content`) and linked from the Markdown.
+    figures: Literal["none", "crop"]
     password: str
     metadata: dict[str, Any]
     idempotency_key: str
@@ -84,7 +87,7 @@ class JobOptions(_ConversionOptions, total=False):
 
 _DOCUMENT_MEMBERS = frozenset(DocumentOptions.__annotations__)
 _JOB_MEMBERS = frozenset(JobOptions.__annotations__)
-_OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback")
+_OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "figures")
 # Multipart parts that hold JSON text.
 _JSON_PARTS = ("options", "metadata", "webhook_metadata")
 
@@ -249,6 +252,12 @@ class Client:
     def get_file(self, file_id: str) -> models.StoredFile:
         response = self._request("GET", f"/v1/files/{file_id}")
         return models.StoredFile.from_json(response.json(), models.Answer.of(response.headers))
+
+    def file_content(self, file_id: str) -> bytes:
+        """The stored file's bytes: an uploaded PDF, or the PNG picture of a figure that a
+        conversion with `figures: "crop"` cropped (its `image.file_id`). Raises NotFoundError
+        (`file_not_found`) for a file of another organization or a deleted one."""
+        return self._request("GET", f"/v1/files/{file_id}/content", accept="*/*").content
 
     def delete_file(self, file_id: str, *, idempotency_key: str | None = None) -> models.FileDeleted:
         response = self._request("DELETE", f"/v1/files/{file_id}", idempotency_key=idempotency_key)
