@@ -188,6 +188,9 @@ class Job(models.Model):
     credits_held = models.BigIntegerField(default=0)
     credits_billed = models.BigIntegerField(default=0)
     pages_billed = models.IntegerField(default=0)
+    # Pages read by OCR (option `ocr`): those the pre-flight found, held for at their price;
+    # once the job succeeded, those its result read (and billed).
+    ocr_pages = models.IntegerField(default=0)
     error = models.JSONField(null=True, blank=True)
     # The result in the store (the v1 result body), once the job succeeded.
     result_key = models.CharField(max_length=500, blank=True, default="")
