@@ -82,6 +82,32 @@ def test_bytes_go_as_the_raw_pdf_and_a_stored_file_by_its_id(server: Scripted, s
     assert len(server.seen) == 2
 
 
+def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(server: Scripted, sleeps: Sleeps) -> None:
+    estimate = {
+        "pages": 2,
+        "ocr_pages": 1,
+        "credits": 4,
+        "credits_per_page": 1,
+        "credits_per_ocr_page": 3,
+        "plan": [{"page": 1, "ocr": False}, {"page": 2, "ocr": True}],
+    }
+    server.answers = [
+        Canned(body=json.dumps({"object": "inspection", "page_count": 2, "pages": [], "estimate": estimate}).encode()),
+        job(http_status=202, ocr_pages=1),
+    ]
+    client = client_for(server, sleeps)
+
+    found = client.inspect_job(PDF, ocr="auto", ocr_languages=("en", "de"))
+    created = client.create_job(file_id="file_1", ocr="force", ocr_languages=["fr"])
+
+    inspected, stored = server.seen
+    assert (inspected.path, inspected.query) == ("/v2/inspect/raw", {"ocr": ["auto"], "ocr_languages": ["en,de"]})
+    assert found.estimate is not None
+    assert (found.page_count, found.estimate.credits, found.estimate.plan[1].ocr) == (2, 4, True)
+    assert json.loads(stored.body)["options"] == {"ocr": "force", "ocr_languages": ["fr"]}
+    assert created.ocr_pages == 1
+
+
 def test_creating_a_job_is_retried_with_the_same_idempotency_key(server: Scripted, sleeps: Sleeps) -> None:
     server.answers = [Canned(drop=True), envelope(503, "overloaded", "overloaded_error", retryable=True), job()]
 

@@ -406,9 +406,8 @@ def run_inspect(args: argparse.Namespace, client: Client, out: TextIO, err: Text
     if estimate is not None:
         read = [str(p.page) for p in estimate.plan if p.ocr]
         lines.append(
-            f"a job: {estimate.pages} pages, {estimate.ocr_pages} read by OCR ({', '.join(read) or 'none'}), "
-            f"{estimate.credits} credits ({estimate.credits_per_page} a page, {estimate.credits_per_ocr_page} a page "
-            "read by OCR)"
+            f"a job of {estimate.pages} page(s): read by OCR {', '.join(read) or 'none'}; {estimate.credits} credits "
+            f"({estimate.credits_per_page} a page, {estimate.credits_per_ocr_page} a page read by OCR)"
         )
     lines += [f"warning: {w}" for w in found.warnings]
     print("\n".join(lines), file=out)
