@@ -19,7 +19,10 @@ itself whenever none is ready for it, so that
 Money: the credits of the selected pages are held when the job is created (402 when they are
 not there, and nothing is created), captured for the pages of the result when the job
 succeeds (after the result is in the store: no page is billed that the client cannot fetch),
-released when it fails or is canceled. A canceled job keeps no result. Results, parts and
+released when it fails or is canceled. With the option `ocr`, the pages its pre-flight finds
+OCR will read (conversion.runner, on the interactive queue) are held at the price of a page
+read by OCR (SVCX_OCR_PAGE_CREDITS); the capture bills the pages the result read by OCR at that
+price, never more than was held (billing.ledger). A canceled job keeps no result. Results, parts and
 inputs live SVCX_JOB_RETENTION after the job ends; then the job is deleted.
 
 Every step is safe to run twice: parts and leads are claimed with conditional updates, the

@@ -302,7 +302,10 @@ class JobsApi(JobCreateMixin):
 
     A job converts up to 5,000 pages in the background: 202 with the job at once; its pages are
     spread over the worker pool. The credits of the selected pages are held now (402 when they
-    are not there), billed when it succeeds, released when it fails or is canceled."""
+    are not there), billed when it succeeds, released when it fails or is canceled. With
+    `options.ocr` "auto" or "force" (and `options.ocr_languages`) the pages without a usable text
+    layer, or all, are read by OCR: those are held and billed at the price of a page read by OCR
+    (`ocr_pages` on the job; POST /v2/inspect estimates them first)."""
 
     method_scopes = {"GET": CONVERT, "HEAD": CONVERT, "POST": CONVERT}
 

@@ -172,7 +172,7 @@ class Job(models.Model):
     source_key = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64)
     filename = models.CharField(max_length=255, blank=True, default="")
-    # The engine's options (tables, fallback, flavor) and the pages selected, in order.
+    # The engine's options (tables, fallback, flavor, ocr, ocr_languages) and the pages selected, in order.
     options = models.JSONField(default=dict)
     pages = models.JSONField(default=list)
     webhook_metadata = models.JSONField(null=True, blank=True)
