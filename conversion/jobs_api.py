@@ -108,7 +108,7 @@ class Preflight:
     ocr_pages: list[int] | None = None
 
 
-def preflight(document: DocumentRequest, *, estimate: bool) -> Preflight:
+def job_preflight(document: DocumentRequest, *, estimate: bool) -> Preflight:
     """The document's page count (and with `estimate`, the selected pages OCR would read): a
     stored file's count when nothing more is needed, else the pre-flight of the document on the
     interactive queue (no PDF is read in a web thread)."""
@@ -162,7 +162,7 @@ class JobCreateMixin(DocumentApi):
         caller = document.caller
         conversion_meters_require(caller=caller, meters=WORK_METERS)
         options = document.options
-        found = preflight(document, estimate=options.ocr == "auto")
+        found = job_preflight(document, estimate=options.ocr == "auto")
         page_count = found.page_count
         pages = _selected_pages(document, page_count)
         limit = int(settings.SVCX_JOB_MAX_PAGES)
