@@ -83,16 +83,17 @@ def test_bytes_go_as_the_raw_pdf_and_a_stored_file_by_its_id(server: Scripted, s
 
 
 def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(server: Scripted, sleeps: Sleeps) -> None:
+    plan = [{"page": n, "ocr": n > 1} for n in (1, 2, 3)]
     estimate = {
-        "pages": 2,
-        "ocr_pages": 1,
-        "credits": 4,
+        "pages": 3,
+        "ocr_pages": 2,
+        "credits": 7,
         "credits_per_page": 1,
         "credits_per_ocr_page": 3,
-        "plan": [{"page": 1, "ocr": False}, {"page": 2, "ocr": True}],
+        "plan": plan,
     }
     server.answers = [
-        Canned(body=json.dumps({"object": "inspection", "page_count": 2, "pages": [], "estimate": estimate}).encode()),
+        Canned(body=json.dumps({"object": "inspection", "page_count": 3, "pages": [], "estimate": estimate}).encode()),
         job(http_status=202, ocr_pages=1),
     ]
     client = client_for(server, sleeps)
@@ -103,7 +104,11 @@ def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(se
     inspected, stored = server.seen
     assert (inspected.path, inspected.query) == ("/v2/inspect/raw", {"ocr": ["auto"], "ocr_languages": ["en,de"]})
     assert found.estimate is not None
-    assert (found.page_count, found.estimate.credits, found.estimate.plan[1].ocr) == (2, 4, True)
+    assert (found.page_count, found.estimate.credits, [p.ocr for p in found.estimate.plan]) == (
+        3,
+        7,
+        [False, True, True],
+    )
     assert json.loads(stored.body)["options"] == {"ocr": "force", "ocr_languages": ["fr"]}
     assert created.ocr_pages == 1
 
