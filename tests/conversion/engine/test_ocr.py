@@ -128,17 +128,19 @@ def scans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 TEXT_PAGE = "This page has a text layer of its own."
 
 
-def mixed_scan(d: Path) -> Path:
-    """`d`/mixed.pdf: a first page with a text layer (TEXT_PAGE) and a second that is a scan of
-    the report page (no text layer)."""
-    mixed = make_pdf(d / "mixed-source.pdf", [lines(72, 700, [TEXT_PAGE]), report_ops()])
-    scanned = scan(mixed, d / "mixed-scanned.pdf")
+def mixed_scan(d: Path, second: list[Op] | None = None, name: str = "mixed") -> Path:
+    """`d`/`name`.pdf: a first page with a text layer (TEXT_PAGE) and a second that is a scan
+    (no text layer) of the report page, or of the page `second` draws."""
+    mixed = make_pdf(
+        d / f"{name}-source.pdf", [lines(72, 700, [TEXT_PAGE]), report_ops() if second is None else second]
+    )
+    scanned = scan(mixed, d / f"{name}-scanned.pdf")
     with pikepdf.open(mixed) as text_pdf, pikepdf.open(scanned) as scan_pdf:
         out = pikepdf.new()
         out.pages.append(text_pdf.pages[0])
         out.pages.append(scan_pdf.pages[1])
-        out.save(d / "mixed.pdf")
-    return d / "mixed.pdf"
+        out.save(d / f"{name}.pdf")
+    return d / f"{name}.pdf"
 
 
 # --- end to end ---------------------------------------------------------------------------------
@@ -237,6 +239,18 @@ def test_parsed_parts_read_by_ocr_render_like_the_whole(scans: dict[str, Path]) 
     assert parts.ocr_pages == [2]
     assert parts.pages[1].ocr == whole.pages[1].ocr
     assert [e.as_dict() for e in parts.pages[1].elements] == [e.as_dict() for e in whole.pages[1].elements]
+
+
+@needs_tesseract
+def test_parsed_parts_read_by_ocr_warn_of_a_blank_scan_as_the_whole_does(tmp_path: Path) -> None:
+    blank = mixed_scan(tmp_path, second=[], name="blank")
+    parsed = parse_pages(blank, pages=[1, 2], ocr=OcrOptions(mode="auto"))
+    whole = convert(blank, options=AUTO)
+
+    parts = convert(blank, options=AUTO, parsed=parsed.models)
+
+    assert parts.warnings == whole.warnings == ["Page 2: no text found, in a text layer or by OCR; it was left empty."]
+    assert parts.pages[1].warnings == whole.pages[1].warnings
 
 
 def test_without_ocr_a_scan_is_still_refused(scans: dict[str, Path]) -> None:
