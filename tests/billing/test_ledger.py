@@ -82,6 +82,14 @@ def test_pages_read_by_ocr_are_held_and_captured_at_their_price_itemised_never_p
     assert credits_capture(request_id="req_2", pages=2, ocr_pages=1) == 4  # 1 text page + 1 read by OCR
     release = LedgerEntry.objects.get(request_id="req_2", kind="release")
     assert (release.credits, release.pages, release.details) == (3, 1, {})
+    # A job that fails or is canceled gives back the whole hold, OCR pages' price included.
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_3", pages=2, ocr_pages=2)
+    credits_release(request_id="req_3")
+    assert [(r.kind, r.credits) for r in LedgerEntry.objects.filter(request_id="req_3").order_by("kind")] == [
+        ("hold", -6),
+        ("release", 6),
+    ]
+    assert credits_get(organization=org, environment="live").held == 0
     assert_invariants(org)
 
 
