@@ -26,6 +26,21 @@ CREDITS_PER_PAGE = 1
 TEST_ALLOWANCE_PAGES = 5000
 
 
+def ocr_page_credits() -> int:
+    """What a page read by OCR costs (SVCX_OCR_PAGE_CREDITS), instead of CREDITS_PER_PAGE."""
+    return int(settings.SVCX_OCR_PAGE_CREDITS)
+
+
+def page_credits(pages: int, ocr_pages: int = 0) -> int:
+    """The credits of `pages`, `ocr_pages` of them read by OCR (at most all of them)."""
+    ocr_pages = max(0, min(ocr_pages, pages))
+    return pages * CREDITS_PER_PAGE + ocr_pages * (ocr_page_credits() - CREDITS_PER_PAGE)
+
+
+def _ocr_details(ocr_pages: int) -> dict[str, int]:
+    return {"ocr_pages": ocr_pages, "ocr_page_credits": ocr_page_credits()} if ocr_pages else {}
+
+
 def _month_start(now: datetime) -> date:
     return now.date().replace(day=1)
 
@@ -78,6 +93,7 @@ def _append(
     api_key_id: str = "",
     actor_label: str = "",
     reason: str = "",
+    details: dict[str, int] | None = None,
 ) -> LedgerEntry:
     return LedgerEntry.objects.create(
         organization=organization,
@@ -91,6 +107,7 @@ def _append(
         api_key_id=api_key_id,
         actor_label=actor_label,
         reason=reason,
+        details=details or {},
     )
 
 
@@ -167,8 +184,10 @@ def credits_hold(
     request_id: str,
     pages: int,
     lease_seconds: float | None = None,
+    ocr_pages: int = 0,
 ) -> Hold:
-    """Reserve the credits for `pages` (or, for a test key, the pages of the test allowance).
+    """Reserve the credits for `pages`, `ocr_pages` of them at the price of a page read by OCR
+    (or, for a test key, the pages of the test allowance).
 
     Raises ServiceError `insufficient_credits` (details: credits_required, credits_available,
     top_up_url) and leaves nothing behind when the balance or allowance does not cover it.
@@ -178,7 +197,8 @@ def credits_hold(
     if existing is not None:
         return Hold(request_id=request_id, credits=existing.credits, pages=existing.pages)
     lease = timezone.now() + timedelta(seconds=lease_seconds or settings.SVCX_HOLD_LEASE_SECONDS)
-    credits = 0 if environment == Environment.TEST else pages * CREDITS_PER_PAGE
+    ocr_pages = max(0, min(ocr_pages, pages))
+    credits = 0 if environment == Environment.TEST else page_credits(pages, ocr_pages)
     with transaction.atomic():
         balance = _locked_balance(organization, environment)
         if environment == Environment.TEST:
@@ -227,6 +247,7 @@ def credits_hold(
             idempotency_key=f"{request_id}:hold",
             request_id=request_id,
             api_key_id=api_key_id,
+            details=_ocr_details(ocr_pages),
         )
     return Hold(request_id=request_id, credits=credits, pages=pages)
 
@@ -236,8 +257,9 @@ def capture_key(request_id: str) -> str:
     return f"{request_id}:capture"
 
 
-def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
-    """Capture `pages_billed` pages of the hold and release the rest (0 pages: release all).
+def _settle(*, request_id: str, pages_billed: int, ocr_pages: int = 0) -> CreditHold | None:
+    """Capture `pages_billed` pages of the hold, `ocr_pages` of them read by OCR, and release
+    the rest (0 pages: release all); never more credits than were held.
 
     Idempotent: a hold already settled is returned unchanged.
     """
@@ -246,7 +268,8 @@ def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
         if hold is None or hold.status != CreditHold.Status.HELD:
             return hold
         pages_billed = max(0, min(pages_billed, hold.pages))
-        credits_billed = 0 if hold.environment == Environment.TEST else pages_billed * CREDITS_PER_PAGE
+        ocr_pages = _ocr_pages_billable(hold, pages_billed, ocr_pages)
+        credits_billed = 0 if hold.environment == Environment.TEST else page_credits(pages_billed, ocr_pages)
         released = hold.credits - credits_billed
         organization = hold.organization
         balance = _locked_balance(organization, hold.environment)
@@ -270,6 +293,7 @@ def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
                 idempotency_key=capture_key(request_id),
                 request_id=request_id,
                 api_key_id=hold.api_key_id,
+                details=_ocr_details(ocr_pages),
             )
         if released or pages_billed < hold.pages:
             _append(
@@ -289,16 +313,28 @@ def _settle(*, request_id: str, pages_billed: int) -> CreditHold | None:
     return hold
 
 
-def credits_capture(*, request_id: str, pages: int) -> int:
-    """Bill the pages actually converted and release the rest of the hold. Returns the credits
-    billed (0 for a test key, or when the hold was already settled by an earlier call)."""
+def _ocr_pages_billable(hold: CreditHold, pages: int, ocr_pages: int) -> int:
+    """Of `ocr_pages` read by OCR, those billed at their price: at most the pages billed, and
+    never past the credits held (pages read beyond the pre-flight's count bill as text pages)."""
+    ocr_pages = max(0, min(ocr_pages, pages))
+    extra = ocr_page_credits() - CREDITS_PER_PAGE
+    if hold.environment == Environment.TEST or extra <= 0:
+        return ocr_pages
+    return max(0, min(ocr_pages, (hold.credits - pages * CREDITS_PER_PAGE) // extra))
+
+
+def credits_capture(*, request_id: str, pages: int, ocr_pages: int = 0) -> int:
+    """Bill the pages actually converted (`ocr_pages` of them read by OCR, at their price; never
+    more than was held) and release the rest of the hold. Returns the credits billed (0 for a
+    test key, or when the hold was already settled by an earlier call)."""
     hold = CreditHold.objects.filter(request_id=request_id).only("status").first()
     if hold is None or hold.status != CreditHold.Status.HELD:
         return 0
-    settled = _settle(request_id=request_id, pages_billed=pages)
+    settled = _settle(request_id=request_id, pages_billed=pages, ocr_pages=ocr_pages)
     if settled is None or settled.status != CreditHold.Status.CAPTURED:
         return 0
-    return 0 if settled.environment == Environment.TEST else max(0, min(pages, settled.pages)) * CREDITS_PER_PAGE
+    capture = LedgerEntry.objects.filter(idempotency_key=capture_key(request_id)).values_list("credits", flat=True)
+    return -int(capture.first() or 0)
 
 
 def capture_refund(*, request_id: str, reason: str) -> int:

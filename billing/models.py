@@ -81,6 +81,9 @@ class LedgerEntry(models.Model):
     idempotency_key = models.CharField(max_length=120, unique=True)
     actor_label = models.CharField(max_length=150, blank=True, default="")
     reason = models.CharField(max_length=500, blank=True, default="")
+    # What the movement is made of beyond its pages, for a statement to itemise: a hold or
+    # capture of pages read by OCR has `ocr_pages` and `ocr_page_credits` (what one cost).
+    details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -40,17 +40,25 @@ def credits_get(*, organization: Organization, environment: str) -> Credits:
 
 @dataclass(frozen=True)
 class Capture:
-    """What a request's capture billed: its pages and (positive) credits."""
+    """What a request's capture billed: its pages and (positive) credits, and how many of the
+    pages were read by OCR (billed at their price)."""
 
     pages: int
     credits: int
+    ocr_pages: int = 0
 
 
 def capture_get(*, request_id: str) -> Capture | None:
     """The capture of the request's hold; None when it was not captured (still held, released,
     or never held). A refund later does not undo it here: the refund is a row of its own."""
-    row = LedgerEntry.objects.filter(idempotency_key=capture_key(request_id)).values_list("pages", "credits").first()
-    return Capture(pages=row[0], credits=-row[1]) if row is not None else None
+    row = (
+        LedgerEntry.objects.filter(idempotency_key=capture_key(request_id))
+        .values_list("pages", "credits", "details")
+        .first()
+    )
+    if row is None:
+        return None
+    return Capture(pages=row[0], credits=-row[1], ocr_pages=int((row[2] or {}).get("ocr_pages", 0)))
 
 
 @dataclass(frozen=True)

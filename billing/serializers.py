@@ -48,6 +48,11 @@ class LedgerEntrySerializer(OutputSerializer):  # writes a LedgerEntry
     request_id = BlankAsNullField()
     api_key_id = BlankAsNullField()
     reason = BlankAsNullField(help_text="Why staff granted or adjusted.")
+    details = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="What the movement is made of beyond its pages: a hold or capture of pages read by OCR has "
+        "`ocr_pages` (how many of `pages`) and `ocr_page_credits` (what each cost instead of 1). Empty otherwise.",
+    )
 
 
 class LedgerListSerializer(ListEnvelopeSerializer):

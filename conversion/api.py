@@ -36,6 +36,7 @@ from conversion.options import (
     FALLBACKS,
     FIGURES,
     FLAVORS,
+    OCR_MODES,
     TABLES,
 )
 from conversion.renderers import MarkdownRenderer
@@ -118,40 +119,75 @@ RAW_PDF_PARAMETERS = [
     ),
 ]
 
-# One component shared by every operation that takes options.
-OPTIONS_SERIALIZER = inline_serializer(
-    "ConversionOptions",
+OCR_TEXT = (
+    'Pages read from their picture (OCR): "off" (none), "auto" (those without a usable text layer: none, '
+    'or unreadable glyphs, or a stamp on a scan), "force" (every selected page). A page read by OCR costs '
+    "more credits than a text page; see /docs/jobs#ocr."
+)
+OCR_LANGUAGES_TEXT = 'ISO 639-1 codes of the languages the pages are written in (default ["en"]); GET /v1/engines '
+OCR_LANGUAGES_TEXT += "lists those installed (`ocr_languages`)."
+# Version 2's raw-PDF query string: version 1's, `ocr` with OCR's values and `ocr_languages`.
+SCAN_RAW_PDF_PARAMETERS = [
+    *(p for p in RAW_PDF_PARAMETERS if p.name != "ocr"),
+    OpenApiParameter("ocr", OpenApiTypes.STR, enum=list(OCR_MODES), description=f"{OCR_TEXT} {_RAW_ONLY}"),
+    OpenApiParameter(
+        "ocr_languages",
+        OpenApiTypes.STR,
+        description=f"{OCR_LANGUAGES_TEXT} Comma-separated: `en,de`. {_RAW_ONLY}",
+    ),
+]
+
+
+def _options_serializer(name: str, ocr: dict[str, serializers.Field[Any, Any, Any, Any]]) -> Any:
+    return inline_serializer(
+        name,
+        {
+            "pages": serializers.CharField(required=False, max_length=2048, help_text=PAGES_FIELD_TEXT),
+            **ocr,
+            "flavor": serializers.ChoiceField(FLAVORS, required=False),
+            "tables": serializers.ChoiceField(TABLES, required=False),
+            "fallback": serializers.ChoiceField(FALLBACKS, required=False),
+            "chunking": _CHUNKING,
+            "figures": serializers.ChoiceField(FIGURES, required=False, help_text=FIGURES_TEXT),
+        },
+        required=False,
+        help_text="Conversion options; see /docs/options.",
+    )
+
+
+_CHUNKING = inline_serializer(
+    "ChunkingOption",
     {
-        "pages": serializers.CharField(required=False, max_length=2048, help_text=PAGES_FIELD_TEXT),
-        "ocr": serializers.ChoiceField(["off"], required=False),
-        "flavor": serializers.ChoiceField(FLAVORS, required=False),
-        "tables": serializers.ChoiceField(TABLES, required=False),
-        "fallback": serializers.ChoiceField(FALLBACKS, required=False),
-        "chunking": inline_serializer(
-            "ChunkingOption",
-            {
-                "strategy": serializers.ChoiceField(CHUNKING_STRATEGIES, required=False),
-                "max_tokens": serializers.IntegerField(
-                    required=False, min_value=CHUNK_TOKENS_MIN, max_value=CHUNK_TOKENS_MAX, default=512
-                ),
-                "overlap_tokens": serializers.IntegerField(
-                    required=False, min_value=0, default=0, help_text="At most half of max_tokens."
-                ),
-            },
-            required=False,
-            help_text="JSON results only: add `chunks`, the document cut for retrieval; see /docs/chunks.",
+        "strategy": serializers.ChoiceField(CHUNKING_STRATEGIES, required=False),
+        "max_tokens": serializers.IntegerField(
+            required=False, min_value=CHUNK_TOKENS_MIN, max_value=CHUNK_TOKENS_MAX, default=512
         ),
-        "figures": serializers.ChoiceField(FIGURES, required=False, help_text=FIGURES_TEXT),
+        "overlap_tokens": serializers.IntegerField(
+            required=False, min_value=0, default=0, help_text="At most half of max_tokens."
+        ),
     },
     required=False,
-    help_text="Conversion options; see /docs/options.",
+    help_text="JSON results only: add `chunks`, the document cut for retrieval; see /docs/chunks.",
+)
+# One component shared by every operation that takes options; version 2's reads scans.
+OPTIONS_SERIALIZER = _options_serializer("ConversionOptions", {"ocr": serializers.ChoiceField(["off"], required=False)})
+SCAN_OPTIONS_SERIALIZER = _options_serializer(
+    "ScanConversionOptions",
+    {
+        "ocr": serializers.ChoiceField(OCR_MODES, required=False, help_text=OCR_TEXT),
+        "ocr_languages": serializers.ListField(
+            child=serializers.CharField(), required=False, min_length=1, help_text=OCR_LANGUAGES_TEXT
+        ),
+    },
 )
 _METADATA_TEXT = "A JSON object (at most 4 KiB) echoed in the result."
 
 
-def document_request_schema(name: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def document_request_schema(
+    name: str, extra: dict[str, Any] | None = None, *, options: Any = OPTIONS_SERIALIZER
+) -> dict[str, Any]:
     """The multipart and JSON encodings of a request that sends a document (decisions.md 1),
-    with the `extra` members of an endpoint's own.
+    with the `extra` members of an endpoint's own and its `options` (version 2's read scans).
 
     The raw PDF (application/pdf) is accepted on the same path but described by the operation
     `<path>/raw`, so that a generated client offers the query options with it alone.
@@ -161,7 +197,7 @@ def document_request_schema(name: str, extra: dict[str, Any] | None = None) -> d
             f"{name}Multipart",
             {
                 "file": serializers.FileField(help_text="The PDF."),
-                "options": OPTIONS_SERIALIZER,
+                "options": options,
                 "password": serializers.CharField(required=False, help_text="The PDF's password."),
                 "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
@@ -172,7 +208,7 @@ def document_request_schema(name: str, extra: dict[str, Any] | None = None) -> d
             f"{name}Json",
             {
                 "file_id": serializers.CharField(help_text="A stored file (POST /v1/files)."),
-                "options": OPTIONS_SERIALIZER,
+                "options": options,
                 "password": serializers.CharField(required=False, help_text="The PDF's password."),
                 "metadata": serializers.DictField(required=False, help_text=_METADATA_TEXT),
                 "debug": serializers.BooleanField(required=False),
@@ -235,21 +271,27 @@ def post_schema(**description: Any) -> Any:
 
 
 def document_schema(
-    summary: str, responses: Any, *, name: str = "", parameters: Sequence[OpenApiParameter] = ()
+    summary: str,
+    responses: Any,
+    *,
+    name: str = "",
+    parameters: Sequence[OpenApiParameter] = (),
+    scans: bool = False,
 ) -> Any:
     """The POST of a document endpoint: the multipart and JSON encodings (`name` their
-    components), or without `name` the raw PDF of its `/raw` operation."""
+    components), or without `name` the raw PDF of its `/raw` operation; with `scans`, version
+    2's options (OCR)."""
     if name:
         return post_schema(
             summary=summary,
             parameters=[IDEMPOTENCY_PARAMETER, *parameters],
-            request=document_request_schema(name),
+            request=document_request_schema(name, options=SCAN_OPTIONS_SERIALIZER if scans else OPTIONS_SERIALIZER),
             responses=responses,
         )
     return post_schema(
         summary=summary,
         description=RAW_DESCRIPTION,
-        parameters=[IDEMPOTENCY_PARAMETER, *parameters, *RAW_PDF_PARAMETERS],
+        parameters=[IDEMPOTENCY_PARAMETER, *parameters, *(SCAN_RAW_PDF_PARAMETERS if scans else RAW_PDF_PARAMETERS)],
         request=RAW_REQUEST_SCHEMA,
         responses=responses,
     )

@@ -19,7 +19,10 @@ itself whenever none is ready for it, so that
 Money: the credits of the selected pages are held when the job is created (402 when they are
 not there, and nothing is created), captured for the pages of the result when the job
 succeeds (after the result is in the store: no page is billed that the client cannot fetch),
-released when it fails or is canceled. A canceled job keeps no result. Results, parts and
+released when it fails or is canceled. With the option `ocr`, the pages its pre-flight finds
+OCR will read (conversion.runner, on the interactive queue) are held at the price of a page
+read by OCR (SVCX_OCR_PAGE_CREDITS); the capture bills the pages the result read by OCR at that
+price, never more than was held (billing.ledger). A canceled job keeps no result. Results, parts and
 inputs live SVCX_JOB_RETENTION after the job ends; then the job is deleted.
 
 Every step is safe to run twice: parts and leads are claimed with conditional updates, the
@@ -132,8 +135,10 @@ def async_job_create(
     page_count: int = 0,
     password: str | None = None,
     webhook_metadata: Any = None,
+    ocr_pages: int = 0,
 ) -> Job:
-    """Create the job, hold the credits of its pages and queue its tasks once committed.
+    """Create the job, hold the credits of its pages (`ocr_pages` of them, those its pre-flight
+    found OCR would read, at the price of a page read by OCR) and queue its tasks once committed.
 
     Raises ServiceError `insufficient_credits` (nothing is created then)."""
     plan = parts_plan(len(pages), int(settings.SVCX_JOB_PART_PAGES))
@@ -155,6 +160,7 @@ def async_job_create(
             sealed_password=password_sealed(bound_to=job_id, password=password) if password else None,
             page_count=page_count,
             pages_total=len(pages),
+            ocr_pages=ocr_pages,
             parts_total=len(plan),
             expires_at=now + timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT) + _retention()),
             lead_sent_at=now,
@@ -168,6 +174,7 @@ def async_job_create(
             api_key_id=api_key_id,
             request_id=job.id,
             pages=len(pages),
+            ocr_pages=ocr_pages,
             # The hold outlives the longest job; the lead renews it while it runs.
             lease_seconds=float(settings.SVCX_JOB_TIME_LIMIT) + float(settings.SVCX_JOB_LOST_AFTER),
         )

@@ -166,7 +166,7 @@ def _parse_part(job: Job, part: JobPart, source: Path, password: str | None) -> 
             _Beat(f"part-{job.id}-{part.index}", beat),
             memory_ceiling(int(settings.SVCX_CONVERSION_MEMORY_LIMIT_MB) * 1024 * 1024),
         ):
-            parsed = engine.parse_pages(source, pages=pages, password=password, should_stop=stop)
+            parsed = engine.parse_pages(source, pages=pages, password=password, should_stop=stop, ocr=_ocr(job))
     except engine.EngineError as exc:
         _part_failed(part, engine_error(exc))
         return
@@ -190,6 +190,13 @@ def _parse_part(job: Job, part: JobPart, source: Path, password: str | None) -> 
         )
         if done:
             Job.objects.filter(pk=job.id).update(pages_parsed=F("pages_parsed") + len(pages))
+
+
+def _ocr(job: Job) -> engine.OcrOptions:
+    """The job's option `ocr` (off for a job made before it existed): the parts read the pages
+    that need it from their picture, and the lead renders them knowing OCR was on."""
+    mode = job.options.get("ocr", "off")
+    return engine.OcrOptions(mode=mode, languages=tuple(job.options.get("ocr_languages") or ("en",)))
 
 
 def _part_failed(part: JobPart, error: ServiceError) -> None:
@@ -346,6 +353,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
                 tables=job.options.get("tables", "markdown"),
                 fallback=job.options.get("fallback", "empty"),
                 flavor=job.options.get("flavor", "gfm"),
+                ocr=_ocr(job),
             ),
             result_budget_bytes=int(settings.SVCX_JOB_RESULT_BUDGET_BYTES),
             should_stop=stop,
@@ -374,7 +382,11 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
             },
         )
     progress.flush()
-    _succeed(job, result_payload(result, info, job.sha256, chunking=job.options.get("chunking")))
+    _succeed(
+        job,
+        result_payload(result, info, job.sha256, chunking=job.options.get("chunking")),
+        ocr_pages=len(result.ocr_pages),
+    )
 
 
 def _parsed_in_order(
@@ -417,9 +429,10 @@ def _claim_spare(job_id: str, *, after: int, worker: str) -> int | None:
     return None
 
 
-def _succeed(job: Job, payload: dict[str, Any]) -> None:
-    """Keep the result, then bill its pages and end the job, in one transaction; a job
-    canceled meanwhile keeps nothing."""
+def _succeed(job: Job, payload: dict[str, Any], *, ocr_pages: int = 0) -> None:
+    """Keep the result, then bill its pages (`ocr_pages` of them read by OCR, at their price,
+    never more than held) and end the job, in one transaction; a job canceled meanwhile keeps
+    nothing."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     key = object_write(object_key(job.id, "result.json"), body)
     pages = int(payload["pages_converted"])
@@ -428,9 +441,10 @@ def _succeed(job: Job, payload: dict[str, Any]) -> None:
         if finished is None:
             transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
             return
-        billed = conversion_capture(request_id=job.id, pages=pages)
+        billed = conversion_capture(request_id=job.id, pages=pages, ocr_pages=ocr_pages)
         Job.objects.filter(pk=job.id).update(
             status=Job.Status.SUCCEEDED,
+            ocr_pages=billed.ocr_pages,
             result_key=key,
             result_bytes=len(body),
             pages_completed=pages,

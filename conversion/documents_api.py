@@ -197,9 +197,11 @@ class DocumentJobApi(DocumentApi):
 
     kind: ClassVar[str]
     answer: ClassVar[type[serializers.Serializer]]
+    # Version 2's pre-flight: the worker also says which pages OCR would read (Submission.estimate).
+    estimate: ClassVar[bool] = False
 
     def perform(self, document: DocumentRequest) -> Response:
-        return Response(self.answer(_document_answer(self.run_job(document), document)).data)
+        return Response(self.answer(document_answer(self.run_job(document), document)).data)
 
     def run_job(self, document: DocumentRequest) -> ConversionJob:
         return job_execute(
@@ -212,11 +214,12 @@ class DocumentJobApi(DocumentApi):
                 password=document.password,
                 options=document.options,
                 debug=document.debug,
+                estimate=self.estimate,
             ),
         )
 
 
-def _document_answer(job: ConversionJob, parsed: DocumentRequest) -> dict[str, Any]:
+def document_answer(job: ConversionJob, parsed: DocumentRequest) -> dict[str, Any]:
     """The worker's result with what the request echoes (None: left out of the body)."""
     debug: dict[str, Any] | None = None
     if parsed.debug:
@@ -244,11 +247,15 @@ class InspectApi(DocumentJobApi):
             meter_require(caller, MeterName.INSPECT_SAMPLE_PAGES)
 
     def perform(self, document: DocumentRequest) -> Response:
+        return Response(self.answer(document_answer(self.inspected(document), document)).data)
+
+    def inspected(self, document: DocumentRequest) -> ConversionJob:
+        """The inspection's job, its sampled pages counted against their meter."""
         job = self.run_job(document)
         sampled = len((job.result or {}).get("pages", []))
         if sampled:
             meter_consume(document.caller, MeterName.INSPECT_SAMPLE_PAGES, sampled, enforce=False)
-        return Response(self.answer(_document_answer(job, document)).data)
+        return job
 
 
 @document_schema("Read the table of contents", {200: TocSerializer}, name="Toc")

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from rest_framework import serializers
 
-from conversion.options import OptionsSerializer
+from conversion.options import OcrLanguagesField, OptionsSerializer, ScanOptionsSerializer
 from conversion.parsers import json_strings
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.inputs import FlagField, StringField, ValueField, field_path, invalid
@@ -103,24 +103,45 @@ class RawPdfMembersSerializer(OptionsSerializer):
         return {"options": super().validate(attrs), **members}
 
 
+class ScanJsonMembersSerializer(JsonMembersSerializer):
+    """A version 2 request (a job, its pre-flight), application/json: version 1's members,
+    `options` with OCR (`ocr`, `ocr_languages`)."""
+
+    options = ScanOptionsSerializer(required=False)
+
+
+class ScanPartsMembersSerializer(PartsMembersSerializer):
+    """A version 2 request, multipart/form-data: version 1's parts, `options` with OCR."""
+
+    options = ScanOptionsSerializer(required=False)
+
+
+class ScanRawPdfMembersSerializer(RawPdfMembersSerializer):
+    """A version 2 request with the raw PDF: version 1's query parameters and headers, and
+    `ocr` with OCR's values and `ocr_languages` (comma-separated)."""
+
+    reads_scans = True
+    ocr_languages = OcrLanguagesField(text=True, required=False)
+
+
 WEBHOOK_METADATA_HEADER = "X-Svcx-Webhook-Metadata"
 
 
-class JobJsonMembersSerializer(JsonMembersSerializer):
+class JobJsonMembersSerializer(ScanJsonMembersSerializer):
     """POST /v2/jobs, application/json: the members of a conversion and `webhook_metadata`
     (an object echoed in the job and its webhook events)."""
 
     webhook_metadata = MetadataField(required=False)
 
 
-class JobPartsMembersSerializer(PartsMembersSerializer):
+class JobPartsMembersSerializer(ScanPartsMembersSerializer):
     """POST /v2/jobs, multipart/form-data: a conversion's parts and `webhook_metadata` (JSON)."""
 
     json_text: ClassVar[tuple[str, ...]] = ("options", "metadata", "webhook_metadata")
     webhook_metadata = MetadataField(required=False)
 
 
-class JobRawPdfMembersSerializer(RawPdfMembersSerializer):
+class JobRawPdfMembersSerializer(ScanRawPdfMembersSerializer):
     """POST /v2/jobs with the raw PDF: a conversion's query parameters and headers, and the
     header X-Svcx-Webhook-Metadata."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -23,23 +24,39 @@ from billing.api import PAGINATION_PARAMETERS, PageQuery
 from billing.limits import MeterName
 from billing.meters import OrgScope, record_peek
 from conversion import engine
-from conversion.api import CONVERT_ERRORS, IDEMPOTENCY_PARAMETER, RAW_DESCRIPTION, RAW_PDF_PARAMETERS
+from conversion.api import (
+    CONVERT_ERRORS,
+    IDEMPOTENCY_PARAMETER,
+    RAW_DESCRIPTION,
+    SCAN_OPTIONS_SERIALIZER,
+    SCAN_RAW_PDF_PARAMETERS,
+    document_schema,
+)
 from conversion.api import document_request_schema as convert_request_schema
 from conversion.async_jobs import JobSource, async_job_cancel, async_job_create, job_pages_so_far
+from conversion.documents_api import InspectApi, document_answer
 from conversion.files import file_get
-from conversion.inputs import JobJsonMembersSerializer, JobPartsMembersSerializer, JobRawPdfMembersSerializer
+from conversion.inputs import (
+    JobJsonMembersSerializer,
+    JobPartsMembersSerializer,
+    JobRawPdfMembersSerializer,
+    ScanJsonMembersSerializer,
+    ScanPartsMembersSerializer,
+    ScanRawPdfMembersSerializer,
+)
 from conversion.intake import JSON, MULTIPART, OCTET_STREAM, PDF
 from conversion.models import ConversionJob, Job, new_job_id
-from conversion.options import engine_error, figures_options
+from conversion.options import Options, engine_error, figures_options
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, MemberSerializers, resolved_source
 from conversion.selectors import job_get, job_list, job_result_get, job_result_require
-from conversion.serializers import JobListSerializer, JobResultSerializer, JobSerializer
+from conversion.serializers import JobInspectionSerializer, JobListSerializer, JobResultSerializer, JobSerializer
 from conversion.services import (
     WORK_METERS,
     Submission,
     conversion_meters_charge,
     conversion_meters_require,
+    conversion_price,
     job_execute,
 )
 from conversion.store import Store, object_put
@@ -55,7 +72,10 @@ JOB_MEMBERS: MemberSerializers = {
     PDF: JobRawPdfMembersSerializer,
     OCTET_STREAM: JobRawPdfMembersSerializer,
 }
-JOB_ERRORS: tuple[ErrorCode, ...] = tuple(c for c in CONVERT_ERRORS if c != ErrorCode.CONVERSION_TIMEOUT)
+JOB_ERRORS: tuple[ErrorCode, ...] = (
+    *(c for c in CONVERT_ERRORS if c != ErrorCode.CONVERSION_TIMEOUT),
+    ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,
+)
 NDJSON = "application/x-ndjson"
 
 
@@ -68,6 +88,7 @@ def _job_request_schema() -> dict[str, Any]:
                 required=False, help_text="A JSON object (at most 4 KiB) echoed in the job and its webhook events."
             )
         },
+        options=SCAN_OPTIONS_SERIALIZER,
     )
 
 
@@ -78,29 +99,55 @@ def _selected_pages(document: DocumentRequest, page_count: int) -> list[int]:
         raise engine_error(exc, param=document.options.pages_param) from exc
 
 
-def _page_count(document: DocumentRequest) -> int:
-    """The document's page count: a stored file's, or the pre-flight of the upload on the
+@dataclass(frozen=True)
+class Preflight:
+    """What a version 2 request learns of its document before any work: its page count and,
+    when asked (`estimate`), which selected pages OCR would read (None: not looked at)."""
+
+    page_count: int
+    ocr_pages: list[int] | None = None
+
+
+def job_preflight(document: DocumentRequest, *, estimate: bool) -> Preflight:
+    """The document's page count (and with `estimate`, the selected pages OCR would read): a
+    stored file's count when nothing more is needed, else the pre-flight of the document on the
     interactive queue (no PDF is read in a web thread)."""
     caller = document.caller
     upload = document.source.upload
-    if upload is None:
+    if upload is None and not estimate:
         stored = file_get(caller=caller, file_id=document.source.file_id or "")
         if stored.page_count is not None and document.password is None:
-            return stored.page_count
+            return Preflight(page_count=stored.page_count)
     job = job_execute(
         caller=caller,
         request_id=document.request_id,
         is_client_gone=document.client_gone,
         submission=Submission(
-            kind=ConversionJob.Kind.FILE, source=resolved_source(document), password=document.password
+            kind=ConversionJob.Kind.FILE,
+            source=resolved_source(document),
+            password=document.password,
+            options=document.options if estimate else None,
+            estimate=estimate,
         ),
     )
-    count = (job.result or {}).get("page_count")
+    result = job.result or {}
+    count = result.get("page_count")
     if not count:
         raise ServiceError(
             ErrorCode.PDF_ENCRYPTED, "The PDF is encrypted: send its password (`password`) to convert it."
         )
-    return int(count)
+    planned = (result.get("estimate") or {}).get("ocr_pages")
+    return Preflight(page_count=int(count), ocr_pages=None if planned is None else [int(p) for p in planned])
+
+
+def ocr_page_count(options: Options, pages: list[int], planned: list[int] | None) -> int:
+    """The selected pages a job reads by OCR, as held for: none with `ocr` off, every one when
+    forced, those the pre-flight found with "auto"."""
+    if options.ocr == "force":
+        return len(pages)
+    if options.ocr == "auto":
+        return len(planned or [])
+    return 0
 
 
 class JobCreateMixin(DocumentApi):
@@ -114,7 +161,9 @@ class JobCreateMixin(DocumentApi):
     def perform(self, document: DocumentRequest) -> Response:
         caller = document.caller
         conversion_meters_require(caller=caller, meters=WORK_METERS)
-        page_count = _page_count(document)
+        options = document.options
+        found = job_preflight(document, estimate=options.ocr == "auto")
+        page_count = found.page_count
         pages = _selected_pages(document, page_count)
         limit = int(settings.SVCX_JOB_MAX_PAGES)
         if len(pages) > limit:
@@ -146,7 +195,6 @@ class JobCreateMixin(DocumentApi):
             stored = resolved_source(document)
             source = JobSource(store=Store.FILES, key=stored.key, sha256=stored.sha256)
             name = stored.filename
-        options = document.options
         job = async_job_create(
             job_id=job_id,
             organization=caller.organization,
@@ -161,13 +209,81 @@ class JobCreateMixin(DocumentApi):
                 "flavor": options.flavor,
                 **({"chunking": list(options.chunking)} if options.chunking else {}),
                 **figures_options(options, name),
+                "ocr": options.ocr,
+                "ocr_languages": list(options.ocr_languages),
             },
             pages=pages,
             page_count=page_count,
+            ocr_pages=ocr_page_count(options, pages, found.ocr_pages),
             password=document.password,
             webhook_metadata=document.webhook_metadata,
         )
         return Response(JobSerializer(job).data, status=202, headers={"Location": f"/v2/jobs/{job.id}"})
+
+
+SCAN_MEMBERS: MemberSerializers = {
+    MULTIPART: ScanPartsMembersSerializer,
+    JSON: ScanJsonMembersSerializer,
+    PDF: ScanRawPdfMembersSerializer,
+    OCTET_STREAM: ScanRawPdfMembersSerializer,
+}
+SCAN_OPTION_ERRORS = (
+    ErrorCode.UNSUPPORTED_OPTION_VALUE,
+    ErrorCode.OCR_NOT_AVAILABLE,
+    ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,
+)
+
+
+def job_estimate(document: DocumentRequest, found: dict[str, Any] | None, warnings: list[str]) -> dict[str, Any] | None:
+    """The estimate of a job from the pre-flight's `found` (conversion.runner: the selection and
+    the pages OCR would read), priced for the caller; None when the document was not opened or
+    the selection is longer than a job takes (then a warning says so)."""
+    if found is None:
+        return None
+    selected = [int(p) for p in found["pages"]]
+    planned = found.get("ocr_pages")
+    if planned is None:
+        limit = int(settings.SVCX_JOB_MAX_PAGES)
+        warnings.append(
+            f"The selection has {len(selected)} pages; a job converts at most {limit}, so none was estimated. "
+            f"Select fewer with `{document.options.pages_param}`."
+        )
+        return None
+    ocr = {int(p) for p in planned}
+    price = conversion_price(caller=document.caller, pages=len(selected), ocr_pages=len(ocr))
+    return {
+        "pages": len(selected),
+        "ocr_pages": len(ocr),
+        "credits": price.credits,
+        "credits_per_page": price.credits_per_page,
+        "credits_per_ocr_page": price.credits_per_ocr_page,
+        "plan": [{"page": page, "ocr": page in ocr} for page in selected],
+    }
+
+
+@document_schema("Inspect a PDF for a job", {200: JobInspectionSerializer}, name="JobInspect", scans=True)
+class JobInspectApi(InspectApi):
+    """Inspect a document for free before creating a job: everything POST /v1/inspect answers,
+    and `estimate`, what a job with the same document and options would read by OCR and cost
+    (per selected page, whether OCR reads it: with `ocr` "auto", by the same test the job
+    applies). Takes the members and options of POST /v2/jobs (`pages`, `ocr`, `ocr_languages`)."""
+
+    error_codes = (*InspectApi.error_codes, *SCAN_OPTION_ERRORS)
+    members: ClassVar[MemberSerializers] = SCAN_MEMBERS
+    answer = JobInspectionSerializer
+    estimate = True
+
+    def perform(self, document: DocumentRequest) -> Response:
+        answer = document_answer(self.inspected(document), document)
+        answer["estimate"] = job_estimate(document, answer.pop("estimate", None), answer.setdefault("warnings", []))
+        return Response(JobInspectionSerializer(answer).data)
+
+
+@document_schema("Inspect a raw PDF body for a job", {200: JobInspectionSerializer}, scans=True)
+class JobInspectRawApi(JobInspectApi):
+    """Inspect a PDF sent as the raw body for a job. The same as POST /v2/inspect."""
+
+    parser_classes = RAW_PARSERS
 
 
 class JobsQuery(PageQuery):
@@ -189,7 +305,10 @@ class JobsApi(JobCreateMixin):
 
     A job converts up to 5,000 pages in the background: 202 with the job at once; its pages are
     spread over the worker pool. The credits of the selected pages are held now (402 when they
-    are not there), billed when it succeeds, released when it fails or is canceled."""
+    are not there), billed when it succeeds, released when it fails or is canceled. With
+    `options.ocr` "auto" or "force" (and `options.ocr_languages`) the pages without a usable text
+    layer, or all, are read by OCR: those are held and billed at the price of a page read by OCR
+    (`ocr_pages` on the job; POST /v2/inspect estimates them first)."""
 
     method_scopes = {"GET": CONVERT, "HEAD": CONVERT, "POST": CONVERT}
 
@@ -239,7 +358,7 @@ class JobsRawApi(JobCreateMixin):
         description=RAW_DESCRIPTION,
         parameters=[
             IDEMPOTENCY_PARAMETER,
-            *RAW_PDF_PARAMETERS,
+            *SCAN_RAW_PDF_PARAMETERS,
             OpenApiParameter(
                 "X-Svcx-Webhook-Metadata",
                 OpenApiTypes.STR,

@@ -175,7 +175,7 @@ class Job(models.Model):
     source_key = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64)
     filename = models.CharField(max_length=255, blank=True, default="")
-    # The engine's options (tables, fallback, flavor) and the pages selected, in order.
+    # The engine's options (tables, fallback, flavor, ocr, ocr_languages) and the pages selected, in order.
     options = models.JSONField(default=dict)
     pages = models.JSONField(default=list)
     webhook_metadata = models.JSONField(null=True, blank=True)
@@ -191,6 +191,9 @@ class Job(models.Model):
     credits_held = models.BigIntegerField(default=0)
     credits_billed = models.BigIntegerField(default=0)
     pages_billed = models.IntegerField(default=0)
+    # Pages read by OCR (option `ocr`): those the pre-flight found, held for at their price;
+    # once the job succeeded, those its result read (and billed).
+    ocr_pages = models.IntegerField(default=0)
     error = models.JSONField(null=True, blank=True)
     # The result in the store (the v1 result body), once the job succeeded.
     result_key = models.CharField(max_length=500, blank=True, default="")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rest_framework import serializers
 
+from conversion import engine
 from conversion.engine import EngineError, PageRanges, parse_page_ranges
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.inputs import ValueField, field_path, invalid
@@ -18,6 +19,10 @@ FALLBACKS = ("empty", "error")
 FLAVORS = ("gfm",)
 FIGURES = ("none", "crop")
 OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking", "figures")
+# Version 2 reads scans: `ocr` takes these, and `ocr_languages` the languages to read.
+OCR_MODES = ("off", "auto", "force")
+OCR_OPTION_NAMES = (*OPTION_NAMES, "ocr_languages")
+OCR_DEFAULT_LANGUAGES = ("en",)
 CHUNKING_STRATEGIES = ("structure",)
 # Bounds of `chunking.max_tokens` (cl100k_base tokens): below 64 a chunk holds hardly a
 # paragraph; 8,191 is what OpenAI's embedding models take at most.
@@ -38,6 +43,13 @@ class Options:
     chunking: tuple[int, int] | None = None
     # `figures`: "none" (a comment stands for each figure) or "crop" (its picture as a stored file).
     figures: str = "none"
+    # Version 2 only (version 1 refuses OCR): which pages are read from their picture, and
+    # the ISO 639-1 codes of the languages they are written in.
+    ocr: str = "off"
+    ocr_languages: tuple[str, ...] = OCR_DEFAULT_LANGUAGES
+
+    def ocr_options(self) -> engine.OcrOptions:
+        return engine.OcrOptions(mode=self.ocr, languages=self.ocr_languages)  # type: ignore[arg-type]  # one of OCR_MODES, validated
 
     def cache_key(self) -> str:
         """The normalised options, as they enter the result-cache key: expressions that select the
@@ -99,6 +111,61 @@ class OptionField(ValueField):
             hint = ' (write page ranges as one string such as "1-3,7")' if self.field_name == "pages" else ""
             raise invalid(f"`{path}` must be a string, not {json_type_name(data)}{hint}.")
         return data
+
+
+class OcrLanguagesField(ValueField):
+    """`ocr_languages`: ISO 639-1 codes, each one the engine lists as installed (GET /v1/engines,
+    `ocr_languages`), as a JSON array; with `text`, as a comma-separated string (the raw PDF's
+    query string). Repeats are dropped. Refuses with invalid_parameter_type,
+    unsupported_option_value (none named) and ocr_language_not_available, `param` the exact path
+    (`options.ocr_languages[1]`; the query parameter's name in a query string)."""
+
+    def __init__(self, *, text: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.text = text
+
+    def to_internal_value(self, data: Any) -> tuple[str, ...]:
+        path = field_path(self)
+        installed = engine.installed_languages()
+        if self.text and isinstance(data, str):
+            codes: list[Any] = [code.strip() for code in data.split(",")] if data.strip() else []
+            params = [path] * len(codes)
+        elif not self.text and isinstance(data, list):
+            codes = list(data)
+            params = [f"{path}[{i}]" for i in range(len(codes))]
+        else:
+            shape = 'comma-separated language codes such as "en,de"' if self.text else 'an array such as ["en", "de"]'
+            raise ServiceError(
+                ErrorCode.INVALID_PARAMETER_TYPE,
+                f"`{path}` must be {shape}, not {json_type_name(data)}.",
+                param=path,
+            )
+        if not codes:
+            raise ServiceError(
+                ErrorCode.UNSUPPORTED_OPTION_VALUE,
+                f"`{path}` names no language; name at least one of: {', '.join(installed)}.",
+                param=path,
+                details={"accepted": installed},
+            )
+        out: list[str] = []
+        for code, param in zip(codes, params, strict=True):
+            if not isinstance(code, str):
+                raise ServiceError(
+                    ErrorCode.INVALID_PARAMETER_TYPE,
+                    f"`{param}` must be a string (an ISO 639-1 code), not {json_type_name(code)}.",
+                    param=param,
+                )
+            if code not in installed:
+                raise ServiceError(
+                    ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,
+                    f"OCR does not read language {caller_text(code)!r} here; GET /v1/engines lists those it "
+                    f"reads (`ocr_languages`): {', '.join(installed) or 'none'}.",
+                    param=param,
+                    details={"language": caller_text(code), "installed": installed},
+                )
+            if code not in out:
+                out.append(code)
+        return tuple(out)
 
 
 class ChunkingField(ValueField):
@@ -164,7 +231,13 @@ class OptionsSerializer(SharedFields[Options]):
 
     Refuses with unknown_parameter, invalid_parameter_type, ocr_not_available,
     unsupported_option_value and the page-range codes, `param` each option's exact path.
+
+    Version 1 refuses OCR (`ocr` anything but "off" is ocr_not_available, `ocr_languages` an
+    unknown option); a subclass with `reads_scans` (version 2) takes `ocr` off, auto or force
+    and `ocr_languages` (ocr_not_available there means OCR is not installed on this service).
     """
+
+    reads_scans: ClassVar[bool] = False
 
     pages = OptionField(required=False)
     ocr = OptionField(required=False)
@@ -189,7 +262,8 @@ class OptionsSerializer(SharedFields[Options]):
                 raise serializers.ValidationError(
                     {
                         name: invalid(
-                            f"Unknown option {caller_text(prefix + name)!r}; options are {', '.join(OPTION_NAMES)}.",
+                            f"Unknown option {caller_text(prefix + name)!r}; options are "
+                            f"{', '.join(OCR_OPTION_NAMES if self.reads_scans else OPTION_NAMES)}.",
                             ErrorCode.UNKNOWN_PARAMETER,
                         ).detail
                     }
@@ -205,7 +279,9 @@ class OptionsSerializer(SharedFields[Options]):
 
     def validate(self, attrs: dict[str, Any]) -> Any:
         fields = self.fields
-        if attrs.get("ocr", "off") != "off":
+        if self.reads_scans:
+            self._ocr_check(attrs)
+        elif attrs.get("ocr", "off") != "off":
             ocr = field_path(fields["ocr"])
             raise serializers.ValidationError(
                 {
@@ -239,4 +315,32 @@ class OptionsSerializer(SharedFields[Options]):
             pages_param=field_path(fields["pages"]),
             chunking=attrs.get("chunking"),
             figures=attrs.get("figures", "none"),
+            ocr=attrs.get("ocr", "off"),
+            ocr_languages=attrs.get("ocr_languages", OCR_DEFAULT_LANGUAGES),
         )
+
+    def _ocr_check(self, attrs: dict[str, Any]) -> None:
+        """Version 2's `ocr`: one of OCR_MODES, and anything but "off" only where OCR is installed."""
+        mode = attrs.get("ocr", "off")
+        param = field_path(self.fields["ocr"])
+        if mode not in OCR_MODES:
+            raise ServiceError(
+                ErrorCode.UNSUPPORTED_OPTION_VALUE,
+                f"`{param}` {caller_text(mode)!r} is not available; accepted: {', '.join(OCR_MODES)}.",
+                param=param,
+                details={"accepted": list(OCR_MODES)},
+            )
+        if mode != "off" and not engine.ocr_available():
+            raise ServiceError(
+                ErrorCode.OCR_NOT_AVAILABLE,
+                f'OCR is not installed on this service (`{param}` was {mode!r}); use "off".',
+                param=param,
+            )
+
+
+class ScanOptionsSerializer(OptionsSerializer):
+    """The options of a version 2 request (a job, its pre-flight): version 1's and OCR,
+    `ocr` off, auto or force and `ocr_languages`."""
+
+    reads_scans = True
+    ocr_languages = OcrLanguagesField(required=False)

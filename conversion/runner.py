@@ -350,13 +350,7 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
     samples: list[dict[str, Any]] = []
     warnings = list(info.warnings)
     # The sampled pages: the first of the request's selection (options.pages), else of the document.
-    selected: list[int] = []
-    if opened:
-        try:
-            ranges = engine.parse_page_ranges(job.options["pages"]) if job.options.get("pages") else None
-            selected = engine.select_pages(ranges, info.page_count or 0)
-        except engine.EngineError as exc:
-            raise _engine_failure(exc, job.options.get("pages_param", "options.pages")) from exc
+    selected = _selection(job, info.page_count or 0) if opened else []
     sample_pages = min(int(settings.SVCX_INSPECT_SAMPLE_PAGES), len(selected))
     if sample_pages and info.extraction_allowed is not False:
         pages = selected[:sample_pages]
@@ -374,7 +368,13 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
             raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the inspection finished.")
         if len(samples) < sample_pages:
             warnings.append(f"Text sampling stopped at the time limit after {len(samples)} of {sample_pages} pages.")
+    estimate = (
+        {"estimate": _ocr_estimate(job, source, password, clock, selected)}
+        if job.options.get("estimate") and opened
+        else {}
+    )
     return {
+        **estimate,
         "page_count": info.page_count,
         "pdf_version": info.pdf_version,
         "encrypted": info.encrypted,
@@ -387,6 +387,37 @@ def _inspection(job: ConversionJob, source: Path, password: str | None, clock: _
         "warnings": warnings,
         "pages": samples,
     }
+
+
+def _selection(job: ConversionJob, page_count: int) -> list[int]:
+    """The pages the request's `options.pages` selects of the document's `page_count`."""
+    try:
+        ranges = engine.parse_page_ranges(job.options["pages"]) if job.options.get("pages") else None
+        return engine.select_pages(ranges, page_count)
+    except engine.EngineError as exc:
+        raise _engine_failure(exc, job.options.get("pages_param", "options.pages")) from exc
+
+
+def _ocr_estimate(
+    job: ConversionJob, source: Path, password: str | None, clock: _Clock, selected: list[int]
+) -> dict[str, Any]:
+    """A version 2 pre-flight (`Submission.estimate`): the selected pages a job with these
+    options reads by OCR, `ocr_pages` (page numbers); none with `ocr` off, all when forced,
+    with "auto" those the engine's own test finds without a usable text layer (the pages it had
+    no time to look at are counted in). A selection longer than a job takes is not looked at
+    (the job refuses it): `ocr_pages` is left out."""
+    estimate: dict[str, Any] = {"pages": selected}
+    if len(selected) > int(settings.SVCX_JOB_MAX_PAGES):
+        return estimate
+    mode = job.options.get("ocr", "off")
+    if mode == "force":
+        return {**estimate, "ocr_pages": selected}
+    if mode != "auto":
+        return {**estimate, "ocr_pages": []}
+    planned = engine.ocr_plan(source, pages=selected, password=password, should_stop=clock)
+    if clock.cancelled:
+        raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the pre-flight finished.")
+    return {**estimate, "ocr_pages": planned}
 
 
 def _run_document(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:
@@ -404,6 +435,9 @@ def _run_document(job: ConversionJob, source: Path, password: str | None, clock:
         else:
             info = _document_info(source, password)
             result = {"page_count": info.page_count}
+            if job.options.get("estimate") and info.page_count:
+                selected = _selection(job, info.page_count)
+                result["estimate"] = _ocr_estimate(job, source, password, clock, selected)
     except engine.EngineError as exc:
         raise _engine_failure(exc) from exc
     ConversionJob.objects.filter(pk=job.pk, status=ConversionJob.Status.RUNNING).update(

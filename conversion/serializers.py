@@ -304,6 +304,32 @@ class InspectionSerializer(OutputSerializer):
     debug = _debug_echo()
 
 
+class PagePlanSerializer(OutputSerializer):
+    page = serializers.IntegerField()
+    ocr = serializers.BooleanField(help_text="Whether a job with these options reads the page by OCR.")
+
+
+class JobEstimateSerializer(OutputSerializer):
+    pages = serializers.IntegerField(help_text="The pages selected (`options.pages`).")
+    ocr_pages = serializers.IntegerField(help_text="Of them, those a job with these options reads by OCR.")
+    credits = serializers.IntegerField(
+        help_text="What the job holds when it is created and bills when it converts them all (0 with a test key, "
+        "whose pages count against its monthly allowance)."
+    )
+    credits_per_page = serializers.IntegerField(help_text="The price of a page read from its text layer.")
+    credits_per_ocr_page = serializers.IntegerField(help_text="The price of a page read by OCR.")
+    plan = PagePlanSerializer(many=True, help_text="Every selected page, in order: whether OCR reads it.")
+
+
+class JobInspectionSerializer(InspectionSerializer):
+    estimate = JobEstimateSerializer(
+        allow_null=True,
+        help_text="What a job (POST /v2/jobs) with the same document and options would read by OCR and cost; null "
+        "when the document cannot be opened (its password is needed) or the selection has more pages than a job "
+        "converts (a warning says so).",
+    )
+
+
 class TocEntrySerializer(OutputSerializer):
     page = serializers.IntegerField(allow_null=True)
     level = serializers.IntegerField()
@@ -328,11 +354,45 @@ class JobErrorSerializer(OutputSerializer):
     details = serializers.DictField()
 
 
+class JobChunkingSerializer(OutputSerializer):
+    strategy = serializers.ChoiceField(["structure"])
+    max_tokens = serializers.IntegerField()
+    overlap_tokens = serializers.IntegerField()
+
+
 class JobOptionsSerializer(OutputSerializer):
     pages = serializers.CharField(allow_null=True, help_text="The page ranges asked for (null: every page).")
     tables = serializers.CharField()
     fallback = serializers.CharField()
     flavor = serializers.CharField()
+    ocr = serializers.ChoiceField(
+        ["off", "auto", "force"],
+        help_text="Pages read from their picture: none, those without a usable text layer, or every one.",
+    )
+    ocr_languages = serializers.ListField(
+        child=serializers.CharField(), help_text="ISO 639-1 codes of the languages OCR reads the pages in."
+    )
+    figures = serializers.ChoiceField(
+        ["none", "crop"], help_text="Figures as comments (none) or as pictures stored as files (crop)."
+    )
+    chunking = JobChunkingSerializer(allow_null=True, help_text="The chunks asked for; null: none.")
+
+    def to_representation(self, instance: Any) -> Any:
+        # A job made before an option existed has its default (OCR: no page read by OCR).
+        chunking = instance.get("chunking")
+        return super().to_representation(
+            {
+                "ocr": "off",
+                "ocr_languages": ["en"],
+                **instance,
+                "figures": instance.get("figures", "none"),
+                "chunking": (
+                    {"strategy": "structure", "max_tokens": chunking[0], "overlap_tokens": chunking[1]}
+                    if chunking
+                    else None
+                ),
+            }
+        )
 
 
 class JobSerializer(OutputSerializer):
@@ -350,6 +410,11 @@ class JobSerializer(OutputSerializer):
         help_text="Credits billed: those of the result's pages once it succeeded."
     )
     pages_billed = serializers.IntegerField()
+    ocr_pages = serializers.IntegerField(
+        help_text="Pages read by OCR (option `ocr`): while the job is queued or running, those the pre-flight found "
+        "and `credits_held` holds for at the price of a page read by OCR (POST /v2/inspect says it); once it "
+        "succeeded, those of its result, billed at that price (`credits_billed`)."
+    )
     error = JobErrorSerializer(allow_null=True, help_text="Why the job failed (null otherwise).")
     warnings = serializers.ListField(child=serializers.CharField())
     webhook_metadata = serializers.DictField(allow_null=True, help_text="Echo of `webhook_metadata`, when sent.")

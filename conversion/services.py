@@ -49,7 +49,17 @@ from django.utils import timezone
 from accounts.authentication import Caller
 from accounts.keyformat import Environment
 from accounts.models import Organization
-from billing.ledger import Hold, capture_refund, credits_capture, credits_hold, credits_release, hold_renew
+from billing.ledger import (
+    CREDITS_PER_PAGE,
+    Hold,
+    capture_refund,
+    credits_capture,
+    credits_hold,
+    credits_release,
+    hold_renew,
+    ocr_page_credits,
+    page_credits,
+)
 from billing.limits import MeterName
 from billing.meters import Scope, meter_consume, meter_require
 from billing.selectors import capture_get
@@ -162,6 +172,9 @@ class Submission:
     options: Options | None = None
     cache_key: str = ""
     debug: bool = False
+    # A version 2 pre-flight: the worker also says which selected pages OCR would read (the
+    # options' `ocr`), for the job's price (conversion.runner).
+    estimate: bool = False
 
 
 def conversion_submit(*, caller: Caller, request_id: str, submission: Submission) -> ConversionJob:
@@ -198,6 +211,11 @@ def conversion_submit(*, caller: Caller, request_id: str, submission: Submission
             "pages_param": options.pages_param,
             **({"chunking": list(options.chunking)} if options.chunking else {}),
             **figures_options(options, source.filename),
+            **(
+                {"estimate": True, "ocr": options.ocr, "ocr_languages": list(options.ocr_languages)}
+                if submission.estimate
+                else {}
+            ),
         }
         if options is not None
         else {},
@@ -238,9 +256,11 @@ def conversion_hold(
     request_id: str,
     pages: int,
     lease_seconds: float | None = None,
+    ocr_pages: int = 0,
 ) -> Hold:
-    """Hold the credits of `pages` (a test key: pages of its monthly allowance) for the request,
-    for a lease of `lease_seconds` (by default the settings' lease; a /v2 job's outlives it).
+    """Hold the credits of `pages`, `ocr_pages` of them at the price of a page read by OCR
+    (a test key: pages of its monthly allowance) for the request, for a lease of
+    `lease_seconds` (by default the settings' lease; a /v2 job's outlives it).
 
     Raises 402 `insufficient_credits` and holds nothing when they are not available. Holding
     again for the same request returns the hold it has."""
@@ -251,6 +271,26 @@ def conversion_hold(
         request_id=request_id,
         pages=pages,
         lease_seconds=lease_seconds,
+        ocr_pages=ocr_pages,
+    )
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a conversion costs: its credits, and the price of a page and of a page read by OCR."""
+
+    credits: int
+    credits_per_page: int
+    credits_per_ocr_page: int
+
+
+def conversion_price(*, caller: Caller, pages: int, ocr_pages: int = 0) -> Price:
+    """What a conversion of `pages`, `ocr_pages` of them read by OCR, would hold and bill the
+    caller (a test key: 0 credits; its pages move through the test allowance)."""
+    return Price(
+        credits=0 if caller.is_test else page_credits(pages, ocr_pages),
+        credits_per_page=CREDITS_PER_PAGE,
+        credits_per_ocr_page=ocr_page_credits(),
     )
 
 
@@ -325,6 +365,7 @@ class Billed:
     pages: int
     credits: int
     captured: bool
+    ocr_pages: int = 0  # of `pages`, read by OCR and billed at their price
 
 
 @dataclass(frozen=True)
@@ -367,17 +408,18 @@ def conversion_deliver(*, job: ConversionJob, is_client_gone: Callable[[], bool]
 # --- 5. capture -----------------------------------------------------------------------------
 
 
-def conversion_capture(*, request_id: str, pages: int) -> Billed:
-    """Bill `pages` of the request's hold (at most the pages held) and release the rest; the job,
-    when there is one, records what it billed. Returns what the hold came to.
+def conversion_capture(*, request_id: str, pages: int, ocr_pages: int = 0) -> Billed:
+    """Bill `pages` of the request's hold (at most the pages held; `ocr_pages` of them read by
+    OCR, at their price, never more credits than held) and release the rest; the job, when
+    there is one, records what it billed. Returns what the hold came to.
 
     Idempotent: a hold already captured is not billed again and the first capture is returned;
     a hold released (or none at all) bills nothing, `Billed(0, 0, captured=False)`."""
     with transaction.atomic():
-        credits_capture(request_id=request_id, pages=pages)
+        credits_capture(request_id=request_id, pages=pages, ocr_pages=ocr_pages)
         capture = capture_get(request_id=request_id)
         billed = (
-            Billed(pages=capture.pages, credits=capture.credits, captured=True)
+            Billed(pages=capture.pages, credits=capture.credits, captured=True, ocr_pages=capture.ocr_pages)
             if capture is not None
             else Billed(pages=0, credits=0, captured=False)
         )

@@ -527,7 +527,8 @@ _SPECS: tuple[ErrorSpec, ...] = (
         "The option value is not available in v1.",
         "`param` names the option. Accepted values: flavor `gfm`; tables `markdown`, `html`, `text`; "
         "fallback `empty`, `error`; figures `none`, `crop`; chunking strategy `structure`, max_tokens 64 to 8191, "
-        "overlap_tokens 0 to half of max_tokens (`details` gives the bounds).",
+        "overlap_tokens 0 to half of max_tokens (`details` gives the bounds); in version 2, ocr `off`, `auto`, "
+        "`force` and at least one of `ocr_languages`.",
     ),
     _spec(
         ErrorCode.OPTION_CONFLICT,
@@ -540,8 +541,9 @@ _SPECS: tuple[ErrorSpec, ...] = (
         ErrorCode.OCR_NOT_AVAILABLE,
         400,
         INVALID_REQUEST,
-        "OCR is not available in v1.",
-        "Set `options.ocr` to `off` or leave it out. Pages without a text layer follow `options.fallback`.",
+        "OCR is not available in v1, nor where it is not installed.",
+        "Set `options.ocr` to `off` or leave it out. Pages without a text layer follow `options.fallback`. "
+        "Version 2 (POST /v2/jobs, /v2/inspect) reads scans with `auto` or `force` where GET /v1/engines says `ocr`.",
     ),
     _spec(
         ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,

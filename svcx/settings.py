@@ -189,6 +189,8 @@ SPECTACULAR_SETTINGS = {
     ],
     "AUTHENTICATION_WHITELIST": [],
     "SERVERS": [{"url": SVCX_PUBLIC_URL}],
+    # Version 2's `ocr` (a job's options, its request, the raw query string): one enum.
+    "ENUM_NAME_OVERRIDES": {"OcrModeEnum": "conversion.options.OCR_MODES"},
 }
 
 # Celery: Redis when REDIS_URL names one, else a broker on the file system that needs no server.
@@ -454,6 +456,10 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"] + ([] if REDIS_URL else ["dja
 # A credit hold's lease: renewed while its request runs; the sweeper releases lapsed ones, so
 # lease + sweep interval stays under the 60 seconds the specification allows.
 SVCX_HOLD_LEASE_SECONDS = env_int("SVCX_HOLD_LEASE_SECONDS", 30, minimum=5)
+# Credits a page read by OCR costs (a version 2 job's `ocr`), instead of a text page's one: the
+# recognition takes about 1.2 CPU seconds a page at 300 dpi (bench/results/ocr.md), several times
+# a text page's parse.
+SVCX_OCR_PAGE_CREDITS = env_int("SVCX_OCR_PAGE_CREDITS", 3, minimum=1, maximum=100)
 # A running job beats every heartbeat interval (heartbeat row, hold lease): a beat must come well
 # within the time after which the web side calls the worker lost and the lease lapses.
 if min(SVCX_WORKER_LOST_AFTER, SVCX_HOLD_LEASE_SECONDS) < SVCX_WORKER_HEARTBEAT_INTERVAL * 2:

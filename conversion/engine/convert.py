@@ -8,6 +8,7 @@ import time
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -50,7 +51,7 @@ from .layout import (
 )
 from .limits import PageAborted, StreamTooLarge, polling
 from .lists import attach_drawn_marks
-from .ocr import OCR_OFF, OcrOptions, PageOcr, mark_elements
+from .ocr import OCR_OFF, OcrOptions, PageOcr, mark_elements, needs_ocr
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 from .tags import StructureHeadings
@@ -462,26 +463,10 @@ def text_sample(
         EngineError: the document errors of `inspect`, pdf_encrypted,
             document_too_complex, pdf_too_complex.
     """
-    with polling(should_stop):
-        try:
-            opened = open_document(path, password=password, want_outline=False)
-        except PageAborted:
+    with _page_walk(path, pages, password, should_stop) as walk:
+        if walk is None or not walk[1]:
             return []
-        assert isinstance(opened, OpenedDocument)
-        try:
-            return _samples(opened, pages, max_chars, should_stop)
-        finally:
-            opened.close()
-
-
-def _samples(
-    opened: OpenedDocument, pages: Sequence[int], max_chars: int, should_stop: Callable[[], bool] | None
-) -> list[PageSample]:
-    try:
-        count = opened.info.page_count or 0
-        chosen = sorted({p for p in pages if 1 <= p <= count})
-        if not chosen:
-            return []
+        opened, chosen = walk
         allowed = opened.info.extraction_allowed is not False
         samples: list[PageSample] = []
         for item in _iter_models(opened, chosen, should_stop, {}):
@@ -499,8 +484,60 @@ def _samples(
                 )
             )
         return samples
-    except Exception as exc:
-        raise _page_work_error(exc, pages[0] if pages else 1) from None
+
+
+def ocr_plan(
+    path: PathLike,
+    *,
+    pages: Sequence[int],
+    password: str | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> list[int]:
+    """The given pages (1-based) that `ocr` "auto" would read from their picture: those whose
+    text layer is unusable by the test the conversion itself applies (`ocr.needs_ocr`), in
+    order. A page that fails to parse is not read by OCR either (it is delivered empty); the
+    pages not reached once `should_stop` asks to stop are counted as needing it (an upper
+    bound, never less than a conversion reads).
+
+    Raises:
+        EngineError: the document errors of `inspect`, pdf_encrypted,
+            document_too_complex, pdf_too_complex.
+    """
+    with _page_walk(path, pages, password, should_stop) as walk:
+        if walk is None:
+            return sorted(set(pages))
+        opened, chosen = walk
+        needed: list[int] = []
+        seen: set[int] = set()
+        for item in _iter_models(opened, chosen, should_stop, {}):
+            number = item if isinstance(item, int) else item.number
+            seen.add(number)
+            if not isinstance(item, int) and needs_ocr(item):
+                needed.append(number)
+        return sorted([*needed, *(p for p in chosen if p not in seen)])
+
+
+@contextmanager
+def _page_walk(
+    path: PathLike, pages: Sequence[int], password: str | None, should_stop: Callable[[], bool] | None
+) -> Iterator[tuple[OpenedDocument, list[int]] | None]:
+    """The document opened for a walk over the given pages that it has (ascending, once each);
+    None when `should_stop` asked to stop while it opened. A failure of the walk leaves as the
+    engine's error of page work; the document is closed after it."""
+    with polling(should_stop):
+        try:
+            opened = open_document(path, password=password, want_outline=False)
+        except PageAborted:
+            yield None
+            return
+        assert isinstance(opened, OpenedDocument)
+        try:
+            count = opened.info.page_count or 0
+            yield opened, sorted({p for p in pages if 1 <= p <= count})
+        except Exception as exc:
+            raise _page_work_error(exc, pages[0] if pages else 1) from None
+        finally:
+            opened.close()
 
 
 # --- convert --------------------------------------------------------------------------
@@ -818,7 +855,9 @@ def _convert_opened(
                 outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
     labels = info.page_labels
     delivered: list[PageResult] = []
-    notes = _PageNotes(ocr=ocr is not None)
+    # OCR was on: here, or in parse_pages when the pages come parsed.
+    ocr_on = ocr is not None or options.ocr.mode != "off"
+    notes = _PageNotes(ocr=ocr_on)
     pending: deque[PageModel | int] = deque()
     delivered_bytes = 0
     truncated = False
@@ -875,7 +914,7 @@ def _convert_opened(
                     notes.hidden[number] = rendered.hidden
             else:
                 markdown = ""
-                page_warnings.append(_no_text_warning([number], ocr is not None))
+                page_warnings.append(_no_text_warning([number], ocr_on))
                 notes.no_text.append(number)
                 last_table = (number, None)
         label = labels[number - 1] if labels and number <= len(labels) else None
@@ -930,7 +969,7 @@ def _convert_opened(
                 "document_has_no_text_layer",
                 "None of the selected pages has text, in a text layer or read by OCR. Check that the pages are "
                 "not blank, or that ocr_languages names the documents' languages."
-                if ocr is not None
+                if ocr_on
                 else "None of the selected pages has a text layer (the document is scanned "
                 "or image-only) and OCR is not available. Send a PDF with a text layer.",
                 details={"pages": len(selected)},

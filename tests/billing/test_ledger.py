@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import close_old_connections, connection
@@ -61,6 +62,34 @@ def test_capture_of_fewer_pages_releases_the_rest() -> None:
     rows = {r.kind: r for r in LedgerEntry.objects.filter(request_id="req_1")}
     assert (rows["capture"].credits, rows["capture"].balance_after) == (-3, 7)
     assert (rows["release"].credits, rows["release"].balance_after) == (2, 7)
+    assert_invariants(org)
+
+
+def test_pages_read_by_ocr_are_held_and_captured_at_their_price_itemised_never_past_the_hold(settings: Any) -> None:
+    settings.SVCX_OCR_PAGE_CREDITS = 3
+    org = make_org(credits=20)
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_1", pages=4, ocr_pages=1)
+    assert credits_get(organization=org, environment="live").held == 6
+
+    # Two pages read by OCR where one was held for: the second bills as a text page.
+    billed = credits_capture(request_id="req_1", pages=4, ocr_pages=2)
+
+    assert billed == 6
+    rows = {r.kind: (r.credits, r.pages, r.details) for r in LedgerEntry.objects.filter(request_id="req_1")}
+    itemised = {"ocr_pages": 1, "ocr_page_credits": 3}
+    assert rows == {"hold": (-6, 4, itemised), "capture": (-6, 4, itemised)}
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_2", pages=3, ocr_pages=2)
+    assert credits_capture(request_id="req_2", pages=2, ocr_pages=1) == 4  # 1 text page + 1 read by OCR
+    release = LedgerEntry.objects.get(request_id="req_2", kind="release")
+    assert (release.credits, release.pages, release.details) == (3, 1, {})
+    # A job that fails or is canceled gives back the whole hold, OCR pages' price included.
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_3", pages=2, ocr_pages=2)
+    credits_release(request_id="req_3")
+    assert [(r.kind, r.credits) for r in LedgerEntry.objects.filter(request_id="req_3").order_by("kind")] == [
+        ("hold", -6),
+        ("release", 6),
+    ]
+    assert credits_get(organization=org, environment="live").held == 0
     assert_invariants(org)
 
 

@@ -117,12 +117,15 @@ def test_inspect_and_account(module_web: str, session_worker: WorkerProcess, tmp
 
     inspected = svcx("inspect", pdf, key=key, base=module_web)
     as_json = svcx("inspect", pdf, "--json", key=key, base=module_web)
+    for_job = svcx("inspect", pdf, "--ocr", "force", "--ocr-languages", "en", "--pages", "2", key=key, base=module_web)
     account = svcx("account", key=key, base=module_web)
 
     assert inspected.returncode == 0, inspected.stderr
     assert inspected.stdout.splitlines()[0].startswith(f"{pdf}: 2 pages, PDF ")
     assert "page 2: text layer" in inspected.stdout
     assert json.loads(as_json.stdout)["page_count"] == 2
+    assert for_job.returncode == 0, for_job.stderr
+    assert "a job of 1 page(s): read by OCR 2; 3 credits (1 a page, 3 a page read by OCR)" in for_job.stdout
     assert account.returncode == 0, account.stderr
     assert account.stdout.splitlines()[:2] == [
         f"Inspecting ({org.id}), active; live key {minted.api_key.id}",

@@ -28,6 +28,8 @@ SDK_METHODS = {
     ("get", "/v1/usage/records"): "usage_records",
     ("get", "/v1/health"): "health",
     ("get", "/v1/openapi.json"): "openapi",
+    ("post", "/v2/inspect"): "inspect_job",  # a named file (multipart), a stored file's id (JSON)
+    ("post", "/v2/inspect/raw"): "inspect_job",  # bytes or a file object without a name
     ("post", "/v2/jobs"): "create_job",  # a named file (multipart), a stored file's id (JSON)
     ("post", "/v2/jobs/raw"): "create_job",  # bytes or a file object without a name
     ("get", "/v2/jobs"): "jobs",  # and iter_jobs

@@ -158,11 +158,19 @@ def test_a_jobs_page_shows_its_facts_options_metadata_and_ledger(
         owner_key,
         three_pages,
         pages=[1, 3],
-        options={"pages": "1,3", "tables": "html", "fallback": "empty", "flavor": "commonmark"},
+        options={
+            "pages": "1,3",
+            "tables": "html",
+            "fallback": "empty",
+            "flavor": "commonmark",
+            "ocr": "auto",
+            "ocr_languages": ["en", "de"],
+        },
         webhook_metadata={"batch": "2026-11", "customer": 42},
     )
+    console = signed_in(owner, _address())
 
-    page = signed_in(owner, _address()).get(f"/console/{funded.id}/jobs/{job.id}/").content.decode()
+    page = console.get(f"/console/{funded.id}/jobs/{job.id}/").content.decode()
 
     facts = page.split('id="job-facts"')[1].split("</dl>")[0]
     assert '<dd id="job-progress">2 of 2 pages converted (the document has 3)' in facts
@@ -172,8 +180,8 @@ def test_a_jobs_page_shows_its_facts_options_metadata_and_ledger(
     assert "(live)" in facts
     assert f'href="/console/{funded.id}/requests/{job.request_id}/"' in facts
     assert (
-        "pages <code>1,3</code>, tables <code>html</code>, fallback <code>empty</code>, flavor <code>commonmark</code>"
-        in facts
+        "pages <code>1,3</code>, tables <code>html</code>, fallback <code>empty</code>, flavor <code>commonmark</code>, "
+        "ocr <code>auto</code> in <code>en,de</code></dd>" in facts
     )
     assert "&quot;batch&quot;: &quot;2026-11&quot;,\n  &quot;customer&quot;: 42" in facts
     assert "job-error" not in facts
@@ -183,6 +191,10 @@ def test_a_jobs_page_shows_its_facts_options_metadata_and_ledger(
         ("capture", "-2"),
     ]
     assert f'href="/console/{funded.id}/jobs/{job.id}/result.md"' in page
+    # A job whose result was read by OCR says how many pages (its text pages here: none were).
+    Job.objects.filter(pk=job.pk).update(ocr_pages=1)
+    again = console.get(f"/console/{funded.id}/jobs/{job.id}/").content.decode()
+    assert '<dd id="job-credits">2 held while it ran; 2 billed for 2 pages (1 page read by OCR)</dd>' in again
     assert f'href="/console/{funded.id}/jobs/{job.id}/result.json"' in page
     assert "job-cancel" not in page  # it has ended
 

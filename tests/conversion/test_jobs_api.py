@@ -120,6 +120,7 @@ def test_a_stored_file_and_a_selection_with_webhook_metadata(
     assert created.status_code == 202
     job = created.json()
     assert (job["pages_total"], job["webhook_metadata"], job["options"]["pages"]) == (3, {"batch": 7}, "2-4")
+    assert (job["options"]["figures"], job["options"]["chunking"]) == ("none", None)  # the defaults
     assert wait_done(client, secret, job["id"])["status"] == "succeeded"
     body = client.get(f"/v2/jobs/{job['id']}/result", **bearer(secret)).json()
     assert body["markdown"] == engine.convert(book, pages=[2, 3, 4]).markdown
@@ -198,10 +199,14 @@ def test_a_job_with_figures_crop_links_each_figure_to_its_stored_picture(
     )
     with pdf.open("rb") as handle:
         created = client.post(
-            "/v2/jobs", data={"file": handle, "options": json.dumps({"figures": "crop"})}, **bearer(secret)
+            "/v2/jobs",
+            data={"file": handle, "options": json.dumps({"figures": "crop", "chunking": {"max_tokens": 128}})},
+            **bearer(secret),
         )
     assert created.status_code == 202
     job = created.json()
+    assert job["options"]["figures"] == "crop"
+    assert job["options"]["chunking"] == {"strategy": "structure", "max_tokens": 128, "overlap_tokens": 0}
     assert wait_done(client, secret, job["id"])["status"] == "succeeded"
 
     body = client.get(f"/v2/jobs/{job['id']}/result", **bearer(secret)).json()

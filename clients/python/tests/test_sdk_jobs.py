@@ -82,6 +82,37 @@ def test_bytes_go_as_the_raw_pdf_and_a_stored_file_by_its_id(server: Scripted, s
     assert len(server.seen) == 2
 
 
+def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(server: Scripted, sleeps: Sleeps) -> None:
+    plan = [{"page": n, "ocr": n > 1} for n in (1, 2, 3)]
+    estimate = {
+        "pages": 3,
+        "ocr_pages": 2,
+        "credits": 7,
+        "credits_per_page": 1,
+        "credits_per_ocr_page": 3,
+        "plan": plan,
+    }
+    server.answers = [
+        Canned(body=json.dumps({"object": "inspection", "page_count": 3, "pages": [], "estimate": estimate}).encode()),
+        job(http_status=202, ocr_pages=1),
+    ]
+    client = client_for(server, sleeps)
+
+    found = client.inspect_job(PDF, ocr="auto", ocr_languages=("en", "de"))
+    created = client.create_job(file_id="file_1", ocr="force", ocr_languages=["fr"])
+
+    inspected, stored = server.seen
+    assert (inspected.path, inspected.query) == ("/v2/inspect/raw", {"ocr": ["auto"], "ocr_languages": ["en,de"]})
+    assert found.estimate is not None
+    assert (found.page_count, found.estimate.credits, [p.ocr for p in found.estimate.plan]) == (
+        3,
+        7,
+        [False, True, True],
+    )
+    assert json.loads(stored.body)["options"] == {"ocr": "force", "ocr_languages": ["fr"]}
+    assert created.ocr_pages == 1
+
+
 def test_creating_a_job_is_retried_with_the_same_idempotency_key(server: Scripted, sleeps: Sleeps) -> None:
     server.answers = [Canned(drop=True), envelope(503, "overloaded", "overloaded_error", retryable=True), job()]
 

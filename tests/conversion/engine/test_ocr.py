@@ -15,7 +15,7 @@ from pathlib import Path
 import pikepdf
 import pytest
 
-from conversion.engine import ConvertOptions, EngineError, convert, parse_pages
+from conversion.engine import ConvertOptions, EngineError, convert, ocr_plan, parse_pages
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import MONO, Line, PageModel
 from conversion.engine.ocr import (
@@ -119,18 +119,28 @@ def scans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     page has a text layer and whose second is a scan, and a scan under an invisible layer."""
     d = tmp_path_factory.mktemp("ocr")
     source = make_pdf(d / "source.pdf", [report_ops()])
-    mixed = make_pdf(d / "mixed-source.pdf", [lines(72, 700, ["This page has a text layer of its own."]), report_ops()])
     upright = scan(source, d / "upright.pdf")
     turned = scan(source, d / "turned.pdf", turn=90)
-    scanned = scan(mixed, d / "mixed-scanned.pdf")
-    # Page 1 of the mixed document keeps its text layer; page 2 is the scan.
+    layered = scan(source, d / "layered.pdf", invisible=LAYER)
+    return {"upright": upright, "turned": turned, "mixed": mixed_scan(d), "layered": layered}
+
+
+TEXT_PAGE = "This page has a text layer of its own."
+
+
+def mixed_scan(d: Path, second: list[Op] | None = None, name: str = "mixed") -> Path:
+    """`d`/`name`.pdf: a first page with a text layer (TEXT_PAGE) and a second that is a scan
+    (no text layer) of the report page, or of the page `second` draws."""
+    mixed = make_pdf(
+        d / f"{name}-source.pdf", [lines(72, 700, [TEXT_PAGE]), report_ops() if second is None else second]
+    )
+    scanned = scan(mixed, d / f"{name}-scanned.pdf")
     with pikepdf.open(mixed) as text_pdf, pikepdf.open(scanned) as scan_pdf:
         out = pikepdf.new()
         out.pages.append(text_pdf.pages[0])
         out.pages.append(scan_pdf.pages[1])
-        out.save(d / "mixed.pdf")
-    layered = scan(source, d / "layered.pdf", invisible=LAYER)
-    return {"upright": upright, "turned": turned, "mixed": d / "mixed.pdf", "layered": layered}
+        out.save(d / f"{name}.pdf")
+    return d / f"{name}.pdf"
 
 
 # --- end to end ---------------------------------------------------------------------------------
@@ -184,12 +194,23 @@ def test_a_page_scanned_turned_90_degrees_is_read_upright(scans: dict[str, Path]
     assert text.index("committee") < text.index("spending") < text.index("members")
 
 
+def test_the_ocr_plan_names_the_pages_auto_reads(scans: dict[str, Path]) -> None:
+    # The conversion's own test, without reading a page: the scan, not the text page, nor the
+    # scan under an earlier OCR's invisible layer.
+    assert ocr_plan(scans["mixed"], pages=[1, 2]) == [2]
+    assert ocr_plan(scans["mixed"], pages=[1]) == []
+    assert ocr_plan(scans["layered"], pages=[1]) == []
+    assert ocr_plan(scans["upright"], pages=[1, 5]) == [1]  # pages outside the document are left out
+    # Stopped before any page: every page is counted in (a hold never falls short).
+    assert ocr_plan(scans["mixed"], pages=[1, 2], should_stop=lambda: True) == [1, 2]
+
+
 @needs_tesseract
 def test_auto_reads_only_the_pages_without_a_text_layer(scans: dict[str, Path]) -> None:
     result = convert(scans["mixed"], options=AUTO)
     assert result.ocr_pages == [2]
     first, second = result.pages
-    assert first.markdown == "This page has a text layer of its own."
+    assert first.markdown == TEXT_PAGE
     assert first.has_text_layer
     assert all(e.source is None for e in first.elements)
     assert "source" not in first.elements[0].as_dict()
@@ -218,6 +239,18 @@ def test_parsed_parts_read_by_ocr_render_like_the_whole(scans: dict[str, Path]) 
     assert parts.ocr_pages == [2]
     assert parts.pages[1].ocr == whole.pages[1].ocr
     assert [e.as_dict() for e in parts.pages[1].elements] == [e.as_dict() for e in whole.pages[1].elements]
+
+
+@needs_tesseract
+def test_parsed_parts_read_by_ocr_warn_of_a_blank_scan_as_the_whole_does(tmp_path: Path) -> None:
+    blank = mixed_scan(tmp_path, second=[], name="blank")
+    parsed = parse_pages(blank, pages=[1, 2], ocr=OcrOptions(mode="auto"))
+    whole = convert(blank, options=AUTO)
+
+    parts = convert(blank, options=AUTO, parsed=parsed.models)
+
+    assert parts.warnings == whole.warnings == ["Page 2: no text found, in a text layer or by OCR; it was left empty."]
+    assert parts.pages[1].warnings == whole.pages[1].warnings
 
 
 def test_without_ocr_a_scan_is_still_refused(scans: dict[str, Path]) -> None:

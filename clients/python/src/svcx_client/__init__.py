@@ -11,7 +11,7 @@ Webhook deliveries are checked with `svcx_client.webhooks.verify(body, signature
 """
 
 from svcx_client import webhooks
-from svcx_client.client import Client, DocumentOptions, JobOptions, Source, __version__
+from svcx_client.client import Client, DocumentOptions, JobInspectOptions, JobOptions, Source, __version__
 from svcx_client.errors import (
     APIConnectionError,
     APIError,
@@ -42,13 +42,16 @@ from svcx_client.models import (
     FileDeleted,
     Inspection,
     Job,
+    JobEstimate,
     JobFailure,
+    JobInspection,
     JobList,
     JobMarkdown,
     JobResult,
     LedgerEntry,
     ListPage,
     MarkdownConversion,
+    PagePlan,
     RateLimit,
     StoredFile,
     Toc,
@@ -77,8 +80,11 @@ __all__ = [
     "InvalidRequestError",
     "Job",
     "JobCanceledError",
+    "JobEstimate",
     "JobFailedError",
     "JobFailure",
+    "JobInspectOptions",
+    "JobInspection",
     "JobList",
     "JobMarkdown",
     "JobOptions",
@@ -89,6 +95,7 @@ __all__ = [
     "MarkdownConversion",
     "NotFoundError",
     "OverloadedError",
+    "PagePlan",
     "PaymentRequiredError",
     "PermissionDeniedError",
     "RateLimit",

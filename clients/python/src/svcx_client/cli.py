@@ -2,7 +2,7 @@
 and cancel jobs.
 
     svcx convert FILE_OR_DIR... [-o DIR] [--format md|json] [--pages P] [--concurrency N] [--async]
-    svcx inspect FILE [--json]
+    svcx inspect FILE [--pages P] [--ocr off|auto|force [--ocr-languages en,de]] [--json]
     svcx account [--json]
     svcx jobs [--status S] [--limit N] [--json]
     svcx job ID [--json]
@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from svcx_client.client import DEFAULT_TIMEOUT, Client, __version__, environment_key
 from svcx_client.errors import APIConnectionError, APIError, ConfigurationError, SvcxError
-from svcx_client.models import Conversion, Job, MarkdownConversion
+from svcx_client.models import Conversion, Inspection, Job, JobEstimate, MarkdownConversion
 from svcx_client.retry import RetryPolicy
 
 # Errors that every other file of the run would get too: the run stops at the first.
@@ -379,7 +379,17 @@ def _yes(value: bool | None) -> str:
 
 def run_inspect(args: argparse.Namespace, client: Client, out: TextIO, err: TextIO) -> int:
     options = {name: getattr(args, name) for name in ("pages", "password") if getattr(args, name) is not None}
-    found = client.inspect(Path(args.file), **options)
+    found: Inspection
+    estimate: JobEstimate | None = None
+    if args.ocr is not None or args.ocr_languages is not None:
+        # A job's pre-flight (POST /v2/inspect): what the job would read by OCR and cost.
+        scan: dict[str, Any] = {"ocr": args.ocr or "off", **options}
+        if args.ocr_languages is not None:
+            scan["ocr_languages"] = [code.strip() for code in args.ocr_languages.split(",") if code.strip()]
+        for_job = client.inspect_job(Path(args.file), **scan)
+        found, estimate = for_job, for_job.estimate
+    else:
+        found = client.inspect(Path(args.file), **options)
     if args.json:
         print(json.dumps(found.raw, ensure_ascii=False, indent=2), file=out)
         return 0
@@ -393,6 +403,12 @@ def run_inspect(args: argparse.Namespace, client: Client, out: TextIO, err: Text
         layer = "text layer" if page.has_text_layer else "no text layer"
         sample = " ".join(page.sample.split())[:60]
         lines.append(f"page {page.page}: {layer}, {page.chars} characters: {sample!r}")
+    if estimate is not None:
+        read = [str(p.page) for p in estimate.plan if p.ocr]
+        lines.append(
+            f"a job of {estimate.pages} page(s): read by OCR {', '.join(read) or 'none'}; {estimate.credits} credits "
+            f"({estimate.credits_per_page} a page, {estimate.credits_per_ocr_page} a page read by OCR)"
+        )
     lines += [f"warning: {w}" for w in found.warnings]
     print("\n".join(lines), file=out)
     return 0
@@ -527,6 +543,12 @@ def parser() -> argparse.ArgumentParser:
     inspect.add_argument("file", metavar="FILE")
     inspect.add_argument("--pages", help="the pages to sample")
     inspect.add_argument("--password")
+    inspect.add_argument(
+        "--ocr",
+        choices=("off", "auto", "force"),
+        help="also estimate a job with this OCR option: which pages it reads by OCR and its credits",
+    )
+    inspect.add_argument("--ocr-languages", metavar="CODES", help='with --ocr: ISO 639-1 codes, e.g. "en,de"')
     inspect.add_argument("--json", action="store_true", help="the answer as JSON")
     inspect.set_defaults(run=run_inspect)
 

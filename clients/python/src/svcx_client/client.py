@@ -22,7 +22,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal, TypedDict, TypeVar, Unpack, overload
 from urllib.parse import quote
@@ -60,7 +60,6 @@ Row = TypeVar("Row")
 
 class _ConversionOptions(TypedDict, total=False):
     pages: str
-    ocr: Literal["off"]
     flavor: Literal["gfm"]
     tables: Literal["markdown", "html", "text"]
     fallback: Literal["empty", "error"]
@@ -73,21 +72,39 @@ class _ConversionOptions(TypedDict, total=False):
 
 
 class DocumentOptions(_ConversionOptions, total=False):
-    """What a request about a document may carry besides the document (decisions.md 1, 2)."""
+    """What a request about a document may carry besides the document (decisions.md 1, 2).
+    Version 1 reads no scans: `ocr` is "off"."""
 
+    ocr: Literal["off"]
     debug: bool
 
 
-class JobOptions(_ConversionOptions, total=False):
-    """What POST /v2/jobs may carry besides the document: a conversion's options and
-    `webhook_metadata`, an object echoed in the job."""
+class _ScanOptions(_ConversionOptions, total=False):
+    """Version 2's options: version 1's, and OCR. `ocr`: "off", "auto" (the pages without a
+    usable text layer) or "force" (every page); `ocr_languages`: ISO 639-1 codes (["en"] by
+    default) among those `engines()` lists."""
+
+    ocr: Literal["off", "auto", "force"]
+    ocr_languages: Sequence[str]
+
+
+class JobOptions(_ScanOptions, total=False):
+    """What POST /v2/jobs may carry besides the document: a conversion's options (OCR's
+    among them) and `webhook_metadata`, an object echoed in the job."""
 
     webhook_metadata: dict[str, Any]
 
 
+class JobInspectOptions(_ScanOptions, total=False):
+    """What POST /v2/inspect may carry besides the document: a job's options and `debug`."""
+
+    debug: bool
+
+
 _DOCUMENT_MEMBERS = frozenset(DocumentOptions.__annotations__)
 _JOB_MEMBERS = frozenset(JobOptions.__annotations__)
-_OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "figures")
+_JOB_INSPECT_MEMBERS = frozenset(JobInspectOptions.__annotations__)
+_OPTION_NAMES = ("pages", "ocr", "ocr_languages", "flavor", "tables", "fallback", "figures")
 # Multipart parts that hold JSON text.
 _JSON_PARTS = ("options", "metadata", "webhook_metadata")
 
@@ -224,6 +241,16 @@ class Client:
         response = self._document("/v1/inspect", source, file_id, options)
         return models.Inspection.from_json(response.json(), models.Answer.of(response.headers))
 
+    def inspect_job(
+        self, source: Source | None = None, *, file_id: str | None = None, **options: Unpack[JobInspectOptions]
+    ) -> models.JobInspection:
+        """What `inspect` says, and what a job (`create_job`) with the same document and options
+        would cost, free of charge: `estimate` has per selected page whether OCR reads it
+        (`ocr="auto"`: the pages without a usable text layer), the OCR page count and the
+        credits the job would hold."""
+        response = self._document("/v2/inspect", source, file_id, options, allowed=_JOB_INSPECT_MEMBERS)
+        return models.JobInspection.from_json(response.json(), models.Answer.of(response.headers))
+
     def toc(
         self, source: Source | None = None, *, file_id: str | None = None, **options: Unpack[DocumentOptions]
     ) -> models.Toc:
@@ -332,8 +359,9 @@ class Client:
         """Start a job converting a PDF (a path, bytes or a binary file) or a stored file by
         `file_id`, up to 5,000 pages, in the background; answers the job at once (`queued`).
 
-        The options are convert's, plus `webhook_metadata` (an object echoed in the job). The
-        credits of the selected pages are held now (402 `PaymentRequiredError` without them, and
+        The options are convert's, with OCR (`ocr`, `ocr_languages`: a page read by OCR costs
+        more; `inspect_job` tells how much), plus `webhook_metadata` (an object echoed in the
+        job). The credits of the selected pages are held now (402 `PaymentRequiredError` without them, and
         no job is made), billed once the job succeeds, released if it fails or is canceled. The
         document is checked as convert checks it first (`DocumentError`, `InvalidRequestError`;
         400 `too_many_pages` past the limit). A path's name (or `filename`) is kept as the job's
@@ -498,6 +526,8 @@ class Client:
         if (source is None) == (file_id is None):
             raise ConfigurationError("Give exactly one of a source (path, bytes, file) or file_id.")
         options = {name: given[name] for name in _OPTION_NAMES if given.get(name) is not None}
+        if "ocr_languages" in options:
+            options["ocr_languages"] = list(options["ocr_languages"])
         password, metadata, debug = given.get("password"), given.get("metadata"), given.get("debug")
         webhook_metadata = given.get("webhook_metadata")
         key = given.get("idempotency_key")
@@ -525,7 +555,10 @@ class Client:
                 idempotency_key=key,
             )
         headers: dict[str, str | bytes] = {"Content-Type": "application/pdf"}
-        params: dict[str, str] = dict(options)
+        # The query string takes `ocr_languages` comma-separated.
+        params: dict[str, str] = {
+            name: ",".join(value) if isinstance(value, list) else value for name, value in options.items()
+        }
         if debug is not None:
             params["debug"] = _text(debug)
         if metadata is not None:

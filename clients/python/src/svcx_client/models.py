@@ -230,6 +230,43 @@ class Inspection:
 
 
 @dataclass(frozen=True)
+class PagePlan:
+    page: int
+    ocr: bool  # whether the job reads the page by OCR
+
+
+@dataclass(frozen=True)
+class JobEstimate:
+    """What a job with the document and options would read by OCR and cost."""
+
+    pages: int
+    ocr_pages: int
+    credits: int
+    credits_per_page: int
+    credits_per_ocr_page: int
+    plan: list[PagePlan]
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> JobEstimate:
+        return _build(cls, body, plan=[_build(PagePlan, p) for p in body.get("plan", [])])
+
+
+@dataclass(frozen=True)
+class JobInspection(Inspection):
+    """POST /v2/inspect: what POST /v1/inspect says, and the `estimate` of a job (None when the
+    document was not opened, or the selection is longer than a job converts)."""
+
+    estimate: JobEstimate | None = None
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any], answer: Answer) -> JobInspection:
+        pages = [PageSample.from_json(p) for p in body.get("pages", [])]
+        found = body.get("estimate")
+        estimate = JobEstimate.from_json(found) if found else None
+        return _build(cls, body, pages=pages, estimate=estimate, answer=answer, raw=dict(body))
+
+
+@dataclass(frozen=True)
 class TocEntry:
     level: int
     title: str
@@ -332,10 +369,12 @@ class LedgerEntry:
     request_id: str | None
     api_key_id: str | None
     reason: str | None
+    # A hold or capture of pages read by OCR: `ocr_pages` and `ocr_page_credits`.
+    details: dict[str, int]
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> LedgerEntry:
-        return _build(cls, body, created_at=_time(body.get("created_at")))
+        return _build(cls, body, created_at=_time(body.get("created_at")), details=dict(body.get("details") or {}))
 
 
 @dataclass(frozen=True)
@@ -389,6 +428,8 @@ class ConversionOptions:
     tables: str
     fallback: str
     flavor: str
+    ocr: str | None  # "off", "auto", "force" (None from an older server)
+    ocr_languages: list[str] | None
 
 
 @dataclass(frozen=True)
@@ -419,6 +460,8 @@ class Job:
     credits_held: int
     credits_billed: int
     pages_billed: int
+    # Pages read by OCR: those held for while the job runs, those billed once it succeeded.
+    ocr_pages: int | None
     error: JobFailure | None
     warnings: list[str]
     webhook_metadata: dict[str, Any] | None
