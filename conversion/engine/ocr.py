@@ -143,6 +143,13 @@ class OcrParams:
     # Font size in points per point of Tesseract's row height (x-height plus ascenders):
     # measured on the bench's pages, whose text layer gives the true size.
     size_per_row_height: float = 1.05
+    # The x-height as a fraction of the font size (the em): 0.45 (Times) to 0.55 (DejaVu
+    # Sans), 0.52 for Helvetica and Arial; sizes are compared with each other, so the
+    # typeface's own ratio matters little.
+    x_height_per_em: float = 0.5
+    # x-height letters a line has at least before their heights give its size (one letter's
+    # box is off by a pixel or two).
+    min_x_letters: int = 3
     # Fraction: line sizes within this of the next larger are one size (OCR measures each
     # line's height with a few pixels of noise; heading levels differ by 15% or more).
     size_snap: float = 0.12
@@ -175,6 +182,8 @@ PARAMS = OcrParams()
 
 # What Tesseract reads a round or square bullet as.
 _BULLET_MISREADS = frozenset({"e", "«", "°", "©", "¢", "*", "+", "o", "»", "®", "•", "·", "■", "□", "▪", "-"})
+# Letters with neither ascender nor descender: their height is the font's x-height.
+_X_HEIGHT_LETTERS = frozenset("acemnorsuvwxz")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
@@ -215,6 +224,9 @@ class OcrLine:
     row_height: float  # pixels: x-height plus ascenders
     descenders: float  # pixels, negative
     baseline: tuple[tuple[int, int], tuple[int, int]] | None
+    # Pixels: the heights of the line's letters that stand on the baseline and reach the
+    # x-height only (a c e m n o r s u v w x z): the steadiest measure of the type's size.
+    x_heights: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -332,16 +344,19 @@ def _read(api: Any, image: Any, dpi: float, params: OcrParams) -> list[OcrLine]:
     if it is None or it.Empty(RIL.WORD):
         return []
     current: OcrLine | None = None
-    while True:
+    while True:  # symbol by symbol: the words at their first symbol, x-height letters as they come
         if it.IsAtBeginningOf(RIL.TEXTLINE) or current is None:
             attrs = it.RowAttributes()
             current = OcrLine([], float(attrs["row_height"]), float(attrs["descenders"]), it.Baseline(RIL.TEXTLINE))
             lines.append(current)
-        text = (it.GetUTF8Text(RIL.WORD) or "").strip()
-        box = it.BoundingBox(RIL.WORD)
-        if text and box is not None:
-            current.words.append(Word(text, tuple(float(v) for v in box), float(it.Confidence(RIL.WORD))))  # type: ignore[arg-type]  # four floats
-        if not it.Next(RIL.WORD):
+        if it.IsAtBeginningOf(RIL.WORD):
+            text = (it.GetUTF8Text(RIL.WORD) or "").strip()
+            box = it.BoundingBox(RIL.WORD)
+            if text and box is not None:
+                current.words.append(Word(text, tuple(float(v) for v in box), float(it.Confidence(RIL.WORD))))  # type: ignore[arg-type]  # four floats
+        if it.GetUTF8Text(RIL.SYMBOL) in _X_HEIGHT_LETTERS and (symbol := it.BoundingBox(RIL.SYMBOL)) is not None:
+            current.x_heights.append(float(symbol[3] - symbol[1]))
+        if not it.Next(RIL.SYMBOL):
             break
     return [ln for ln in lines if ln.words]
 
@@ -494,7 +509,9 @@ def body_stroke(lines: Sequence[OcrLine], params: OcrParams = PARAMS) -> float |
     return None  # not reached
 
 
-def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = None, body: float | None = None) -> Line:
+def _line(
+    ocr: OcrLine, scale: float, size: float, params: OcrParams, pitch: float | None = None, body: float | None = None
+) -> Line:
     words = list(ocr.words)
     first = words[0]
     height = max(w.box[3] for w in words) - min(w.box[1] for w in words)
@@ -529,7 +546,6 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = N
     style = mono | (BOLD if all(s & BOLD for _, s in spans) else 0)
     weight = sum(len(w.text) for w in words)
     confidence = sum(len(w.text) * w.confidence for w in words) / weight / 100.0
-    size = ocr.row_height / scale * params.size_per_row_height
     return Line(
         x0=min(w.box[0] for w in words) / scale,
         top=min(w.box[1] for w in words) / scale,
@@ -537,7 +553,7 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = N
         bottom=max(w.box[3] for w in words) / scale,
         text=text,
         spans=spans,
-        size=round(size * 2) / 2,
+        size=round(size * 2) / 2,  # half points
         style=style,
         glyph_x=glyph_x,
         glyph_text=glyph_text,
@@ -610,6 +626,24 @@ def _monospaced(words: Sequence[Word], params: OcrParams, pitch: float | None = 
     return mean > 0 and statistics.pstdev(pitches) / mean <= params.mono_spread
 
 
+def _sizes(lines: Sequence[OcrLine], scale: float, params: OcrParams) -> list[float]:
+    """Each line's font size in points: from the median height of its x-height letters where
+    it has `params.min_x_letters` of them (a line's row height moves with its capitals,
+    ascenders and Tesseract's baseline fit: two headings of one style can differ by a tenth);
+    else from its row height, scaled by how the two measures compare on the page's other
+    lines (capitals, digits, scripts without such letters)."""
+    by_row = [ln.row_height / scale * params.size_per_row_height for ln in lines]
+    by_x = [
+        statistics.median(ln.x_heights) / scale / params.x_height_per_em
+        if len(ln.x_heights) >= params.min_x_letters
+        else None
+        for ln in lines
+    ]
+    ratios = [x / row for x, row in zip(by_x, by_row, strict=True) if x is not None and row > 0]
+    factor = statistics.median(ratios) if ratios else 1.0
+    return [x if x is not None else row * factor for x, row in zip(by_x, by_row, strict=True)]
+
+
 def _snap_sizes(lines: Sequence[Line], snap: float) -> None:
     """Sizes within `snap` (a fraction) of a size more characters have are that size, the
     most common first (OCR measures each line's height with a few pixels of noise, a short
@@ -638,7 +672,8 @@ def page_model(result: Recognised, number: int, scale: float, params: OcrParams 
     long_mono = [statistics.fmean(_pitches(ln.words)) for ln in result.lines if _monospaced(ln.words, params)]
     pitch = statistics.median(long_mono) if long_mono else None
     body = body_stroke(result.lines, params)
-    lines = [_line(ln, scale, params, pitch, body) for ln in result.lines]
+    sizes = _sizes(result.lines, scale, params)
+    lines = [_line(ln, scale, size, params, pitch, body) for ln, size in zip(result.lines, sizes, strict=True)]
     _snap_sizes(lines, params.size_snap)
     rtl = sum(len(ln.text) for ln in lines if ln.rtl)
     model = PageModel(

@@ -454,3 +454,25 @@ def test_a_bold_line_at_the_body_size_of_a_scan_is_a_heading(tmp_path: Path) -> 
     headings = [e for e in page.elements if e.type is ElementType.HEADING]
     assert [words(h.text) for h in headings] == [["budget", "decisions"]]
     assert "**" not in page.markdown.replace("## Budget Decisions", "")  # the body is not bold
+
+
+def test_sizes_come_from_the_x_height_where_a_line_has_enough_of_its_letters() -> None:
+    scale = 300 / 72
+
+    def row(text: str, top: float, row_height: float, x_height: float | None) -> OcrLine:
+        ws = [_word(w, 300 + 220 * i, top, 200) for i, w in enumerate(text.split())]
+        letters = [c for c in text if c in "acemnorsuvwxz"]
+        return OcrLine(ws, row_height, -8, None, [x_height] * len(letters) if x_height else [])
+
+    body = [row("the accounts were read and approved once more", 700 + 60 * n, 37 + n % 3, 19) for n in range(4)]
+    # Two headings of one style whose row heights Tesseract measured 15% apart.
+    summary, motivation = row("Summary", 500, 50, 25), row("Motivation", 600, 43, 25)
+    # Capitals and digits: no x-height letters, sized from the row height like the others.
+    capitals = row("RFC 3533", 1000, 38, None)
+    model = page_model(Recognised([summary, motivation, *body, capitals], 2550, 3300), 1, scale)
+
+    first, second, *body_lines, caps = model.lines
+    assert first.size == second.size
+    assert first.size > 1.2 * body_lines[0].size
+    assert {ln.size for ln in body_lines} == {body_lines[0].size}
+    assert caps.size == body_lines[0].size
