@@ -67,13 +67,13 @@ NOTES = [
     "",
     "- Orientation: a page that reads as vertical writing or with low confidence is checked by Tesseract's "
     "orientation detection and read again turned; skew is measured on the baselines and taken out of the boxes.",
-    "- Lines: Tesseract's word boxes become the text-layer path's lines (sizes from the row height, monospaced "
+    "- Lines: Tesseract's word boxes become the text-layer path's lines (sizes from the x-height letters, bold from the stroke width, monospaced "
     "lines from an even pitch, misread bullets), so headings, lists, code, tables and reading order run unchanged; "
     "heading recall on scans is the share of the reference's headings found.",
     "- Short of the goals: headings on two-column pages whose left column is mostly code (the text layer's "
-    "shaded code blocks tell the engine where the columns are; a scan has no fills), headings set in bold at body "
-    "size (OCR gives no weight), drawn table rules (the ruled table of `pandoc-docx-table_gridbefore` reads poorly "
-    "for every system), and CPU: about 1.2 s per 300-dpi page on this shared machine against the goal of 1 s.",
+    "shaded code blocks tell the engine where the columns are; a scan has no fills) and drawn table rules (the "
+    "ruled table of `pandoc-docx-table_gridbefore` reads poorly for every system). Bold is measured on the picture "
+    "(stroke width against the body text's) and sizes on the x-height letters.",
 ]
 GOALS = {"clean_300": 0.95, "degraded": 0.90, "pages_per_s_per_core_300": 1.0, "heading_gap": 0.10}
 

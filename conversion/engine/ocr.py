@@ -9,6 +9,12 @@ picture covers most of it and its text is a stamp (a Bates number over a scan). 
 invisible text layer over a scan (an earlier OCR) is text already (`layout._uncover`): it is
 used as is unless OCR is forced.
 
+Bold is not something Tesseract reports (its LSTM recogniser gives no font attributes), so it
+is measured on the picture: a word's stroke width is twice its ink over its ink's edges, and
+a word whose strokes are markedly thicker, for its height, than the page's body text is bold
+(bold faces' stems are 1.4 to 1.7 times their regular's). Headings set in bold at the body's
+size are then found as on a text layer.
+
 The scan is read upright: a page that reads badly at first is checked by Tesseract's
 orientation detection and read again turned (90, 180, 270 degrees); a skew of a few
 degrees is measured on the recognised baselines and the word boxes turned back by it.
@@ -34,7 +40,7 @@ from typing import Any, Literal
 
 from .elements import GLYPH_GARBAGE, Element, ElementType
 from .errors import EngineError
-from .layout import MONO, Line, OcrFacts, PageModel, is_rtl
+from .layout import BOLD, MONO, Line, OcrFacts, PageModel, is_rtl
 from .render import PageRenderer
 
 __all__ = [
@@ -138,6 +144,13 @@ class OcrParams:
     # Font size in points per point of Tesseract's row height (x-height plus ascenders):
     # measured on the bench's pages, whose text layer gives the true size.
     size_per_row_height: float = 1.05
+    # The x-height as a fraction of the font size (the em): 0.45 (Times) to 0.55 (DejaVu
+    # Sans), 0.52 for Helvetica and Arial; sizes are compared with each other, so the
+    # typeface's own ratio matters little.
+    x_height_per_em: float = 0.5
+    # x-height letters a line has at least before their heights give its size (one letter's
+    # box is off by a pixel or two).
+    min_x_letters: int = 3
     # Fraction: line sizes within this of the next larger are one size (OCR measures each
     # line's height with a few pixels of noise; heading levels differ by 15% or more).
     size_snap: float = 0.12
@@ -151,6 +164,16 @@ class OcrParams:
     # A lone mark opening a line, at most this fraction of the line's height tall, is a list
     # bullet Tesseract misread ("e", "«", "°").
     bullet_max_height: float = 0.6
+    # Stroke width (pixels of ink across a stroke, per pixel of the line's row height) of a
+    # bold word, as a multiple of the page's body text's: bold faces' stems are 1.4-1.7x
+    # their regular's (Times 1.65, Helvetica 1.6, Calibri 1.5, DejaVu Sans 1.45); a scan's
+    # noise moves a word's measure by a tenth or so.
+    bold_stroke_ratio: float = 1.25
+    # Characters of a page's lines, at least, before its body text's stroke is trusted.
+    bold_min_body_chars: int = 200
+    # Characters a run of bold words inside a line has at least (a short word's measure is
+    # noisy: "in" can measure 1.5 times the body); a whole line is judged at any length.
+    bold_min_run_chars: int = 5
     # Seconds one page's recognition may take (Tesseract's own deadline); the layout
     # stage's per-page budget.
     page_seconds: float = 45.0
@@ -160,6 +183,8 @@ PARAMS = OcrParams()
 
 # What Tesseract reads a round or square bullet as.
 _BULLET_MISREADS = frozenset({"e", "«", "°", "©", "¢", "*", "+", "o", "»", "®", "•", "·", "■", "□", "▪", "-"})
+# Letters with neither ascender nor descender: their height is the font's x-height.
+_X_HEIGHT_LETTERS = frozenset("acemnorsuvwxz")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
@@ -188,6 +213,10 @@ class Word:
     text: str
     box: tuple[float, float, float, float]  # x0, top, x1, bottom: pixels of the upright image
     confidence: float  # 0-100, Tesseract's
+    # Pixels of ink in the box, and of its edges (where ink meets paper, across and along):
+    # a stroke of width w and length L >> w has ink wL and edges 2L, so 2 ink / edges is w.
+    ink: int = 0
+    edges: int = 0
 
 
 @dataclass
@@ -196,6 +225,9 @@ class OcrLine:
     row_height: float  # pixels: x-height plus ascenders
     descenders: float  # pixels, negative
     baseline: tuple[tuple[int, int], tuple[int, int]] | None
+    # Pixels: the heights of the line's letters that stand on the baseline and reach the
+    # x-height only (a c e m n o r s u v w x z): the steadiest measure of the type's size.
+    x_heights: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -313,16 +345,19 @@ def _read(api: Any, image: Any, dpi: float, params: OcrParams) -> list[OcrLine]:
     if it is None or it.Empty(RIL.WORD):
         return []
     current: OcrLine | None = None
-    while True:
+    while True:  # symbol by symbol: the words at their first symbol, x-height letters as they come
         if it.IsAtBeginningOf(RIL.TEXTLINE) or current is None:
             attrs = it.RowAttributes()
             current = OcrLine([], float(attrs["row_height"]), float(attrs["descenders"]), it.Baseline(RIL.TEXTLINE))
             lines.append(current)
-        text = (it.GetUTF8Text(RIL.WORD) or "").strip()
-        box = it.BoundingBox(RIL.WORD)
-        if text and box is not None:
-            current.words.append(Word(text, tuple(float(v) for v in box), float(it.Confidence(RIL.WORD))))  # type: ignore[arg-type]  # four floats
-        if not it.Next(RIL.WORD):
+        if it.IsAtBeginningOf(RIL.WORD):
+            text = (it.GetUTF8Text(RIL.WORD) or "").strip()
+            box = it.BoundingBox(RIL.WORD)
+            if text and box is not None:
+                current.words.append(Word(text, tuple(float(v) for v in box), float(it.Confidence(RIL.WORD))))  # type: ignore[arg-type]  # four floats
+        if it.GetUTF8Text(RIL.SYMBOL) in _X_HEIGHT_LETTERS and (symbol := it.BoundingBox(RIL.SYMBOL)) is not None:
+            current.x_heights.append(float(symbol[3] - symbol[1]))
+        if not it.Next(RIL.SYMBOL):
             break
     return [ln for ln in lines if ln.words]
 
@@ -335,6 +370,7 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
         api = _TESSERACT.api(languages)
         lines = _read(api, image, dpi, params)
         result = Recognised(lines, image.width, image.height)
+        read_from = image
         if (
             result.confidence < params.check_orientation_below
             or result.upright_share < params.check_orientation_upright
@@ -347,9 +383,51 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
                 turned = image.rotate(turn, expand=True)
                 again = Recognised(_read(api, turned, dpi, params), turned.width, turned.height, rotation=turn)
                 if _better(again, result, params):
-                    result = again
+                    result, read_from = again, turned
+    _measure_strokes(result, read_from)
     _deskew(result, params)
     return result
+
+
+def _ink_threshold(image: Any) -> int:
+    """The grey level that parts ink from paper (Otsu's method on the image's histogram)."""
+    histogram = image.histogram()[:256]
+    total = sum(histogram)
+    weighted = sum(level * count for level, count in enumerate(histogram))
+    best, threshold = -1.0, 128
+    below = below_weighted = 0.0
+    for level, count in enumerate(histogram):
+        below += count
+        if below == 0 or below == total:
+            continue
+        below_weighted += level * count
+        mean_below = below_weighted / below
+        mean_above = (weighted - below_weighted) / (total - below)
+        spread = below * (total - below) * (mean_below - mean_above) ** 2
+        if spread > best:
+            best, threshold = spread, level + 1
+    return threshold
+
+
+def _measure_strokes(result: Recognised, image: Any) -> None:
+    """Each word's stroke width in pixels, measured on the image it was read from (before
+    the boxes are deskewed): twice its ink pixels over the ink's edges (the pixels where ink
+    meets paper, across and along), which for a stroke of width w and length L >> w is w."""
+    from PIL import ImageChops
+
+    threshold = _ink_threshold(image)
+    ink = image.point([255 if level < threshold else 0 for level in range(256)])
+    for line in result.lines:
+        for w in line.words:
+            x0, top, x1, bottom = (round(v) for v in w.box)
+            if x1 - x0 < 2 or bottom - top < 2:
+                continue
+            crop = ink.crop((x0, top, x1, bottom))
+            width, height = crop.size
+            area = crop.histogram()[255]
+            across = ImageChops.difference(crop.crop((1, 0, width, height)), crop.crop((0, 0, width - 1, height)))
+            along = ImageChops.difference(crop.crop((0, 1, width, height)), crop.crop((0, 0, width, height - 1)))
+            w.ink, w.edges = area, across.histogram()[255] + along.histogram()[255]
 
 
 def _better(a: Recognised, b: Recognised, params: OcrParams) -> bool:
@@ -404,7 +482,37 @@ def _joined(words: Sequence[Word]) -> str:
     return out
 
 
-def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = None) -> Line:
+def stroke(words: Sequence[Word], row_height: float) -> float | None:
+    """The stroke width of the words together, per pixel of their line's row height (a
+    measure of weight that does not change with the size of the type); None without ink."""
+    ink = sum(w.ink for w in words)
+    edges = sum(w.edges for w in words)
+    return 2.0 * ink / edges / row_height if ink and edges and row_height > 0 else None
+
+
+def body_stroke(lines: Sequence[OcrLine], params: OcrParams = PARAMS) -> float | None:
+    """The stroke of the page's body text (per pixel of row height): the median over its
+    characters of its words' strokes; None on a page with too little text to tell."""
+    weighted: list[tuple[float, int]] = []
+    for ln in lines:
+        for w in ln.words:
+            measured = stroke([w], ln.row_height)
+            if measured is not None:
+                weighted.append((measured, len(w.text)))
+    total = sum(n for _, n in weighted)
+    if total < params.bold_min_body_chars:
+        return None
+    seen = 0
+    for measured, n in sorted(weighted):
+        seen += n
+        if 2 * seen >= total:
+            return measured
+    return None  # not reached
+
+
+def _line(
+    ocr: OcrLine, scale: float, size: float, params: OcrParams, pitch: float | None = None, body: float | None = None
+) -> Line:
     words = list(ocr.words)
     first = words[0]
     height = max(w.box[3] for w in words) - min(w.box[1] for w in words)
@@ -417,7 +525,10 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = N
         words[0] = Word("•", first.box, first.confidence)
     # Tesseract gives a right-to-left word's characters in visual order (left to right on the
     # page) and the words in reading order: the line's text is the words made logical.
-    text = _joined([Word(w.text[::-1], w.box, w.confidence) if is_rtl(w.text) else w for w in words])
+    shown = [Word(w.text[::-1], w.box, w.confidence, w.ink, w.edges) if is_rtl(w.text) else w for w in words]
+    text = _joined(shown)
+    mono = MONO if _monospaced(ocr.words, params, pitch) else 0
+    spans = _styled(shown, ocr.row_height, mono, body, params)
     glyph_x: list[float] = []
     glyph_text: list[str] = []
     max_gap = 0.0
@@ -433,18 +544,17 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = N
             glyph_x += [x0 + i * step, x0 + (i + 1) * step]
             glyph_text.append(ch)
         previous_end = x1
-    style = MONO if _monospaced(ocr.words, params, pitch) else 0
+    style = mono | (BOLD if all(s & BOLD for _, s in spans) else 0)
     weight = sum(len(w.text) for w in words)
     confidence = sum(len(w.text) * w.confidence for w in words) / weight / 100.0
-    size = ocr.row_height / scale * params.size_per_row_height
     return Line(
         x0=min(w.box[0] for w in words) / scale,
         top=min(w.box[1] for w in words) / scale,
         x1=max(w.box[2] for w in words) / scale,
         bottom=max(w.box[3] for w in words) / scale,
         text=text,
-        spans=[(text, style)],
-        size=round(size * 2) / 2,
+        spans=spans,
+        size=round(size * 2) / 2,  # half points
         style=style,
         glyph_x=glyph_x,
         glyph_text=glyph_text,
@@ -452,6 +562,51 @@ def _line(ocr: OcrLine, scale: float, params: OcrParams, pitch: float | None = N
         rtl=is_rtl(text),
         confidence=max(0.0, min(1.0, confidence)),
     )
+
+
+def _styled(
+    words: Sequence[Word], row_height: float, base: int, body: float | None, params: OcrParams
+) -> list[tuple[str, int]]:
+    """The line's style runs: `base` for every word, and BOLD for the runs of words whose
+    stroke, taken together, is `params.bold_stroke_ratio` times the body's or more: the whole
+    line, or a run of at least `params.bold_min_run_chars` characters (a short word's own
+    measure is too noisy). The runs join to the line's text (a space between runs ends the
+    run before it)."""
+    bold = _bold_words(words, row_height, body, params)
+    runs: list[tuple[str, int]] = []
+    out = ""
+    for w, is_bold in zip(words, bold, strict=True):
+        style = base | (BOLD if is_bold else 0)
+        space = " " if out and not (_CJK.match(out[-1]) and _CJK.match(w.text[0])) else ""
+        out += space + w.text
+        if runs and runs[-1][1] == style:
+            runs[-1] = (runs[-1][0] + space + w.text, style)
+        else:
+            if runs:
+                runs[-1] = (runs[-1][0] + space, runs[-1][1])
+            runs.append((w.text, style))
+    return runs
+
+
+def _bold_words(words: Sequence[Word], row_height: float, body: float | None, params: OcrParams) -> list[bool]:
+    if body is None:
+        return [False] * len(words)
+    limit = params.bold_stroke_ratio * body
+    whole = stroke(words, row_height)
+    if whole is not None and whole >= limit:
+        return [True] * len(words)
+    bold = [False] * len(words)
+    start = 0
+    while start < len(words):
+        end = start
+        while end < len(words) and (one := stroke([words[end]], row_height)) is not None and one >= limit:
+            end += 1
+        run = words[start:end]
+        pooled = stroke(run, row_height)
+        if pooled is not None and pooled >= limit and sum(len(w.text) for w in run) >= params.bold_min_run_chars:
+            bold[start:end] = [True] * (end - start)
+        start = end + 1
+    return bold
 
 
 def _pitches(words: Sequence[Word]) -> list[float]:
@@ -470,6 +625,24 @@ def _monospaced(words: Sequence[Word], params: OcrParams, pitch: float | None = 
         return pitch is not None and all(abs(p - pitch) <= params.mono_spread * pitch for p in pitches)
     mean = statistics.fmean(pitches)
     return mean > 0 and statistics.pstdev(pitches) / mean <= params.mono_spread
+
+
+def _sizes(lines: Sequence[OcrLine], scale: float, params: OcrParams) -> list[float]:
+    """Each line's font size in points: from the median height of its x-height letters where
+    it has `params.min_x_letters` of them (a line's row height moves with its capitals,
+    ascenders and Tesseract's baseline fit: two headings of one style can differ by a tenth);
+    else from its row height, scaled by how the two measures compare on the page's other
+    lines (capitals, digits, scripts without such letters)."""
+    by_row = [ln.row_height / scale * params.size_per_row_height for ln in lines]
+    by_x = [
+        statistics.median(ln.x_heights) / scale / params.x_height_per_em
+        if len(ln.x_heights) >= params.min_x_letters
+        else None
+        for ln in lines
+    ]
+    ratios = [x / row for x, row in zip(by_x, by_row, strict=True) if x is not None and row > 0]
+    factor = statistics.median(ratios) if ratios else 1.0
+    return [x if x is not None else row * factor for x, row in zip(by_x, by_row, strict=True)]
 
 
 def _snap_sizes(lines: Sequence[Line], snap: float) -> None:
@@ -499,7 +672,9 @@ def page_model(result: Recognised, number: int, scale: float, params: OcrParams 
     # are known by it.
     long_mono = [statistics.fmean(_pitches(ln.words)) for ln in result.lines if _monospaced(ln.words, params)]
     pitch = statistics.median(long_mono) if long_mono else None
-    lines = [_line(ln, scale, params, pitch) for ln in result.lines]
+    body = body_stroke(result.lines, params)
+    sizes = _sizes(result.lines, scale, params)
+    lines = [_line(ln, scale, size, params, pitch, body) for ln, size in zip(result.lines, sizes, strict=True)]
     _snap_sizes(lines, params.size_snap)
     rtl = sum(len(ln.text) for ln in lines if ln.rtl)
     model = PageModel(

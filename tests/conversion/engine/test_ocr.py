@@ -17,7 +17,7 @@ import pytest
 
 from conversion.engine import ConvertOptions, EngineError, convert, ocr_plan, parse_pages
 from conversion.engine.elements import ElementType
-from conversion.engine.layout import MONO, Line, PageModel
+from conversion.engine.layout import BOLD, MONO, Line, PageModel
 from conversion.engine.ocr import (
     OcrLine,
     OcrOptions,
@@ -420,3 +420,92 @@ def test_short_lines_at_the_pages_monospaced_pitch_are_monospaced() -> None:
     prose = [_word("Short", 300, 620, 120), _word("prose.", 440, 620, 130)]
     model = page_model(_recognised([(long_line, 46), (short, 46), (prose, 46)]), 1, 300 / 72)
     assert [bool(ln.style & MONO) for ln in model.lines] == [True, True, False]
+
+
+# --- weight from the picture ----------------------------------------------------------------------
+
+
+def _inked(text: str, x0: float, top: float, stem: float) -> Word:
+    """A word whose strokes are `stem` pixels wide: ink and edges as the measure finds them
+    for strokes 40 pixels long (ink w*L per stroke, edges 2L)."""
+    strokes = len(text)
+    return Word(text, (x0, top, x0 + 25 * len(text), top + 40), 90, ink=round(stem * 40 * strokes), edges=80 * strokes)
+
+
+def test_a_line_whose_strokes_are_thicker_than_the_body_is_bold() -> None:
+    body = [
+        "The",
+        "members",
+        "agreed",
+        "to",
+        "publish",
+        "the",
+        "accounts",
+        "before",
+        "the",
+        "summer",
+        "recess",
+        "began",
+    ]
+    rows = [([_inked(w, 300 + 200 * i, 500 + 60 * n, 4.0) for i, w in enumerate(body)], 46) for n in range(3)]
+    heading = [_inked("Budget", 300, 700, 6.2), _inked("Decisions", 500, 700, 6.0)]
+    # Inside a line: a run of bold words long enough to measure, and a short word whose
+    # measure is high by chance (noise on a two-letter word).
+    mixed = [_inked("Note:", 300, 760, 6.4), _inked("spending", 450, 760, 4.0), _inked("in", 650, 760, 6.0)]
+    mixed += [_inked("March", 720, 760, 4.1)]
+    model = page_model(_recognised([*rows, (heading, 46), (mixed, 46)]), 1, 300 / 72)
+
+    *body_lines, bold, inline = model.lines
+    assert [ln.style & BOLD for ln in body_lines] == [0, 0, 0]
+    assert bold.style & BOLD
+    assert bold.spans == [("Budget Decisions", BOLD)]
+    assert not inline.style & BOLD
+    assert inline.spans == [("Note: ", BOLD), ("spending in March", 0)]
+    assert "".join(t for t, _ in inline.spans) == inline.text
+
+
+def test_a_page_with_too_little_text_has_no_bold_measured() -> None:
+    heading = [_inked("Budget", 300, 700, 6.2), _inked("Decisions", 500, 700, 6.0)]
+    line = [_inked("One", 300, 800, 4.0), _inked("short", 400, 800, 4.0), _inked("line.", 500, 800, 4.0)]
+    model = page_model(_recognised([(heading, 46), (line, 46)]), 1, 300 / 72)
+    assert [ln.style & BOLD for ln in model.lines] == [0, 0]
+
+
+@needs_tesseract
+def test_a_bold_line_at_the_body_size_of_a_scan_is_a_heading(tmp_path: Path) -> None:
+    body = [*BODY, "Reports of the three working groups were read and approved without changes."]
+    ops = [
+        *lines(72, 700, body, size=12, leading=16),
+        Text(72, 620, "Budget Decisions", 12, "B"),
+        *lines(72, 600, body, size=12, leading=16),
+    ]
+    source = make_pdf(tmp_path / "source.pdf", [ops])
+    assert "## Budget Decisions" in convert(source).pages[0].markdown  # as on the text layer
+
+    (page,) = convert(scan(source, tmp_path / "scan.pdf"), options=AUTO).pages
+
+    headings = [e for e in page.elements if e.type is ElementType.HEADING]
+    assert [words(h.text) for h in headings] == [["budget", "decisions"]]
+    assert "**" not in page.markdown.replace("## Budget Decisions", "")  # the body is not bold
+
+
+def test_sizes_come_from_the_x_height_where_a_line_has_enough_of_its_letters() -> None:
+    scale = 300 / 72
+
+    def row(text: str, top: float, row_height: float, x_height: float | None) -> OcrLine:
+        ws = [_word(w, 300 + 220 * i, top, 200) for i, w in enumerate(text.split())]
+        letters = [c for c in text if c in "acemnorsuvwxz"]
+        return OcrLine(ws, row_height, -8, None, [x_height] * len(letters) if x_height else [])
+
+    body = [row("the accounts were read and approved once more", 700 + 60 * n, 37 + n % 3, 19) for n in range(4)]
+    # Two headings of one style whose row heights Tesseract measured 15% apart.
+    summary, motivation = row("Summary", 500, 50, 25), row("Motivation", 600, 43, 25)
+    # Capitals and digits: no x-height letters, sized from the row height like the others.
+    capitals = row("RFC 3533", 1000, 38, None)
+    model = page_model(Recognised([summary, motivation, *body, capitals], 2550, 3300), 1, scale)
+
+    first, second, *body_lines, caps = model.lines
+    assert first.size == second.size
+    assert first.size > 1.2 * body_lines[0].size
+    assert {ln.size for ln in body_lines} == {body_lines[0].size}
+    assert caps.size == body_lines[0].size
