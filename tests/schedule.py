@@ -7,8 +7,8 @@ for its single test, runs alone at the end while the other processes are idle (a
 tests/conversion/test_corpus_http.py, one test of 390 s on a loaded machine, after 1,230 s of
 a 1,620 s run). Here the files of the real-world corpus go first, then the files that start
 processes (servers, workers, browsers, commands), then the others, each group the one with the
-most tests first; and test_corpus.py, a hundred independent conversions, is dealt out in parts
-so that no process converts it alone.
+most tests first; and test_corpus.py and test_authored_spans.py, a hundred and 242 independent
+conversions, are dealt out in parts so that no process converts one alone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling
 
 # Files whose tests are independent conversions of the shared corpus: dealt out in this many parts.
-SPLIT = {"tests/conversion/engine/test_corpus.py": 3}
+SPLIT = {"tests/conversion/engine/test_corpus.py": 3, "tests/conversion/engine/test_authored_spans.py": 3}
 # What in a file's text says that its tests start processes or drive a browser (the suite's
 # own markers read the same names: tests/conftest.py's _MARKS).
 HEAVY = (
@@ -46,7 +46,10 @@ HEAVY = (
 @cache
 def _weight(root: Path, file: str) -> int:
     """2 for the corpus files (the longest: one of them is a single test of a hundred conversions
-    over HTTP), 1 for the others that start processes, 0 for the rest."""
+    over HTTP; the authored corpus's 242 conversions another), 1 for the others that start
+    processes, 0 for the rest."""
+    if file in SPLIT:
+        return 2
     try:
         text = (root / file).read_text(encoding="utf-8")
     except OSError:
