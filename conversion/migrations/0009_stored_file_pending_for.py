@@ -5,7 +5,6 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("accounts", "0002_api_key_verbose_name"),
         ("conversion", "0008_job_ocr_pages"),
     ]
 
