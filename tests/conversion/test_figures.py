@@ -1,7 +1,10 @@
 """The option `figures: "crop"`: each figure's picture stored as a PNG file of the organization,
-its `image` on the figure element and `![caption](file_id)` in the Markdown; refused values;
-answers without it unchanged; a cached result never points at a file that is gone; a full
-storage quota leaves the comment with a warning; another organization cannot read the file."""
+its `image` on the figure element and `![caption](file_id)` in the Markdown; refused values, and
+keys without files:write and files:read; answers without it unchanged; the files of a conversion
+that ends without a result deleted (v1, v2 jobs failed, canceled or taken over, and the sweep of
+those whose worker died); a cached result never points at a file that is gone, and a figure
+without a picture does not make it convert again; a full storage quota leaves the comment with a
+warning; another organization or environment cannot read the file."""
 
 from __future__ import annotations
 
