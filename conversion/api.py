@@ -50,6 +50,7 @@ from conversion.services import (
     conversion_deliver,
     conversion_meters_require,
     conversion_refund,
+    figures_scope_require,
     job_execute,
 )
 from core.api import ApiView
@@ -333,6 +334,7 @@ class ConvertApi(DocumentApi):
 
     def perform(self, document: DocumentRequest) -> Any:
         caller, raw = document.caller, document.raw
+        figures_scope_require(caller=caller, options=document.options)
         fmt = self.request.accepted_media_type
         request_id = request_id_of(raw)
         source = resolved_source(document)

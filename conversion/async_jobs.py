@@ -47,6 +47,7 @@ from django.utils import timezone
 
 from accounts.keyformat import Environment
 from accounts.models import Organization
+from conversion.files import figure_files_discard
 from conversion.models import Job, JobPart
 from conversion.sealing import password_sealed
 from conversion.serializers import JobSerializer
@@ -247,8 +248,8 @@ def async_job_fail(*, job_id: str, error: ServiceError) -> bool:
 
 
 def job_work_discard(job_id: str, *, keep_result: bool) -> None:
-    """Delete the parts' layout and the pages written while the job ran (and, unless kept,
-    the result) of an ended job."""
+    """Delete the parts' layout, the pages written while the job ran and the figures' files it
+    did not keep (and, unless kept, the result) of an ended job."""
     storage = store(Store.ASYNC)
     keys = list(JobPart.objects.filter(job_id=job_id).exclude(stored_key="").values_list("stored_key", flat=True))
     chunks = Job.objects.filter(pk=job_id).values_list("page_chunks", flat=True).first() or 0
@@ -259,6 +260,9 @@ def job_work_discard(job_id: str, *, keep_result: bool) -> None:
         with contextlib.suppress(FileNotFoundError):
             storage.delete(key)
     JobPart.objects.filter(job_id=job_id).update(stored_key="")
+    # The figures' files no kept result points at (a canceled or failed job's, a lost lead's);
+    # a succeeded job's own are kept and stay for their retention.
+    figure_files_discard(owner=job_id)
 
 
 # --- results -----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from conversion.async_jobs import (
 )
 from conversion.engine.parsed import ParsedStale, parsed_decode, parsed_encode
 from conversion.figures import FigureFiles
+from conversion.files import figure_files_discard, figure_files_keep
 from conversion.jobs import queue_depth
 from conversion.models import Job, JobPart
 from conversion.options import engine_error
@@ -293,6 +294,9 @@ def async_job_lead(*, job_id: str, worker: str = "") -> None:
     )
     stop = _Stop(job.id, deadline)
     progress = _Progress(job)
+    # This lead's figures replace those of the leads before it, which never kept a result.
+    lead = _lead_owner(job)
+    figure_files_discard(owner=job.id, keep=lead)
 
     def beat() -> None:
         Job.objects.filter(pk=job.id, status=Job.Status.RUNNING).update(lead_heartbeat_at=timezone.now())
@@ -318,6 +322,19 @@ def async_job_lead(*, job_id: str, worker: str = "") -> None:
             job_id=job.id,
             error=ServiceError(ErrorCode.INTERNAL_ERROR, "The job failed in the service; it was not billed."),
         )
+    finally:
+        # The figures of a result this lead did not keep (failed, canceled, timed out, lost its
+        # database); a kept result's are no longer pending. What is left, the next lead or
+        # figure_files_sweep deletes.
+        try:
+            figure_files_discard(owner=lead)
+        except Exception:
+            logger.exception("figure files of a lead not deleted", extra={"job_id": job.id})
+
+
+def _lead_owner(job: Job) -> str:
+    """What the figures' files of this lead of the job are pending for (FigureFiles.owner)."""
+    return f"{job.id}/{job.lead_attempts}"
 
 
 def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _Progress, worker: str) -> None:
@@ -334,6 +351,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
             environment=job.environment,
             api_key_id=job.api_key_id,
             name=job.options.get("figures_name", "document"),
+            owner=_lead_owner(job),
         )
         if job.options.get("figures") == "crop"
         else None
@@ -442,6 +460,7 @@ def _succeed(job: Job, payload: dict[str, Any], *, ocr_pages: int = 0) -> None:
             transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
             return
         billed = conversion_capture(request_id=job.id, pages=pages, ocr_pages=ocr_pages)
+        figure_files_keep(owner=_lead_owner(job))  # the result's, from now on
         Job.objects.filter(pk=job.id).update(
             status=Job.Status.SUCCEEDED,
             ocr_pages=billed.ocr_pages,

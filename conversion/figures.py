@@ -33,7 +33,12 @@ RENDER_WARNING = "Figures on {pages} could not be rendered; they are shown as <!
 class FigureFiles:
     """Crops and stores the figures of each page as the engine delivers it (`page`, an
     `on_page` callback), so that pages streamed while a job runs have them too. `close()`
-    when done; `warnings()` are the result's."""
+    when done; `warnings()` are the result's.
+
+    The files are pending for the conversion `owner` (conversion.files.figure_file_create):
+    the transaction that keeps the result keeps them (figure_files_keep); every other end of
+    the conversion deletes them (figure_files_discard), and figure_files_sweep those of a
+    worker that died."""
 
     def __init__(
         self,
@@ -44,10 +49,13 @@ class FigureFiles:
         environment: str,
         api_key_id: str,
         name: str,
+        owner: str,
     ) -> None:
         self.renderer = PageRenderer(source, password)
         self.organization, self.environment, self.api_key_id = organization, environment, api_key_id
         self.name = name
+        # The conversion whose files these are: pending until its result is kept.
+        self.owner = owner
         self.over_quota: list[int] = []
         self.unrendered: list[int] = []
 
@@ -72,6 +80,7 @@ class FigureFiles:
                     api_key_id=self.api_key_id,
                     png=picture.png,
                     filename=f"{self.name}-p{page.page}-fig{number}.png",
+                    pending_for=self.owner,
                 )
             except ServiceError as exc:
                 if exc.code != ErrorCode.STORAGE_QUOTA_EXCEEDED:
@@ -110,14 +119,12 @@ def _pages(numbers: list[int]) -> str:
     return f"page {numbers[0]}" if len(numbers) == 1 else "pages " + ", ".join(str(n) for n in numbers)
 
 
-def figure_file_ids(payload: dict[str, Any]) -> list[str] | None:
-    """The files of the figures of a result made with `figures: "crop"`; None when one of its
-    figures has none (it was not stored)."""
-    ids: list[str] = []
-    for page in payload.get("pages", []):
-        for element in page.get("elements", []):
-            if element.get("type") == ElementType.FIGURE:
-                if "image" not in element:
-                    return None
-                ids.append(element["image"]["file_id"])
-    return ids
+def figure_file_ids(payload: dict[str, Any]) -> list[str]:
+    """The files of the figures of a result made with `figures: "crop"`. A figure that never
+    had one (its page could not be rendered, the storage quota was full) has none to list."""
+    return [
+        element["image"]["file_id"]
+        for page in payload.get("pages", [])
+        for element in page.get("elements", [])
+        if element.get("type") == ElementType.FIGURE and "image" in element
+    ]

@@ -4,6 +4,7 @@ uploaded PDF, or the picture of a figure a conversion cropped (option `figures: 
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,10 +19,12 @@ from django.utils import timezone
 from accounts.authentication import Caller
 from accounts.models import Organization
 from billing.limits import STORAGE_BYTES, limit_for
-from conversion.models import StoredFile
+from conversion.models import ConversionJob, Job, StoredFile
 from conversion.store import Store, store
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.ids import is_id
+
+logger = logging.getLogger("svcx.conversion")
 
 
 def _storage() -> Storage:
@@ -70,10 +73,12 @@ def file_create(
 
 
 def figure_file_create(
-    *, organization: Organization, environment: str, api_key_id: str, png: bytes, filename: str
+    *, organization: Organization, environment: str, api_key_id: str, png: bytes, filename: str, pending_for: str
 ) -> StoredFile:
     """Store a figure's picture (PNG bytes) as a file of the organization and environment, with
-    the retention and quota of an upload. Raises 413 `storage_quota_exceeded` like file_create."""
+    the retention and quota of an upload, pending for the conversion `pending_for` until its
+    result is kept (figure_files_keep; else figure_files_discard). Raises 413
+    `storage_quota_exceeded` like file_create."""
     return _file_store(
         organization=organization,
         environment=environment,
@@ -84,6 +89,7 @@ def figure_file_create(
         filename=filename,
         page_count=None,
         content_type=PNG,
+        pending_for=pending_for,
     )
 
 
@@ -98,6 +104,7 @@ def _file_store(
     filename: str,
     page_count: int | None,
     content_type: str,
+    pending_for: str = "",
 ) -> StoredFile:
     storage = _storage()
     name = _blob_name(organization.pk, environment, sha256, content_type)
@@ -127,6 +134,7 @@ def _file_store(
             page_count=page_count,
             storage_name=name,
             content_type=content_type,
+            pending_for=pending_for,
             expires_at=timezone.now() + timedelta(seconds=float(settings.SVCX_FILE_RETENTION)),
         )
 
@@ -141,7 +149,20 @@ def file_content_open(*, caller: Caller, file_id: str) -> tuple[StoredFile, File
     """The caller's file and its bytes, open for reading (the caller closes them). Raises like
     file_get."""
     record = file_get(caller=caller, file_id=file_id)
-    return record, _storage().open(record.storage_name, "rb")
+    try:
+        return record, _storage().open(record.storage_name, "rb")
+    except FileNotFoundError:
+        # The record says the bytes are kept, the store has lost them: for the client the file
+        # is gone, as one past retention is; for us a fault to look into.
+        logger.error(
+            "stored file's bytes missing from the store",
+            extra={"file_id": record.id, "storage_name": record.storage_name},
+        )
+        raise ServiceError(
+            ErrorCode.FILE_EXPIRED,
+            f"The bytes of the file {record.id} are no longer kept; upload it again.",
+            param="file_id",
+        ) from None
 
 
 def figure_files_live(*, organization_id: str, environment: str, file_ids: set[str]) -> bool:
@@ -199,10 +220,90 @@ def file_delete(*, organization: Organization, environment: str, file_id: str) -
     with transaction.atomic():
         Organization.objects.select_for_update().get(pk=organization.pk)
         record = _file_of(organization_id=organization.pk, environment=environment, file_id=file_id)
-        record.deleted_at = timezone.now()
-        record.save(update_fields=["deleted_at"])
-        _remove_blob_if_unused(record)
+        _tombstone(record)
     return record
+
+
+def _tombstone(record: StoredFile) -> None:
+    record.deleted_at = timezone.now()
+    record.save(update_fields=["deleted_at"])
+    _remove_blob_if_unused(record)
+
+
+def _owned_by(owner: str) -> Q:
+    # A version 2 job's own id names the files of all its leads ("<job id>/<attempt>").
+    return Q(pending_for=owner) | Q(pending_for__startswith=f"{owner}/")
+
+
+def figure_files_keep(*, owner: str) -> int:
+    """The files of the conversion `owner` are its kept result's: no longer pending. Called in
+    the transaction that keeps the result. Returns how many."""
+    return StoredFile.objects.filter(pending_for=owner, deleted_at__isnull=True).update(pending_for="")
+
+
+def figure_files_discard(*, owner: str, keep: str = "") -> int:
+    """Delete, as file_delete does (bytes, tombstone, quota), the files still pending for the
+    conversion `owner` (a request id, a job id: all its leads', or one lead's "<job id>/<attempt>"),
+    but those of the lead `keep`: its result was not kept. Returns how many."""
+    pending = StoredFile.objects.filter(_owned_by(owner), deleted_at__isnull=True).exclude(pending_for="")
+    if keep:
+        pending = pending.exclude(pending_for=keep)
+    discarded = 0
+    for file_id, organization_id in pending.values_list("pk", "organization_id")[:10000]:
+        with transaction.atomic():
+            Organization.objects.select_for_update().get(pk=organization_id)
+            # Still pending under the lock: a result kept meanwhile keeps its files.
+            record = (
+                StoredFile.objects.select_for_update()
+                .filter(pk=file_id, deleted_at__isnull=True)
+                .exclude(pending_for="")
+                .first()
+            )
+            if record is None:
+                continue
+            _tombstone(record)
+        discarded += 1
+    return discarded
+
+
+def figure_files_sweep() -> int:
+    """Delete the files left pending by conversions that can no longer keep them (a scheduled
+    job): their worker died, or the web side or the sweeper of jobs ended them without the
+    worker's knowing. Returns how many."""
+    owners = (
+        StoredFile.objects.exclude(pending_for="")
+        .filter(deleted_at__isnull=True)
+        .values_list("pending_for", flat=True)
+        .distinct()[:1000]
+    )
+    return sum(figure_files_discard(owner=owner) for owner in list(owners) if not _conversion_running(owner))
+
+
+def _conversion_running(owner: str) -> bool:
+    """Whether the conversion `owner` may still keep its result: it is queued or running (a
+    version 2 job with this lead), within twice its time limit of its start (past it, a worker
+    that stopped beating is not coming back)."""
+    job_id, _, attempt = owner.partition("/")
+    if attempt:
+        started = (
+            Job.objects.filter(
+                pk=job_id, status__in=[Job.Status.QUEUED, Job.Status.RUNNING], lead_attempts=int(attempt)
+            )
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        limit = float(settings.SVCX_JOB_TIME_LIMIT)
+    else:
+        row = (
+            ConversionJob.objects.filter(
+                pk=owner, status__in=[ConversionJob.Status.QUEUED, ConversionJob.Status.RUNNING]
+            )
+            .values_list("started_at", "created_at")
+            .first()
+        )
+        started = (row[0] or row[1]) if row else None
+        limit = float(settings.SVCX_CONVERSION_TIME_LIMIT)
+    return started is not None and timezone.now() - started < timedelta(seconds=2 * limit + 60)
 
 
 def files_purge_expired() -> int:

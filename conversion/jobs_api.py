@@ -57,6 +57,7 @@ from conversion.services import (
     conversion_meters_charge,
     conversion_meters_require,
     conversion_price,
+    figures_scope_require,
     job_execute,
 )
 from conversion.store import Store, object_put
@@ -160,6 +161,7 @@ class JobCreateMixin(DocumentApi):
 
     def perform(self, document: DocumentRequest) -> Response:
         caller = document.caller
+        figures_scope_require(caller=caller, options=document.options)
         conversion_meters_require(caller=caller, meters=WORK_METERS)
         options = document.options
         found = job_preflight(document, estimate=options.ocr == "auto")

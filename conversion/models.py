@@ -133,9 +133,17 @@ class StoredFile(models.Model):
     expires_at = models.DateTimeField(db_index=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
     purged_at = models.DateTimeField(null=True, blank=True)
+    # The conversion a figure's picture belongs to while its result is not kept yet (a version 1
+    # request id, or "<job id>/<lead attempt>" of a version 2 job); "" once kept, and for an
+    # upload. A file left pending when its conversion fails, is canceled or dies is deleted
+    # (conversion.files.figure_files_discard, figure_files_sweep).
+    pending_for = models.CharField(max_length=80, blank=True, default="")
 
     class Meta:
-        indexes = [models.Index(fields=["organization", "environment", "sha256"], name="file_org_env_sha")]
+        indexes = [
+            models.Index(fields=["organization", "environment", "sha256"], name="file_org_env_sha"),
+            models.Index(fields=["pending_for"], condition=~models.Q(pending_for=""), name="file_pending"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} {self.filename}"

@@ -41,8 +41,10 @@ class Options:
     pages_param: str = "options.pages"
     # `chunking`: (max_tokens, overlap_tokens) of the structure strategy; None: no chunks.
     chunking: tuple[int, int] | None = None
-    # `figures`: "none" (a comment stands for each figure) or "crop" (its picture as a stored file).
+    # `figures`: "none" (a comment stands for each figure) or "crop" (its picture as a stored file),
+    # and where the client put it (as `pages_param`).
     figures: str = "none"
+    figures_param: str = "options.figures"
     # Version 2 only (version 1 refuses OCR): which pages are read from their picture, and
     # the ISO 639-1 codes of the languages they are written in.
     ocr: str = "off"
@@ -315,6 +317,7 @@ class OptionsSerializer(SharedFields[Options]):
             pages_param=field_path(fields["pages"]),
             chunking=attrs.get("chunking"),
             figures=attrs.get("figures", "none"),
+            figures_param=field_path(fields["figures"]),
             ocr=attrs.get("ocr", "off"),
             ocr_languages=attrs.get("ocr_languages", OCR_DEFAULT_LANGUAGES),
         )

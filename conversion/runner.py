@@ -22,6 +22,7 @@ from accounts.keyformat import Environment
 from billing.meters import OrgScope
 from conversion import engine
 from conversion.figures import FigureFiles
+from conversion.files import figure_files_discard, figure_files_keep
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error
@@ -185,8 +186,19 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
         _fail(job, ServiceError(ErrorCode.INTERNAL_ERROR))
     finally:
         heartbeat.stop()
+        _figures_discard(request_id)
         job_inputs_discard(job=job)
         job_notify_done(request_id=request_id)
+
+
+def _figures_discard(request_id: str) -> None:
+    """Delete the figures' files of a conversion whose result was not kept (failed, timed out,
+    abandoned); a kept result's files are no longer pending, and stay. What this leaves (the
+    database away) figure_files_sweep deletes later."""
+    try:
+        figure_files_discard(owner=request_id)
+    except Exception:
+        logger.exception("figure files of a failed conversion not deleted", extra={"request_id": request_id})
 
 
 def _out_of_memory() -> ServiceError:
@@ -201,6 +213,7 @@ def job_time_limit_hit(*, request_id: str, pages_completed: int | None = None) -
     """The task's soft time limit fired (the engine did not stop in time): a timeout, with the
     pages delivered so far (when the caller does not know them, the last heartbeat's count)."""
     conversion_release(request_id=request_id)
+    _figures_discard(request_id)
     job = ConversionJob.objects.get(pk=request_id)
     _fail(
         job,
@@ -254,6 +267,7 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
             environment=job.environment,
             api_key_id=job.api_key_id,
             name=options.get("figures_name", "document"),
+            owner=job.request_id,
         )
         if options.get("figures") == "crop"
         else None
@@ -316,6 +330,7 @@ def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:
         if not finished:
             conversion_release(request_id=job.request_id)
             return
+        figure_files_keep(owner=job.request_id)  # the cached result's, from now on
         CachedResult.objects.update_or_create(
             key=job.cache_key,
             defaults={

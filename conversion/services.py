@@ -49,6 +49,7 @@ from django.utils import timezone
 from accounts.authentication import Caller
 from accounts.keyformat import Environment
 from accounts.models import Organization
+from accounts.scopes import FILES_READ, FILES_WRITE
 from billing.ledger import (
     CREDITS_PER_PAGE,
     Hold,
@@ -85,6 +86,8 @@ from core.errors import ErrorCode, ServiceError
 from core.metrics import result_cache_count
 
 logger = logging.getLogger("svcx.conversion")
+# What the option `figures: "crop"` needs of a key beside `convert`.
+FIGURE_SCOPES = (FILES_WRITE, FILES_READ)
 
 CONVERT_PAGE_LIMIT = 200
 TEST_KEY_PAGE_LIMIT = 5
@@ -104,6 +107,24 @@ class CacheLookup:
     result: CachedResult | None
 
 
+def figures_scope_require(*, caller: Caller, options: Options) -> None:
+    """Refuse `figures: "crop"` (403 `insufficient_scope`, before any work or billing) to a key
+    without both `files:write` (it stores the pictures as files) and `files:read` (the ids it
+    answers are only good to download)."""
+    if options.figures != "crop":
+        return
+    missing = [scope for scope in FIGURE_SCOPES if scope not in caller.scopes]
+    if missing:
+        raise ServiceError(
+            ErrorCode.INSUFFICIENT_SCOPE,
+            f'`{options.figures_param}` "crop" stores each figure\'s picture as a file: it requires the scopes '
+            f"{' and '.join(repr(s) for s in FIGURE_SCOPES)}; the key {caller.api_key.hint} lacks "
+            f"{' and '.join(repr(s) for s in missing)}.",
+            param=options.figures_param,
+            details={"required_scope": missing[0], "key_scopes": sorted(caller.scopes)},
+        )
+
+
 def conversion_cache_lookup(*, caller: Caller, source: Source, options: Options, password: str | None) -> CacheLookup:
     """The cached result of this PDF, options and password for the caller's organization and
     environment, if one was made in the cache's lifetime by the current engine."""
@@ -116,13 +137,12 @@ def conversion_cache_lookup(*, caller: Caller, source: Source, options: Options,
 
 
 def _figures_live(caller: Caller, result: CachedResult) -> bool:
-    """Whether a result made with `figures: "crop"` can still be answered: each of its figures
-    has its file, and the file was not deleted and has not expired (a result never points at a
-    file the client cannot download). A figure left without one (the quota was full) makes it
-    stale too: a new conversion may store it."""
-    ids = figure_file_ids(result.payload)
-    return ids is not None and figure_files_live(
-        organization_id=caller.org_id, environment=caller.environment, file_ids=set(ids)
+    """Whether a result made with `figures: "crop"` can still be answered: each file it stored
+    was not deleted and has not expired (a result never points at a file the client cannot
+    download). A figure that never had a file (its page could not be rendered, the storage
+    quota was full) leaves it fresh: the result is answered as it was made, its warning with it."""
+    return figure_files_live(
+        organization_id=caller.org_id, environment=caller.environment, file_ids=set(figure_file_ids(result.payload))
     )
 
 

@@ -12,7 +12,7 @@ from django.conf import settings
 
 from conversion.async_jobs import LEAD_TASK, PART_TASK
 from conversion.async_runner import async_job_lead, async_job_part, async_jobs_sweep
-from conversion.files import files_purge_expired
+from conversion.files import figure_files_sweep, files_purge_expired
 from conversion.jobs import CONVERT_TASK
 from conversion.maintenance import conversion_housekeeping, job_inputs_sweep
 from conversion.metrics import job_observe
@@ -49,8 +49,9 @@ def housekeeping_task() -> None:
 
 @shared_task(name="conversion.files_purge", ignore_result=True)
 def files_purge_task() -> int:
-    """Delete the bytes of stored files past their retention window."""
-    return files_purge_expired()
+    """Delete the bytes of stored files past their retention window, and the figures left pending
+    by conversions that died (conversion.files.figure_files_sweep)."""
+    return files_purge_expired() + figure_files_sweep()
 
 
 @shared_task(name="conversion.inputs_sweep", ignore_result=True)

@@ -303,8 +303,9 @@ _SPECS: tuple[ErrorSpec, ...] = (
         403,
         PERMISSION,
         "The API key lacks the scope this endpoint requires.",
-        "Each endpoint requires one scope (convert, files:write, files:read, inspect, account:read); `details` names "
-        "the one needed. Use a key that has it, or have an administrator create one.",
+        "Each endpoint requires one scope (convert, files:write, files:read, inspect, account:read); the option "
+        '`figures: "crop"` also requires files:write and files:read. `details` names the one needed. Use a key that '
+        "has it, or have an administrator create one.",
     ),
     _spec(
         ErrorCode.IP_NOT_ALLOWED,

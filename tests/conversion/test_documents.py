@@ -179,6 +179,22 @@ def test_expired_file_is_410_and_its_bytes_are_purged(
     assert not LedgerEntry.objects.exclude(kind="grant").exists()
 
 
+def test_a_file_whose_bytes_are_gone_from_the_store_is_410_and_logged(
+    client: Client, account: dict[str, Any], three_pages: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = account["live"].secret
+    file_id = upload(client, secret, three_pages).json()["id"]
+    (blob,) = blobs(account)
+    blob.unlink()  # the store lost the object; the record still says it is kept
+
+    error = assert_envelope(client.get(f"/v1/files/{file_id}/content", **bearer(secret)), 410, "file_expired")
+
+    assert (error["param"], error["retryable"]) == ("file_id", False)
+    assert file_id in error["message"]
+    (record,) = [r for r in caplog.records if r.getMessage() == "stored file's bytes missing from the store"]
+    assert (record.levelname, record.file_id) == ("ERROR", file_id)  # type: ignore[attr-defined]
+
+
 def test_retention_comes_from_the_setting(
     client: Client, account: dict[str, Any], three_pages: Path, settings: Any
 ) -> None:

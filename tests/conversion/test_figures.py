@@ -1,32 +1,47 @@
 """The option `figures: "crop"`: each figure's picture stored as a PNG file of the organization,
-its `image` on the figure element and `![caption](file_id)` in the Markdown; refused values;
-answers without it unchanged; a cached result never points at a file that is gone; a full
-storage quota leaves the comment with a warning; another organization cannot read the file."""
+its `image` on the figure element and `![caption](file_id)` in the Markdown; refused values, and
+keys without files:write and files:read; answers without it unchanged; the files of a conversion
+that ends without a result deleted (v1, v2 jobs failed, canceled or taken over, and the sweep of
+those whose worker died); a cached result never points at a file that is gone, and a figure
+without a picture does not make it convert again; a full storage quota leaves the comment with a
+warning; another organization or environment cannot read the file."""
 
 from __future__ import annotations
 
 import json
 import struct
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pikepdf
 import pytest
+from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
 
 from billing.limits import STORAGE_BYTES
+from billing.models import LedgerEntry
+from billing.selectors import credits_get
+from conversion.async_jobs import async_job_cancel, job_result_bytes
+from conversion.async_runner import async_job_lead
 from conversion.engine import convert
 from conversion.engine.elements import ElementType
 from conversion.engine.figures import FIGURE_DPI, FIGURE_MAX_PIXELS, figure_image, figure_markdown, relink
 from conversion.engine.render import PageRenderer
-from conversion.models import StoredFile
+from conversion.figures import figure_file_ids
+from conversion.files import figure_file_create, figure_files_sweep, storage_used
+from conversion.models import ConversionJob, Job, StoredFile
 from core.errors import ServiceError
+from core.ids import new_request_id
 from tests.conftest import WorkerProcess
 from tests.conversion.engine.pdfs import Image, Text, lines, make_pdf
+from tests.conversion.test_async_jobs import job_settings
 from tests.conversion.test_options import validate_options
-from tests.factories import bearer, make_key, make_org
+from tests.factories import bearer, make_job, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
+
+__all__ = ["job_settings"]  # fixture
 
 PROSE = ["The committee met on a Tuesday to review the plans that the staff", "had drawn up over the winter."]
 CAPTION = "Figure 2: The orchard [in May]"
@@ -274,3 +289,265 @@ def test_a_figure_too_large_for_the_pixel_budget_is_cropped_at_a_lower_stated_dp
     assert picture.dpi == 100  # floor(sqrt(4,000,000 / 400 square inches))
     assert (picture.width, picture.height) == (2000, 2000) == png_size(picture.png)
     assert picture.width * picture.height <= FIGURE_MAX_PIXELS
+
+
+# --- the files of a conversion exist only with its kept result -------------------------------
+
+
+def live_pictures(org: Any, environment: str = "live") -> list[StoredFile]:
+    """The figures' files the organization holds (not deleted)."""
+    return list(StoredFile.objects.filter(organization=org, environment=environment, deleted_at__isnull=True))
+
+
+def png_blobs(org: Any) -> list[Path]:
+    root = Path(django_settings.SVCX_FILES_DIR) / org.id
+    return list(root.rglob("*.png")) if root.exists() else []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_conversion_that_fails_after_storing_a_figure_deletes_it(
+    client: Client, account: dict[str, Any], tmp_path: Path
+) -> None:
+    # Given a figure on page 1, forty pages of text, then a page without a text layer.
+    org, secret = account["org"], account["key"].secret
+    text_page = [*lines(72, 720, PROSE)]
+    figure_page = [*lines(72, 720, PROSE), Image(72, 500, 300, 660), Text(72, 485, CAPTION, 9)]
+    pdf = make_pdf(tmp_path / "failing.pdf", [figure_page, *[text_page] * 40, [Image(72, 72, 500, 700)]])
+
+    # When `fallback: "error"` fails the conversion on the last page,
+    refused = _convert(client, secret, pdf, {"figures": "crop", "fallback": "error"})
+
+    # then the figure's file, stored before the failure, is deleted as DELETE deletes a file.
+    assert_envelope(refused, 422, "page_has_no_text_layer")
+    assert credits_get(organization=org, environment="live").balance == 100
+    (tombstone,) = StoredFile.objects.filter(organization=org)
+    assert (tombstone.content_type, tombstone.filename) == ("image/png", "failing-p1-fig1.png")
+    assert tombstone.deleted_at is not None
+    assert live_pictures(org) == []
+    assert storage_used(organization=org, environment="live") == 0
+    assert png_blobs(org) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_result_keeps_its_files_and_they_are_no_longer_pending(
+    client: Client, account: dict[str, Any], figure_pdf: Path
+) -> None:
+    body = _convert(client, account["key"].secret, figure_pdf, {"figures": "crop"}).json()
+
+    (stored,) = live_pictures(account["org"])
+    assert stored.id == _figure(body)["image"]["file_id"]
+    assert stored.pending_for == ""
+    assert figure_files_sweep() == 0
+    assert live_pictures(account["org"]) == [stored]
+
+
+@pytest.fixture
+def in_process() -> dict[str, Any]:
+    """An organization whose version 2 jobs are led here (`async_job_lead`), no worker."""
+    org = make_org(credits=100)
+    return {"org": org, "key": make_key(org)}
+
+
+def _crop_job(account: dict[str, Any], pdf: Path, **options: Any) -> Job:
+    return make_job(
+        account["org"],
+        account["key"].api_key,
+        pdf,
+        options={"pages": None, "tables": "markdown", "fallback": "empty", "flavor": "gfm", **options},
+    )
+
+
+def _pending_picture(account: dict[str, Any], owner: str) -> StoredFile:
+    """A figure's file a conversion stored and has not kept yet."""
+    return figure_file_create(
+        organization=account["org"],
+        environment="live",
+        api_key_id=account["key"].api_key.id,
+        png=FAKE_PNG + owner.encode(),
+        filename="lost-p1-fig1.png",
+        pending_for=owner,
+    )
+
+
+FAKE_PNG = b"\x89PNG\r\n\x1a\nnot really"
+CROP = {"figures": "crop", "figures_name": "atlas"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_that_fails_after_storing_a_figure_deletes_it(
+    in_process: dict[str, Any], tmp_path: Path, job_settings: None
+) -> None:
+    figure_page = [*lines(72, 720, PROSE), Image(72, 500, 300, 660), Text(72, 485, CAPTION, 9)]
+    pdf = make_pdf(tmp_path / "atlas.pdf", [figure_page, *[lines(72, 720, PROSE)] * 40, [Image(72, 72, 500, 700)]])
+    job = _crop_job(in_process, pdf, fallback="error", **CROP)
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert (job.status, job.error["code"], job.credits_billed) == (Job.Status.FAILED, "page_has_no_text_layer", 0)
+    assert StoredFile.objects.filter(organization=in_process["org"]).count() == 1  # stored, then deleted
+    assert live_pictures(in_process["org"]) == []
+    assert png_blobs(in_process["org"]) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lead_taking_over_replaces_the_lost_leads_figures_with_its_own(
+    in_process: dict[str, Any], figure_pdf: Path, job_settings: None
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    # A first lead stored a figure, then its worker died.
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
+    )
+    lost = _pending_picture(in_process, f"{job.id}/1")
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
+    (kept,) = live_pictures(in_process["org"])
+    assert kept.id != lost.id
+    assert kept.pending_for == ""
+    result = json.loads(job_result_bytes(job=job))
+    assert _figure(result)["image"]["file_id"] == kept.id
+    lost.refresh_from_db()
+    assert lost.deleted_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_canceled_job_deletes_the_figures_its_lead_stored(
+    in_process: dict[str, Any], figure_pdf: Path, job_settings: None
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now())
+    stored = _pending_picture(in_process, f"{job.id}/1")
+
+    async_job_cancel(job=job)
+
+    stored.refresh_from_db()
+    assert stored.deleted_at is not None
+    assert live_pictures(in_process["org"]) == []
+    assert storage_used(organization=in_process["org"], environment="live") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_files_sweep_deletes_the_figures_of_conversions_that_died_and_only_those(
+    in_process: dict[str, Any], figure_pdf: Path
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=2, lead_heartbeat_at=timezone.now())
+    running = _pending_picture(in_process, f"{job.id}/2")  # its lead is at work
+    replaced = _pending_picture(in_process, f"{job.id}/1")  # a lead that was replaced
+    worker_killed = _pending_picture(in_process, new_request_id())  # a version 1 request without its job
+
+    assert figure_files_sweep() == 2
+
+    assert live_pictures(in_process["org"]) == [running]
+    for record in (replaced, worker_killed):
+        record.refresh_from_db()
+        assert record.deleted_at is not None
+    # Past twice its time limit, the job's lead is not coming back.
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(hours=3))
+    assert figure_files_sweep() == 1
+    assert live_pictures(in_process["org"]) == []
+
+
+# --- the cache ---------------------------------------------------------------------------------
+
+
+def test_a_figure_without_a_picture_lists_no_file_and_leaves_the_others() -> None:
+    payload = {
+        "pages": [
+            {"elements": [{"type": "figure", "image": {"file_id": "file_a"}}, {"type": "paragraph"}]},
+            {"elements": [{"type": "figure"}, {"type": "figure", "image": {"file_id": "file_b"}}]},
+        ]
+    }
+    assert figure_file_ids(payload) == ["file_a", "file_b"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_whose_figure_found_the_quota_full_is_answered_from_the_cache_for_nothing(
+    client: Client, account: dict[str, Any], figure_pdf: Path
+) -> None:
+    org, secret = account["org"], account["key"].secret
+    org.limits = {**(org.limits or {}), STORAGE_BYTES: 100}
+    org.save(update_fields=["limits"])
+    first = _convert(client, secret, figure_pdf, {"figures": "crop"}).json()
+    assert (first["cached"], first["credits_billed"], "image" in _figure(first)) == (False, 1, False)
+
+    again = _convert(client, secret, figure_pdf, {"figures": "crop"}).json()
+
+    assert (again["cached"], again["credits_billed"]) == (True, 0)
+    assert again["pages"] == first["pages"]
+    assert again["warnings"] == first["warnings"]
+    assert credits_get(organization=org, environment="live").balance == 99
+
+
+# --- who may ask for it ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scopes", "missing"),
+    [
+        (["convert"], "files:write"),
+        (["convert", "files:write"], "files:read"),
+        (["convert", "files:read"], "files:write"),
+    ],
+)
+@pytest.mark.parametrize("endpoint", ["/v1/convert", "/v1/convert/raw", "/v2/jobs", "/v2/jobs/raw"])
+@pytest.mark.django_db(transaction=True)
+def test_figures_crop_needs_a_key_that_may_write_and_read_files(
+    client: Client, figure_pdf: Path, endpoint: str, scopes: list[str], missing: str
+) -> None:
+    org = make_org(credits=100)
+    key = make_key(org, scopes=scopes)
+    raw = endpoint.endswith("/raw")
+    if raw:
+        response = client.post(
+            f"{endpoint}?figures=crop",
+            data=figure_pdf.read_bytes(),
+            content_type="application/pdf",
+            **bearer(key.secret),
+        )
+    else:
+        with figure_pdf.open("rb") as handle:
+            response = client.post(
+                endpoint, {"file": handle, "options": json.dumps({"figures": "crop"})}, **bearer(key.secret)
+            )
+
+    error = assert_envelope(response, 403, "insufficient_scope")
+    assert error["param"] == ("figures" if raw else "options.figures")
+    assert error["details"] == {"required_scope": missing, "key_scopes": sorted(scopes)}
+    assert "'files:write' and 'files:read'" in error["message"]
+    # Refused before any work: nothing held, billed, queued or stored.
+    assert credits_get(organization=org, environment="live").balance == 100
+    assert not LedgerEntry.objects.filter(organization=org).exclude(kind="grant").exists()
+    assert not ConversionJob.objects.filter(organization=org).exists()
+    assert not Job.objects.filter(organization=org).exists()
+    assert not StoredFile.objects.filter(organization=org).exists()
+
+
+# --- environments ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_figure_file_of_one_environment_is_404_to_a_key_of_the_other(client: Client) -> None:
+    org = make_org(credits=10)
+    keys = {"live": make_key(org, "live"), "test": make_key(org, "test")}
+    files = {
+        environment: figure_file_create(
+            organization=org,
+            environment=environment,
+            api_key_id=keys[environment].api_key.id,
+            png=FAKE_PNG + environment.encode(),
+            filename=f"{environment}-p1-fig1.png",
+            pending_for="",
+        )
+        for environment in keys
+    }
+    for environment, other in (("live", "test"), ("test", "live")):
+        file_id, secret = files[environment].id, keys[other].secret
+        assert_envelope(client.get(f"/v1/files/{file_id}/content", **bearer(secret)), 404, "file_not_found")
+        assert_envelope(client.get(f"/v1/files/{file_id}", **bearer(secret)), 404, "file_not_found")
+        own = client.get(f"/v1/files/{file_id}/content", **bearer(keys[environment].secret))
+        assert (own.status_code, downloaded_bytes(own)) == (200, FAKE_PNG + environment.encode())
