@@ -255,7 +255,8 @@ def job_work_discard(job_id: str, *, keep_result: bool) -> None:
     chunks = Job.objects.filter(pk=job_id).values_list("page_chunks", flat=True).first() or 0
     keys += [chunk_key(job_id, c) for c in range(chunks)]
     if not keep_result:
-        keys.append(object_key(job_id, "result.json"))
+        result_key = Job.objects.filter(pk=job_id).values_list("result_key", flat=True).first()
+        keys += [k for k in (result_key, object_key(job_id, "result.json")) if k]
     for key in keys:
         with contextlib.suppress(FileNotFoundError):
             storage.delete(key)

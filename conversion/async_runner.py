@@ -450,14 +450,25 @@ def _claim_spare(job_id: str, *, after: int, worker: str) -> int | None:
 def _succeed(job: Job, payload: dict[str, Any], *, ocr_pages: int = 0) -> None:
     """Keep the result, then bill its pages (`ocr_pages` of them read by OCR, at their price,
     never more than held) and end the job, in one transaction; a job canceled meanwhile keeps
-    nothing."""
+    nothing. Each lead keeps its result under a name of its own: a lead that was replaced but
+    finishes anyway, after the job succeeded, deletes its own result and figures, never the
+    kept ones."""
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    key = object_write(object_key(job.id, "result.json"), body)
+    key = object_write(object_key(job.id, f"result-{job.lead_attempts}.json"), body)
     pages = int(payload["pages_converted"])
     with transaction.atomic():
         finished = Job.objects.select_for_update().filter(pk=job.id, status=Job.Status.RUNNING).first()
         if finished is None:
-            transaction.on_commit(lambda: job_work_discard(job.id, keep_result=False))
+            owner = _lead_owner(job)
+
+            def discard() -> None:
+                with contextlib.suppress(FileNotFoundError):
+                    store(Store.ASYNC).delete(key)
+                figure_files_discard(owner=owner)
+                if not Job.objects.filter(pk=job.id, status=Job.Status.SUCCEEDED).exists():
+                    job_work_discard(job.id, keep_result=False)  # canceled or failed: nothing is kept
+
+            transaction.on_commit(discard)
             return
         billed = conversion_capture(request_id=job.id, pages=pages, ocr_pages=ocr_pages)
         figure_files_keep(owner=_lead_owner(job))  # the result's, from now on

@@ -23,8 +23,8 @@ from django.utils import timezone
 from billing.limits import STORAGE_BYTES
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
-from conversion.async_jobs import async_job_cancel, job_result_bytes
-from conversion.async_runner import async_job_lead
+from conversion.async_jobs import async_job_cancel, job_result_bytes, object_key, object_read
+from conversion.async_runner import _succeed, async_job_lead
 from conversion.engine import convert
 from conversion.engine.elements import ElementType
 from conversion.engine.figures import FIGURE_DPI, FIGURE_MAX_PIXELS, figure_image, figure_markdown, relink
@@ -412,6 +412,34 @@ def test_a_lead_taking_over_replaces_the_lost_leads_figures_with_its_own(
     assert _figure(result)["image"]["file_id"] == kept.id
     lost.refresh_from_db()
     assert lost.deleted_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replaced_lead_that_finishes_after_the_job_succeeded_leaves_the_kept_result_and_figures(
+    in_process: dict[str, Any], figure_pdf: Path, job_settings: None
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
+    )
+    slow = Job.objects.get(pk=job.pk)  # the first lead's job, as it saw it: only slow, not dead
+    async_job_lead(job_id=job.id)  # a second lead takes over and succeeds
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts) == (Job.Status.SUCCEEDED, 2)
+    kept, billed = job_result_bytes(job=job), job.credits_billed
+    (picture,) = live_pictures(in_process["org"])
+
+    # The first lead finishes after all, with a result of its own.
+    mine = json.loads(kept)
+    mine["markdown"] = "the slow lead's"
+    _succeed(slow, mine)
+
+    job.refresh_from_db()
+    assert (job.status, job.credits_billed) == (Job.Status.SUCCEEDED, billed)
+    assert job_result_bytes(job=job) == kept  # still there, and the kept lead's
+    assert live_pictures(in_process["org"]) == [picture]
+    with pytest.raises(FileNotFoundError):
+        object_read(object_key(job.id, "result-1.json"))  # the slow lead's own, deleted
 
 
 @pytest.mark.django_db(transaction=True)
