@@ -312,6 +312,11 @@ class PagePlanSerializer(OutputSerializer):
 class JobEstimateSerializer(OutputSerializer):
     pages = serializers.IntegerField(help_text="The pages selected (`options.pages`).")
     ocr_pages = serializers.IntegerField(help_text="Of them, those a job with these options reads by OCR.")
+    upper_bound = serializers.BooleanField(
+        help_text="True when the pre-flight ran out of time before it looked at every page: those it did not look "
+        "at are counted in `ocr_pages` (a warning says so). A job bills the pages its result reads by OCR, never "
+        "more than it holds."
+    )
     credits = serializers.IntegerField(
         help_text="What the job holds when it is created and bills when it converts them all (0 with a test key, "
         "whose pages count against its monthly allowance)."
