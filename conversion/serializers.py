@@ -416,9 +416,10 @@ class JobSerializer(OutputSerializer):
     )
     pages_billed = serializers.IntegerField()
     ocr_pages = serializers.IntegerField(
-        help_text="Pages read by OCR (option `ocr`): while the job is queued or running, those the pre-flight found "
-        "and `credits_held` holds for at the price of a page read by OCR (POST /v2/inspect says it); once it "
-        "succeeded, those of its result, billed at that price (`credits_billed`)."
+        help_text="Pages read by OCR (option `ocr`): while the job is queued or running (or once it failed or was "
+        "canceled), the pre-flight's estimate, which `credits_held` holds for at the price of a page read by OCR "
+        "(POST /v2/inspect says it; an upper bound when a warning says so); once it succeeded, the pages its result "
+        "read by OCR and billed at the held price (`credits_billed`), never more than the hold covers."
     )
     error = JobErrorSerializer(allow_null=True, help_text="Why the job failed (null otherwise).")
     warnings = serializers.ListField(child=serializers.CharField())
