@@ -31,14 +31,27 @@ def ocr_page_credits() -> int:
     return int(settings.SVCX_OCR_PAGE_CREDITS)
 
 
-def page_credits(pages: int, ocr_pages: int = 0) -> int:
-    """The credits of `pages`, `ocr_pages` of them read by OCR (at most all of them)."""
+def page_credits(pages: int, ocr_pages: int = 0, ocr_price: int | None = None) -> int:
+    """The credits of `pages`, `ocr_pages` of them read by OCR (at most all of them) at
+    `ocr_price` each (by default today's, SVCX_OCR_PAGE_CREDITS)."""
     ocr_pages = max(0, min(ocr_pages, pages))
-    return pages * CREDITS_PER_PAGE + ocr_pages * (ocr_page_credits() - CREDITS_PER_PAGE)
+    price = ocr_page_credits() if ocr_price is None else ocr_price
+    return pages * CREDITS_PER_PAGE + ocr_pages * (price - CREDITS_PER_PAGE)
 
 
-def _ocr_details(ocr_pages: int) -> dict[str, int]:
-    return {"ocr_pages": ocr_pages, "ocr_page_credits": ocr_page_credits()} if ocr_pages else {}
+def _ocr_details(ocr_pages: int, ocr_price: int) -> dict[str, int]:
+    return {"ocr_pages": ocr_pages, "ocr_page_credits": ocr_price} if ocr_pages else {}
+
+
+def _held_ocr_price(hold: CreditHold) -> int:
+    """The price of a page read by OCR that the hold was made at: its own, else (a hold from
+    before holds kept it) its ledger row's itemisation, else today's."""
+    if hold.ocr_page_credits is not None:
+        return int(hold.ocr_page_credits)
+    details = (
+        LedgerEntry.objects.filter(idempotency_key=f"{hold.request_id}:hold").values_list("details", flat=True).first()
+    )
+    return int((details or {}).get("ocr_page_credits") or ocr_page_credits())
 
 
 def _month_start(now: datetime) -> date:
@@ -198,7 +211,8 @@ def credits_hold(
         return Hold(request_id=request_id, credits=existing.credits, pages=existing.pages)
     lease = timezone.now() + timedelta(seconds=lease_seconds or settings.SVCX_HOLD_LEASE_SECONDS)
     ocr_pages = max(0, min(ocr_pages, pages))
-    credits = 0 if environment == Environment.TEST else page_credits(pages, ocr_pages)
+    price = ocr_page_credits()  # kept with the hold: its capture bills at this price
+    credits = 0 if environment == Environment.TEST else page_credits(pages, ocr_pages, price)
     with transaction.atomic():
         balance = _locked_balance(organization, environment)
         if environment == Environment.TEST:
@@ -235,6 +249,7 @@ def credits_hold(
             api_key_id=api_key_id,
             credits=credits,
             pages=pages,
+            ocr_page_credits=price,
             lease_until=lease,
         )
         _append(
@@ -247,7 +262,7 @@ def credits_hold(
             idempotency_key=f"{request_id}:hold",
             request_id=request_id,
             api_key_id=api_key_id,
-            details=_ocr_details(ocr_pages),
+            details=_ocr_details(ocr_pages, price),
         )
     return Hold(request_id=request_id, credits=credits, pages=pages)
 
@@ -268,8 +283,9 @@ def _settle(*, request_id: str, pages_billed: int, ocr_pages: int = 0) -> Credit
         if hold is None or hold.status != CreditHold.Status.HELD:
             return hold
         pages_billed = max(0, min(pages_billed, hold.pages))
-        ocr_pages = _ocr_pages_billable(hold, pages_billed, ocr_pages)
-        credits_billed = 0 if hold.environment == Environment.TEST else page_credits(pages_billed, ocr_pages)
+        price = _held_ocr_price(hold)
+        ocr_pages = _ocr_pages_billable(hold, pages_billed, ocr_pages, price)
+        credits_billed = 0 if hold.environment == Environment.TEST else page_credits(pages_billed, ocr_pages, price)
         released = hold.credits - credits_billed
         organization = hold.organization
         balance = _locked_balance(organization, hold.environment)
@@ -293,7 +309,7 @@ def _settle(*, request_id: str, pages_billed: int, ocr_pages: int = 0) -> Credit
                 idempotency_key=capture_key(request_id),
                 request_id=request_id,
                 api_key_id=hold.api_key_id,
-                details=_ocr_details(ocr_pages),
+                details=_ocr_details(ocr_pages, price),
             )
         if released or pages_billed < hold.pages:
             _append(
@@ -313,11 +329,12 @@ def _settle(*, request_id: str, pages_billed: int, ocr_pages: int = 0) -> Credit
     return hold
 
 
-def _ocr_pages_billable(hold: CreditHold, pages: int, ocr_pages: int) -> int:
-    """Of `ocr_pages` read by OCR, those billed at their price: at most the pages billed, and
-    never past the credits held (pages read beyond the pre-flight's count bill as text pages)."""
+def _ocr_pages_billable(hold: CreditHold, pages: int, ocr_pages: int, price: int) -> int:
+    """Of `ocr_pages` read by OCR, those billed at their `price` (the held one): at most the
+    pages billed, and never past the credits held (pages read beyond the pre-flight's count
+    bill as text pages)."""
     ocr_pages = max(0, min(ocr_pages, pages))
-    extra = ocr_page_credits() - CREDITS_PER_PAGE
+    extra = price - CREDITS_PER_PAGE
     if hold.environment == Environment.TEST or extra <= 0:
         return ocr_pages
     return max(0, min(ocr_pages, (hold.credits - pages * CREDITS_PER_PAGE) // extra))

@@ -113,6 +113,9 @@ class CreditHold(models.Model):
     api_key_id = models.CharField(max_length=40)
     credits = models.BigIntegerField()
     pages = models.IntegerField()
+    # The price of a page read by OCR when the hold was made (SVCX_OCR_PAGE_CREDITS then): the
+    # capture bills at it, whatever the setting says by then. Null on holds made before it was kept.
+    ocr_page_credits = models.IntegerField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.HELD)
     lease_until = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)

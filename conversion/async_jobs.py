@@ -21,9 +21,10 @@ not there, and nothing is created), captured for the pages of the result when th
 succeeds (after the result is in the store: no page is billed that the client cannot fetch),
 released when it fails or is canceled. With the option `ocr`, the pages its pre-flight finds
 OCR will read (conversion.runner, on the interactive queue) are held at the price of a page
-read by OCR (SVCX_OCR_PAGE_CREDITS); the capture bills the pages the result read by OCR at that
-price, never more than was held (billing.ledger). A canceled job keeps no result. Results, parts and
-inputs live SVCX_JOB_RETENTION after the job ends; then the job is deleted.
+read by OCR (SVCX_OCR_PAGE_CREDITS, kept with the hold); the capture bills the pages the result
+read by OCR at the held price, never more than was held (billing.ledger). A canceled job keeps
+no result. Results, parts and inputs live SVCX_JOB_RETENTION after the job ends; then the job
+is deleted.
 
 Every step is safe to run twice: parts and leads are claimed with conditional updates, the
 hold is settled once (billing.ledger).
@@ -137,6 +138,7 @@ def async_job_create(
     password: str | None = None,
     webhook_metadata: Any = None,
     ocr_pages: int = 0,
+    warnings: list[str] | None = None,
 ) -> Job:
     """Create the job, hold the credits of its pages (`ocr_pages` of them, those its pre-flight
     found OCR would read, at the price of a page read by OCR) and queue its tasks once committed.
@@ -162,6 +164,7 @@ def async_job_create(
             page_count=page_count,
             pages_total=len(pages),
             ocr_pages=ocr_pages,
+            warnings=list(warnings or []),
             parts_total=len(plan),
             expires_at=now + timedelta(seconds=float(settings.SVCX_JOB_TIME_LIMIT) + _retention()),
             lead_sent_at=now,

@@ -22,7 +22,7 @@ from accounts.authentication import Caller, caller_of
 from accounts.scopes import CONVERT
 from billing.api import PAGINATION_PARAMETERS, PageQuery
 from billing.limits import MeterName
-from billing.meters import OrgScope, record_peek
+from billing.meters import OrgScope, meter_consume, record_peek
 from conversion import engine
 from conversion.api import (
     CONVERT_ERRORS,
@@ -103,10 +103,12 @@ def _selected_pages(document: DocumentRequest, page_count: int) -> list[int]:
 @dataclass(frozen=True)
 class Preflight:
     """What a version 2 request learns of its document before any work: its page count and,
-    when asked (`estimate`), which selected pages OCR would read (None: not looked at)."""
+    when asked (`estimate`), which selected pages OCR would read (None: not looked at), and
+    whether that count is an upper bound (`upper_bound`: some pages were counted in unexamined)."""
 
     page_count: int
     ocr_pages: list[int] | None = None
+    upper_bound: bool = False
 
 
 def job_preflight(document: DocumentRequest, *, estimate: bool) -> Preflight:
@@ -137,8 +139,21 @@ def job_preflight(document: DocumentRequest, *, estimate: bool) -> Preflight:
         raise ServiceError(
             ErrorCode.PDF_ENCRYPTED, "The PDF is encrypted: send its password (`password`) to convert it."
         )
-    planned = (result.get("estimate") or {}).get("ocr_pages")
-    return Preflight(page_count=int(count), ocr_pages=None if planned is None else [int(p) for p in planned])
+    found = result.get("estimate") or {}
+    planned = found.get("ocr_pages")
+    return Preflight(
+        page_count=int(count),
+        ocr_pages=None if planned is None else [int(p) for p in planned],
+        upper_bound=bool(found.get("upper_bound")),
+    )
+
+
+def upper_bound_warning(ocr_pages: int) -> str:
+    """What a job and an estimate say when the pre-flight ran out of time."""
+    return (
+        f"The pre-flight ran out of time before it looked at every page: the {ocr_pages} pages counted as read by "
+        "OCR are an upper bound. The job bills the pages its result reads by OCR, never more than it holds."
+    )
 
 
 def ocr_page_count(options: Options, pages: list[int], planned: list[int] | None) -> int:
@@ -184,6 +199,7 @@ class JobCreateMixin(DocumentApi):
         finally:
             record_peek(document.raw, caller, MeterName.PAGES)
         job_id = new_job_id()
+        ocr_pages = ocr_page_count(options, pages, found.ocr_pages)
         upload = document.source.upload
         if upload is not None:
             name = upload.filename or ""
@@ -216,7 +232,8 @@ class JobCreateMixin(DocumentApi):
             },
             pages=pages,
             page_count=page_count,
-            ocr_pages=ocr_page_count(options, pages, found.ocr_pages),
+            ocr_pages=ocr_pages,
+            warnings=[upper_bound_warning(ocr_pages)] if found.upper_bound and options.ocr == "auto" else [],
             password=document.password,
             webhook_metadata=document.webhook_metadata,
         )
@@ -253,9 +270,13 @@ def job_estimate(document: DocumentRequest, found: dict[str, Any] | None, warnin
         return None
     ocr = {int(p) for p in planned}
     price = conversion_price(caller=document.caller, pages=len(selected), ocr_pages=len(ocr))
+    upper_bound = bool(found.get("upper_bound"))
+    if upper_bound:
+        warnings.append(upper_bound_warning(len(ocr)))
     return {
         "pages": len(selected),
         "ocr_pages": len(ocr),
+        "upper_bound": upper_bound,
         "credits": price.credits,
         "credits_per_page": price.credits_per_page,
         "credits_per_ocr_page": price.credits_per_ocr_page,
@@ -277,7 +298,11 @@ class JobInspectApi(InspectApi):
 
     def perform(self, document: DocumentRequest) -> Response:
         answer = document_answer(self.inspected(document), document)
-        answer["estimate"] = job_estimate(document, answer.pop("estimate", None), answer.setdefault("warnings", []))
+        found = answer.pop("estimate", None)
+        parsed = int((found or {}).get("parsed") or 0)
+        if parsed:  # the pages the plan parsed count as sampled pages, as v1's samples do
+            meter_consume(document.caller, MeterName.INSPECT_SAMPLE_PAGES, parsed, enforce=False)
+        answer["estimate"] = job_estimate(document, found, answer.setdefault("warnings", []))
         return Response(JobInspectionSerializer(answer).data)
 
 

@@ -69,7 +69,11 @@ class Options:
         # Absent, an option leaves the key as it was before it existed (cached results stay found).
         if self.chunking:
             key += f";chunking=structure:{self.chunking[0]}:{self.chunking[1]}"
-        return key + (";figures=crop" if self.figures == "crop" else "")
+        if self.figures == "crop":
+            key += ";figures=crop"
+        if self.ocr != "off":  # languages in the order given: Tesseract's first one leads
+            key += f";ocr={self.ocr}:{'+'.join(self.ocr_languages)}"
+        return key
 
 
 def figures_options(options: Options, filename: str) -> dict[str, str]:

@@ -418,21 +418,22 @@ def _ocr_estimate(
 ) -> dict[str, Any]:
     """A version 2 pre-flight (`Submission.estimate`): the selected pages a job with these
     options reads by OCR, `ocr_pages` (page numbers); none with `ocr` off, all when forced,
-    with "auto" those the engine's own test finds without a usable text layer (the pages it had
-    no time to look at are counted in). A selection longer than a job takes is not looked at
-    (the job refuses it): `ocr_pages` is left out."""
+    with "auto" those the engine's own test finds without a usable text layer (`parsed`: the
+    pages it parsed to decide, those its first look left in doubt; the pages it had no time to
+    look at are counted in, and `upper_bound` is true then). A selection longer than a job
+    takes is not looked at (the job refuses it): `ocr_pages` is left out."""
     estimate: dict[str, Any] = {"pages": selected}
     if len(selected) > int(settings.SVCX_JOB_MAX_PAGES):
         return estimate
     mode = job.options.get("ocr", "off")
     if mode == "force":
-        return {**estimate, "ocr_pages": selected}
+        return {**estimate, "ocr_pages": selected, "parsed": 0, "upper_bound": False}
     if mode != "auto":
-        return {**estimate, "ocr_pages": []}
-    planned = engine.ocr_plan(source, pages=selected, password=password, should_stop=clock)
+        return {**estimate, "ocr_pages": [], "parsed": 0, "upper_bound": False}
+    plan = engine.ocr_plan(source, pages=selected, password=password, should_stop=clock)
     if clock.cancelled:
         raise ServiceError(ErrorCode.INTERNAL_ERROR, "The request was abandoned before the pre-flight finished.")
-    return {**estimate, "ocr_pages": planned}
+    return {**estimate, "ocr_pages": plan.ocr_pages, "parsed": plan.parsed, "upper_bound": plan.upper_bound}
 
 
 def _run_document(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:

@@ -312,6 +312,11 @@ class PagePlanSerializer(OutputSerializer):
 class JobEstimateSerializer(OutputSerializer):
     pages = serializers.IntegerField(help_text="The pages selected (`options.pages`).")
     ocr_pages = serializers.IntegerField(help_text="Of them, those a job with these options reads by OCR.")
+    upper_bound = serializers.BooleanField(
+        help_text="True when the pre-flight ran out of time before it looked at every page: those it did not look "
+        "at are counted in `ocr_pages` (a warning says so). A job bills the pages its result reads by OCR, never "
+        "more than it holds."
+    )
     credits = serializers.IntegerField(
         help_text="What the job holds when it is created and bills when it converts them all (0 with a test key, "
         "whose pages count against its monthly allowance)."
@@ -411,9 +416,10 @@ class JobSerializer(OutputSerializer):
     )
     pages_billed = serializers.IntegerField()
     ocr_pages = serializers.IntegerField(
-        help_text="Pages read by OCR (option `ocr`): while the job is queued or running, those the pre-flight found "
-        "and `credits_held` holds for at the price of a page read by OCR (POST /v2/inspect says it); once it "
-        "succeeded, those of its result, billed at that price (`credits_billed`)."
+        help_text="Pages read by OCR (option `ocr`): while the job is queued or running (or once it failed or was "
+        "canceled), the pre-flight's estimate, which `credits_held` holds for at the price of a page read by OCR "
+        "(POST /v2/inspect says it; an upper bound when a warning says so); once it succeeded, the pages its result "
+        "read by OCR and billed at the held price (`credits_billed`), never more than the hold covers."
     )
     error = JobErrorSerializer(allow_null=True, help_text="Why the job failed (null otherwise).")
     warnings = serializers.ListField(child=serializers.CharField())

@@ -52,6 +52,7 @@ from .layout import (
 from .limits import PageAborted, StreamTooLarge, polling
 from .lists import attach_drawn_marks
 from .ocr import OCR_OFF, OcrOptions, PageOcr, mark_elements, needs_ocr
+from .screen import text_pages
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 from .tags import StructureHeadings
@@ -61,6 +62,7 @@ __all__ = [
     "ENGINE_VERSION",
     "ConversionResult",
     "ConvertOptions",
+    "OcrPlan",
     "PageResult",
     "PageSample",
     "ParsedMismatch",
@@ -486,18 +488,36 @@ def text_sample(
         return samples
 
 
+@dataclass(frozen=True)
+class OcrPlan:
+    """The pages (1-based, in order) that `ocr` "auto" reads from their picture; `parsed`: how
+    many pages were parsed to decide (those the first look left in doubt); `unexamined`: how
+    many of them it had no time to look at, counted as read by OCR (then `ocr_pages` is an
+    upper bound)."""
+
+    ocr_pages: list[int]
+    parsed: int = 0
+    unexamined: int = 0
+
+    @property
+    def upper_bound(self) -> bool:
+        return self.unexamined > 0
+
+
 def ocr_plan(
     path: PathLike,
     *,
     pages: Sequence[int],
     password: str | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> list[int]:
+) -> OcrPlan:
     """The given pages (1-based) that `ocr` "auto" would read from their picture: those whose
     text layer is unusable by the test the conversion itself applies (`ocr.needs_ocr`), in
-    order. A page that fails to parse is not read by OCR either (it is delivered empty); the
-    pages not reached once `should_stop` asks to stop are counted as needing it (an upper
-    bound, never less than a conversion reads).
+    order. A first look with pdfium (`screen.text_pages`, under a millisecond a page) passes
+    the pages that clearly have a usable text layer; only the others are parsed and tested. A
+    page that fails to parse is not read by OCR either (it is delivered empty); the pages not
+    reached once `should_stop` asks to stop are counted as needing it (an upper bound, never
+    less than a conversion reads).
 
     Raises:
         EngineError: the document errors of `inspect`, pdf_encrypted,
@@ -505,16 +525,20 @@ def ocr_plan(
     """
     with _page_walk(path, pages, password, should_stop) as walk:
         if walk is None:
-            return sorted(set(pages))
+            everything = sorted(set(pages))
+            return OcrPlan(ocr_pages=everything, unexamined=len(everything))
         opened, chosen = walk
+        clear = text_pages(path, chosen, password=password, should_stop=should_stop)
+        doubtful = [p for p in chosen if p not in clear]
         needed: list[int] = []
         seen: set[int] = set()
-        for item in _iter_models(opened, chosen, should_stop, {}):
+        for item in _iter_models(opened, doubtful, should_stop, {}) if doubtful else ():
             number = item if isinstance(item, int) else item.number
             seen.add(number)
             if not isinstance(item, int) and needs_ocr(item):
                 needed.append(number)
-        return sorted([*needed, *(p for p in chosen if p not in seen)])
+        unexamined = [p for p in doubtful if p not in seen]
+        return OcrPlan(ocr_pages=sorted([*needed, *unexamined]), parsed=len(seen), unexamined=len(unexamined))
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from billing.ledger import capture_refund, captures_reconcile, credits_capture, credits_hold, credits_release
 from billing.models import CreditBalance, CreditHold, LedgerEntry, RequestLog, TestAllowance
-from billing.selectors import credits_get
+from billing.selectors import Capture, capture_get, credits_get
 from core.errors import ServiceError
 from tests.factories import make_org
 
@@ -91,6 +91,38 @@ def test_pages_read_by_ocr_are_held_and_captured_at_their_price_itemised_never_p
     ]
     assert credits_get(organization=org, environment="live").held == 0
     assert_invariants(org)
+
+
+@pytest.mark.parametrize("new_price", [2, 5])
+def test_a_price_change_after_the_hold_bills_and_itemises_at_the_held_price(settings: Any, new_price: int) -> None:
+    settings.SVCX_OCR_PAGE_CREDITS = 3
+    org = make_org(credits=20)
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_1", pages=4, ocr_pages=1)
+    settings.SVCX_OCR_PAGE_CREDITS = new_price  # the price moved while the job ran
+
+    billed = credits_capture(request_id="req_1", pages=4, ocr_pages=1)
+
+    assert billed == 6  # 3 text pages + 1 read by OCR at 3, as held
+    itemised = {"ocr_pages": 1, "ocr_page_credits": 3}
+    assert capture_get(request_id="req_1") == Capture(pages=4, credits=6, ocr_pages=1)
+    rows = {r.kind: (r.credits, r.details) for r in LedgerEntry.objects.filter(request_id="req_1")}
+    assert rows == {"hold": (-6, itemised), "capture": (-6, itemised)}
+    assert credits_get(organization=org, environment="live").balance == 14
+    assert_invariants(org)
+
+
+def test_a_hold_from_before_holds_kept_their_price_bills_at_its_itemised_price(settings: Any) -> None:
+    settings.SVCX_OCR_PAGE_CREDITS = 3
+    org = make_org(credits=20)
+    credits_hold(organization=org, environment="live", api_key_id="key_x", request_id="req_1", pages=2, ocr_pages=1)
+    CreditHold.objects.filter(request_id="req_1").update(ocr_page_credits=None)
+    settings.SVCX_OCR_PAGE_CREDITS = 5
+
+    assert credits_capture(request_id="req_1", pages=2, ocr_pages=1) == 4
+    assert LedgerEntry.objects.get(request_id="req_1", kind="capture").details == {
+        "ocr_pages": 1,
+        "ocr_page_credits": 3,
+    }
 
 
 def test_release_returns_everything() -> None:

@@ -191,10 +191,10 @@ def test_a_jobs_page_shows_its_facts_options_metadata_and_ledger(
         ("capture", "-2"),
     ]
     assert f'href="/console/{funded.id}/jobs/{job.id}/result.md"' in page
-    # A job whose result was read by OCR says how many pages (its text pages here: none were).
-    Job.objects.filter(pk=job.pk).update(ocr_pages=1)
+    # A job whose result was read by OCR says how many pages: 1 of its 2 at 3 credits.
+    Job.objects.filter(pk=job.pk).update(ocr_pages=1, credits_held=4, credits_billed=4)
     again = console.get(f"/console/{funded.id}/jobs/{job.id}/").content.decode()
-    assert '<dd id="job-credits">2 held while it ran; 2 billed for 2 pages (1 page read by OCR)</dd>' in again
+    assert '<dd id="job-credits">4 held while it ran; 4 billed for 2 pages (1 page read by OCR)</dd>' in again
     assert f'href="/console/{funded.id}/jobs/{job.id}/result.json"' in page
     assert "job-cancel" not in page  # it has ended
 
@@ -214,6 +214,15 @@ def test_a_failed_job_names_its_error_and_has_no_result(
     assert client.get(f"/console/{funded.id}/jobs/{job.id}/result.md").status_code == 404
     queued = make_job(funded, owner_key.api_key, three_pages)
     assert client.get(f"/console/{funded.id}/jobs/{queued.id}/result.json").status_code == 404
+    # The pages its pre-flight counted for OCR were an estimate: held, never read nor billed.
+    estimated = make_job(funded, owner_key.api_key, three_pages, ocr_pages=1)
+    async_job_fail(job_id=estimated.id, error=ServiceError(ErrorCode.PDF_TOO_COMPLEX, "Page 2 is too complex."))
+    credits = client.get(f"/console/{funded.id}/jobs/{estimated.id}/").content.decode()
+    assert (
+        '<dd id="job-credits">5 held while it ran; 0 billed for 0 pages '
+        "(1 page estimated to be read by OCR, held at their price; none billed)</dd>" in credits
+    )
+    assert "read by OCR)" not in credits
 
 
 def test_the_result_downloads_are_the_bytes_the_api_answers(

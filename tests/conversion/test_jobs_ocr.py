@@ -7,16 +7,21 @@ engine's OCR tests make it), each job two pages."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
+from billing.limits import MeterName
+from billing.meters import OrgScope, meter_peek
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
 from conversion.models import Job
-from tests.conftest import WorkerProcess
+from tests.conftest import WorkerProcess, start_worker
+from tests.conversion.engine.pdfs import Image, lines, make_pdf
 from tests.conversion.engine.test_ocr import BODY, TEXT_PAGE, found_share, mixed_scan, needs_tesseract
 from tests.conversion.test_async_jobs import job_settings
 from tests.conversion.test_jobs_api import wait_done, workers
@@ -61,6 +66,7 @@ def test_auto_reads_the_scanned_page_and_bills_it_as_the_pre_flight_said(
     assert predicted == {
         "pages": 2,
         "ocr_pages": 1,
+        "upper_bound": False,
         "credits": 4,
         "credits_per_page": 1,
         "credits_per_ocr_page": 3,
@@ -73,7 +79,7 @@ def test_auto_reads_the_scanned_page_and_bills_it_as_the_pre_flight_said(
 
     assert created.status_code == 202, created.content
     job = created.json()
-    assert (job["credits_held"], job["ocr_pages"]) == (predicted["credits"], 1)
+    assert (job["credits_held"], job["ocr_pages"], job["warnings"]) == (predicted["credits"], 1, [])
     assert (job["options"]["ocr"], job["options"]["ocr_languages"]) == ("auto", ["en"])
     done = wait_done(client, secret, job["id"], timeout=120)
     assert (done["status"], done["pages_billed"], done["ocr_pages"], done["credits_billed"]) == ("succeeded", 2, 1, 4)
@@ -147,6 +153,71 @@ def test_without_the_credits_of_the_ocr_pages_nothing_is_created(
     assert (error["details"]["credits_required"], error["details"]["credits_available"]) == (4, 3)
     assert not Job.objects.filter(organization=poor).exists()
     assert credits_get(organization=poor, environment="live").held == 0
+
+
+def test_the_pages_the_estimate_parses_count_against_the_daily_sample_pages(
+    client: Client, account: dict[str, Any], scanned: Path
+) -> None:
+    org, secret = account["org"], account["secret"]
+    sampled = OrgScope(organization=org, environment="live")
+
+    estimate(client, secret, scanned, "ocr=off")
+    assert meter_peek(sampled, MeterName.INSPECT_SAMPLE_PAGES).used == 2  # the text samples of v1's inspect
+
+    estimate(client, secret, scanned, "ocr=auto")
+    # 2 more samples, and the 2 pages the plan parsed: the scan and the page of one short line
+    # (a page of plain text passes the first look unparsed and is not counted).
+    assert meter_peek(sampled, MeterName.INSPECT_SAMPLE_PAGES).used == 2 + 4
+
+
+@pytest.fixture(scope="module")
+def hurried(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[WorkerProcess, str]]:
+    """A worker of the interactive queue whose pre-flights stop after 1 s, on queues no other
+    worker reads (its queue prefix)."""
+    prefix = f"hurried{time.monotonic_ns()}-"
+    with django_db_blocker.unblock():
+        worker = start_worker(
+            tmp_path_factory.mktemp("hurried"),
+            queues=f"{prefix}convert,{prefix}convert_test",
+            env={"SVCX_CONVERSION_TIME_LIMIT": "1s"},
+        )
+    yield worker, prefix
+    worker.stop()
+
+
+@pytest.fixture(scope="module")
+def covered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """400 pages of prose each over a full-page picture: every one is parsed to be sure (more
+    than a second's work), and none is read by OCR (the text is visible)."""
+    page = [Image(0, 0, 612, 792), *lines(72, 760, [f"Line {i} of prose over a picture." for i in range(50)])]
+    return make_pdf(tmp_path_factory.mktemp("covered") / "covered.pdf", [page] * 400)
+
+
+def test_a_pre_flight_out_of_time_counts_the_rest_as_ocr_pages_and_says_it_is_an_upper_bound(
+    client: Client, settings: Any, hurried: tuple[WorkerProcess, str], covered: Path
+) -> None:
+    settings.SVCX_QUEUE_PREFIX = hurried[1]
+    secret = make_key(make_org(credits=2000)).secret
+
+    inspected = client.post("/v2/inspect/raw?ocr=auto", data=covered.read_bytes(), content_type=RAW, **bearer(secret))
+
+    assert inspected.status_code == 200, inspected.content
+    found = inspected.json()
+    unexamined = found["estimate"]["ocr_pages"]
+    assert found["estimate"]["upper_bound"] is True
+    assert 0 < unexamined <= 400
+    assert found["estimate"]["credits"] == 400 + 2 * unexamined
+    assert any("upper bound" in w for w in found["warnings"])
+    created = client.post("/v2/jobs/raw?ocr=auto", data=covered.read_bytes(), content_type=RAW, **bearer(secret))
+    assert created.status_code == 202, created.content
+    job = created.json()
+    assert job["ocr_pages"] > 0
+    assert job["credits_held"] == 400 + 2 * job["ocr_pages"]
+    (warning,) = job["warnings"]
+    assert f"the {job['ocr_pages']} pages counted as read by OCR are an upper bound" in warning
+    assert client.post(f"/v2/jobs/{job['id']}/cancel", **bearer(secret)).status_code == 200
 
 
 @pytest.mark.parametrize(

@@ -67,3 +67,24 @@ def test_a_wrongly_typed_option_is_named_in_json_terms(value: object, named: str
 
     assert (info.value.code, info.value.param) == ("invalid_parameter_type", "options.tables")
     assert info.value.message == f"`options.tables` must be a string, not {named}."
+
+
+def test_ocr_enters_the_cache_key_only_when_it_is_on() -> None:
+    plain = Options().cache_key()
+
+    assert Options(ocr="off", ocr_languages=("de",)).cache_key() == plain  # keys from before OCR stay found
+    assert Options(ocr="auto").cache_key() == plain + ";ocr=auto:en"
+    assert Options(ocr="force", ocr_languages=("de", "en")).cache_key() == plain + ";ocr=force:de+en"
+    assert (
+        len(
+            {
+                plain,
+                *(
+                    Options(ocr=m, ocr_languages=ls).cache_key()
+                    for m in ("auto", "force")
+                    for ls in (("en",), ("de",), ("en", "de"))
+                ),
+            }
+        )
+        == 7
+    )

@@ -91,6 +91,7 @@ def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(se
         "credits_per_page": 1,
         "credits_per_ocr_page": 3,
         "plan": plan,
+        "upper_bound": True,
     }
     server.answers = [
         Canned(body=json.dumps({"object": "inspection", "page_count": 3, "pages": [], "estimate": estimate}).encode()),
@@ -109,6 +110,7 @@ def test_ocr_options_go_in_the_query_comma_separated_or_in_the_options_object(se
         7,
         [False, True, True],
     )
+    assert found.estimate.upper_bound is True
     assert json.loads(stored.body)["options"] == {"ocr": "force", "ocr_languages": ["fr"]}
     assert created.ocr_pages == 1
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pikepdf
 import pytest
 
-from conversion.engine import ConvertOptions, EngineError, convert, ocr_plan, parse_pages
+from conversion.engine import ConvertOptions, EngineError, OcrPlan, convert, ocr_plan, parse_pages
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import BOLD, MONO, Line, PageModel
 from conversion.engine.ocr import (
@@ -29,6 +29,7 @@ from conversion.engine.ocr import (
     page_model,
 )
 from conversion.engine.parsed import parsed_decode, parsed_encode
+from conversion.engine.screen import text_pages
 
 from .pdfs import FONTS, Image, Op, Text, lines, make_pdf
 
@@ -197,12 +198,52 @@ def test_a_page_scanned_turned_90_degrees_is_read_upright(scans: dict[str, Path]
 def test_the_ocr_plan_names_the_pages_auto_reads(scans: dict[str, Path]) -> None:
     # The conversion's own test, without reading a page: the scan, not the text page, nor the
     # scan under an earlier OCR's invisible layer.
-    assert ocr_plan(scans["mixed"], pages=[1, 2]) == [2]
-    assert ocr_plan(scans["mixed"], pages=[1]) == []
-    assert ocr_plan(scans["layered"], pages=[1]) == []
-    assert ocr_plan(scans["upright"], pages=[1, 5]) == [1]  # pages outside the document are left out
-    # Stopped before any page: every page is counted in (a hold never falls short).
-    assert ocr_plan(scans["mixed"], pages=[1, 2], should_stop=lambda: True) == [1, 2]
+    assert ocr_plan(scans["mixed"], pages=[1, 2]).ocr_pages == [2]
+    assert ocr_plan(scans["mixed"], pages=[1]).ocr_pages == []
+    assert ocr_plan(scans["layered"], pages=[1]) == OcrPlan(ocr_pages=[], parsed=1)  # in doubt: parsed
+    assert ocr_plan(scans["upright"], pages=[1, 5]).ocr_pages == [1]  # pages outside the document are left out
+    # Stopped before any page: every page is counted in (a hold never falls short), and said so.
+    stopped = ocr_plan(scans["mixed"], pages=[1, 2], should_stop=lambda: True)
+    assert stopped == OcrPlan(ocr_pages=[1, 2], parsed=0, unexamined=2)
+    assert stopped.upper_bound
+
+
+PROSE = [f"Line {i} of a page of ordinary prose, long enough to be taken for a text layer." for i in range(40)]
+STAMP: list[Op] = [Image(0, 0, 612, 792), Text(72, 30, "BATES 000123")]  # a scan with a stamp on it: OCR
+
+
+@pytest.fixture(scope="module")
+def long_text(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 pages of prose; page 50 a scan with a stamp, page 100 a picture alone, page 150 a
+    picture over half the page beside a paragraph of text."""
+    pages = [lines(72, 760, PROSE, size=10, leading=12) for _ in range(300)]
+    pages[49] = STAMP
+    pages[99] = [Image(36, 36, 576, 756)]
+    pages[149] = [Image(0, 396, 612, 792), *lines(72, 380, PROSE[:20], size=10, leading=12)]
+    return make_pdf(tmp_path_factory.mktemp("long") / "long.pdf", pages)
+
+
+def test_the_first_look_passes_pages_of_text_and_leaves_pictures_and_short_text_in_doubt(
+    long_text: Path, scans: dict[str, Path]
+) -> None:
+    assert text_pages(long_text, range(1, 301)) == set(range(1, 301)) - {50, 100, 150}
+    assert text_pages(long_text, [1, 50, 400]) == {1}
+    assert text_pages(scans["layered"], [1]) == set()  # an earlier OCR's layer lies over a picture
+    assert text_pages(scans["mixed"], [1]) == set()  # one short line: parsed to be sure
+    assert text_pages(long_text, range(1, 301), should_stop=lambda: True) == set()
+    assert text_pages(long_text.with_suffix(".missing"), [1]) == set()
+
+
+def test_the_ocr_plan_parses_only_the_pages_in_doubt(long_text: Path) -> None:
+    plan = ocr_plan(long_text, pages=range(1, 301))
+
+    # The engine's own test on the three pages in doubt: the stamped scan and the bare picture
+    # are read by OCR, the half-page picture beside its text is not.
+    assert plan == OcrPlan(ocr_pages=[50, 100], parsed=3)
+    assert not plan.upper_bound
+    assert ocr_plan(long_text, pages=[2, 3, 50]) == OcrPlan(ocr_pages=[50], parsed=1)
+    models = parse_pages(long_text, pages=[50, 100, 150]).models
+    assert [m.number for m in models if isinstance(m, PageModel) and needs_ocr(m)] == [50, 100]
 
 
 @needs_tesseract

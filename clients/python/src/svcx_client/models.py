@@ -245,10 +245,14 @@ class JobEstimate:
     credits_per_page: int
     credits_per_ocr_page: int
     plan: list[PagePlan]
+    # True when the service's pre-flight ran out of time: the pages it did not look at are
+    # counted in `ocr_pages` (a job bills what its result reads by OCR, never more than held).
+    upper_bound: bool = False
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> JobEstimate:
-        return _build(cls, body, plan=[_build(PagePlan, p) for p in body.get("plan", [])])
+        plan = [_build(PagePlan, p) for p in body.get("plan", [])]
+        return _build(cls, body, plan=plan, upper_bound=bool(body.get("upper_bound")))
 
 
 @dataclass(frozen=True)
