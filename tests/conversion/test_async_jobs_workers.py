@@ -67,7 +67,7 @@ def test_a_job_over_two_workers_gives_one_conversions_pages_and_bills_them_once(
     # The pages as a reader of the job gets them; the parts' layout is gone.
     assert [p["page"] for p in job_pages_so_far(job=job)] == list(range(1, 15))
     assert [p["page"] for p in job_pages_so_far(job=job, after=12)] == [13, 14]
-    assert stored_names(job) == ["input.pdf", "result.json"]
+    assert stored_names(job) == ["input.pdf", f"result-{job.lead_attempts}.json"]  # the kept lead's
     assert set(JobPart.objects.filter(job=job).values_list("status", flat=True)) == {JobPart.Status.DONE}
 
 

@@ -5,6 +5,7 @@ signal handler) passes through it unchanged."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import resource
 import signal
 import time
@@ -157,11 +158,16 @@ def alarm() -> Iterator[None]:
         raise _TimeLimit()
 
     previous = signal.signal(signal.SIGALRM, fire)
+    # A signal handler that raises inside a garbage-collector callback is swallowed ("exception
+    # ignored"); hypothesis installs one in any process that ran one of its tests before.
+    callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        gc.callbacks[:] = callbacks
 
 
 @pytest.mark.usefixtures("alarm")
