@@ -2,9 +2,10 @@
 its page (conversion.engine.figures) and stored as a file of the job's organization and
 environment, its element given `image` and its Markdown an image link to the file.
 
-A figure whose picture cannot be kept (the storage quota is full, or the page cannot be
-rendered) keeps its `<!-- figure -->` comment, and its page says so in a warning: the
-conversion never fails for a figure.
+A figure whose picture cannot be kept (the storage quota is full, the page cannot be
+rendered, or the conversion has stored SVCX_FIGURES_MAX pictures already) keeps its
+`<!-- figure -->` comment, and its page says so in a warning: the conversion never fails for a
+figure.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import logging
 import os
 from typing import Any
+
+from django.conf import settings
 
 from accounts.models import Organization
 from conversion import engine
@@ -28,6 +31,10 @@ QUOTA_WARNING = (
     "longer need); they are shown as <!-- figure --> comments."
 )
 RENDER_WARNING = "Figures on {pages} could not be rendered; they are shown as <!-- figure --> comments."
+LIMIT_WARNING = (
+    "Figures on {pages} were not stored: a conversion stores at most {limit} figures' pictures; they are "
+    "shown as <!-- figure --> comments."
+)
 
 
 class FigureFiles:
@@ -58,12 +65,20 @@ class FigureFiles:
         self.owner = owner
         self.over_quota: list[int] = []
         self.unrendered: list[int] = []
+        self.over_limit: list[int] = []
+        # Pictures a conversion stores at most: a page can hold hundreds of figure-sized
+        # images, and each is a render, an encoding and a stored file.
+        self.limit = int(settings.SVCX_FIGURES_MAX)
+        self.stored = 0
 
     def page(self, page: engine.PageResult) -> None:
         figures = [i for i, e in enumerate(page.elements) if e.type == ElementType.FIGURE]
         kept = 0
         for number, index in enumerate(figures, start=1):
             element = page.elements[index]
+            if self.stored >= self.limit:
+                _note(page, self.over_limit, LIMIT_WARNING.replace("{limit}", f"{self.limit:,}"))
+                continue
             try:
                 picture = figure_image(self.renderer, page.page, element.bbox)
             except MemoryError:
@@ -90,6 +105,7 @@ class FigureFiles:
             element.image = image_of(record.id, picture)
             element.markdown = figure_markdown(page.elements, index, record.id)
             kept += 1
+            self.stored += 1
         if kept:
             page.markdown = relink(page.elements)
 
@@ -97,7 +113,11 @@ class FigureFiles:
         """One warning of each kind, naming the pages."""
         return [
             template.format(pages=_pages(pages))
-            for template, pages in ((QUOTA_WARNING, self.over_quota), (RENDER_WARNING, self.unrendered))
+            for template, pages in (
+                (QUOTA_WARNING, self.over_quota),
+                (RENDER_WARNING, self.unrendered),
+                (LIMIT_WARNING.replace("{limit}", f"{self.limit:,}"), self.over_limit),
+            )
             if pages
         ]
 

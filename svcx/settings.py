@@ -460,6 +460,9 @@ SVCX_HOLD_LEASE_SECONDS = env_int("SVCX_HOLD_LEASE_SECONDS", 30, minimum=5)
 # recognition takes about 1.2 CPU seconds a page at 300 dpi (bench/results/ocr.md), several times
 # a text page's parse.
 SVCX_OCR_PAGE_CREDITS = env_int("SVCX_OCR_PAGE_CREDITS", 3, minimum=1, maximum=100)
+# Figures' pictures one conversion stores at most (option `figures: "crop"`); the others keep
+# their comment and the result says so.
+SVCX_FIGURES_MAX = env_int("SVCX_FIGURES_MAX", 500, minimum=0)
 # A running job beats every heartbeat interval (heartbeat row, hold lease): a beat must come well
 # within the time after which the web side calls the worker lost and the lease lapses.
 if min(SVCX_WORKER_LOST_AFTER, SVCX_HOLD_LEASE_SECONDS) < SVCX_WORKER_HEARTBEAT_INTERVAL * 2:

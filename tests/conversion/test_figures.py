@@ -443,6 +443,28 @@ def test_a_replaced_lead_that_finishes_after_the_job_succeeded_leaves_the_kept_r
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_conversion_stores_at_most_svcx_figures_max_pictures_and_says_so(
+    in_process: dict[str, Any], tmp_path: Path, job_settings: None, settings: Any
+) -> None:
+    settings.SVCX_FIGURES_MAX = 1
+    figure_page = [*lines(72, 720, PROSE), Image(72, 500, 300, 660), Text(72, 485, CAPTION, 9)]
+    job = _crop_job(in_process, make_pdf(tmp_path / "atlas.pdf", [figure_page, figure_page]), **CROP)
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED
+    result = json.loads(job_result_bytes(job=job))
+    first, second = ([e for e in p["elements"] if e["type"] == "figure"] for p in result["pages"])
+    assert "image" in first[0]
+    assert "image" not in second[0]
+    assert "<!-- figure -->" in result["pages"][1]["markdown"]
+    warning = "Figures on page 2 were not stored: a conversion stores at most 1 figures' pictures"
+    assert any(w.startswith(warning) for w in result["pages"][1]["warnings"])
+    assert len(live_pictures(in_process["org"])) == 1
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_canceled_job_deletes_the_figures_its_lead_stored(
     in_process: dict[str, Any], figure_pdf: Path, job_settings: None
 ) -> None:
