@@ -452,16 +452,15 @@ class _PageText:
                 size, upright, reason, heading = info.size, info.upright, info.reason, info.heading
                 last_obj = obj
             _loose_box(textpage, i, rect_ref)
+            # pdfminer's glyph box of upright text: from the descent, the font size tall.
             if translate:
                 x0 = rect.left + dx
                 x1 = rect.right + dx
                 y0 = rect.bottom + dy
-                y1 = rect.top + dy
+                y1 = y0 + size if upright else rect.top + dy
             else:
-                x0, y0, x1, y1 = _box(ctm, rect.left, rect.bottom, rect.right, rect.top)
-            if upright:
-                # pdfminer's glyph box: from the descent, the font size tall.
-                y1 = y0 + size
+                top = rect.bottom + size if upright else rect.top
+                x0, y0, x1, y1 = _box(ctm, rect.left, rect.bottom, rect.right, top)
             if obj == glyph_obj and last is not None and x0 == px0 and x1 == px1 and y0 == py0:
                 # One glyph that stands for several characters (a ligature): pdfminer keeps it whole.
                 last._text += ch

@@ -22,7 +22,8 @@ def test_any_key_lists_the_engines() -> None:
     assert response.status_code == 200
     assert (body["object"], body["has_more"]) == ("list", False)
     assert [(e["id"], e["version"], e["default"]) for e in body["data"]] == [
-        (engine.ENGINE_ID, engine.ENGINE_VERSION, True)
+        (engine.ENGINE_ID, engine.ENGINE_VERSION, True),
+        (engine.PDFIUM_ENGINE_ID, engine.PDFIUM_ENGINE_VERSION, False),
     ]
     assert body["request_id"] == response["X-Request-Id"]
 
