@@ -718,7 +718,7 @@ def convert(
             if options.ocr.mode != "off" and parsed is None:
                 ocr = PageOcr(path, password, options.ocr)
             if options.engine == PDFIUM_ENGINE_ID and parsed is None:
-                source = open_pdfium(path, password, should_stop)
+                source = open_pdfium(path, password, should_stop, opened.pikepdf)
         except BaseException:
             opened.close()
             if ocr is not None:
@@ -779,7 +779,7 @@ def parse_pages(
         source = None
         try:
             reader = PageOcr(path, password, ocr) if ocr.mode != "off" else None
-            source = open_pdfium(path, password, should_stop) if engine == PDFIUM_ENGINE_ID else None
+            source = open_pdfium(path, password, should_stop, opened.pikepdf) if engine == PDFIUM_ENGINE_ID else None
             selected = _selected(pages, opened.info.page_count or 0)
             models = list(
                 _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), reader, source)

@@ -17,18 +17,20 @@ font size tall from there, as pdfminer builds it).
 from __future__ import annotations
 
 import ctypes
+import io
 import os
+import re
 import time
 from collections.abc import Callable
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
 from typing import Any
 
+import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdfminer.layout import LTAnno, LTChar, LTCurve, LTLine, LTRect
 from pdfminer.utils import apply_matrix_pt, mult_matrix
 
-from .errors import EngineError
 from .layout import (
     HIDDEN_COVERED,
     MAX_SECONDS_PER_PAGE,
@@ -46,6 +48,7 @@ from .layout import (
 from .occlusion import (
     INK_BAND,
     MIN_COVER_SIDE,
+    NOWHERE,
     cover_grid,
     covering,
     filled_rectangles,
@@ -131,6 +134,16 @@ _media_box = _fn(
     "FPDFPage_GetMediaBox", c_int, c_void_p, POINTER(c_float), POINTER(c_float), POINTER(c_float), POINTER(c_float)
 )
 _rotation = _fn("FPDFPage_GetRotation", c_int, c_void_p)
+_rendered_picture = _fn("FPDFImageObj_GetRenderedBitmap", c_void_p, c_void_p, c_void_p, c_void_p)
+_bitmap_format = _fn("FPDFBitmap_GetFormat", c_int, c_void_p)
+_bitmap_width = _fn("FPDFBitmap_GetWidth", c_int, c_void_p)
+_bitmap_height = _fn("FPDFBitmap_GetHeight", c_int, c_void_p)
+_bitmap_stride = _fn("FPDFBitmap_GetStride", c_int, c_void_p)
+_bitmap_buffer = _fn("FPDFBitmap_GetBuffer", c_void_p, c_void_p)
+_bitmap_destroy = _fn("FPDFBitmap_Destroy", None, c_void_p)
+_BGRA = pdfium_c.FPDFBitmap_BGRA
+# Formats without alpha: every pixel painted.
+_OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, pdfium_c.FPDFBitmap_Gray})
 
 _TEXT, _PATH, _IMAGE, _FORM = (
     pdfium_c.FPDF_PAGEOBJ_TEXT,
@@ -141,8 +154,9 @@ _TEXT, _PATH, _IMAGE, _FORM = (
 _LINETO, _BEZIERTO, _MOVETO = pdfium_c.FPDF_SEGMENT_LINETO, pdfium_c.FPDF_SEGMENT_BEZIERTO, pdfium_c.FPDF_SEGMENT_MOVETO
 
 
-# The characters PDFium may insert itself (FPDFText_IsGenerated): word spaces and line breaks.
-_MAYBE_GENERATED = frozenset(" \r\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Line breaks: PDFium inserts them between the lines it sees (FPDFText_IsGenerated).
+_BREAKS = frozenset("\r\n")
 
 
 def _handle(obj: Any) -> int:
@@ -266,45 +280,56 @@ def _clip_box(obj: int, to_page: Matrix) -> _Box | None:
         count = _clip_segments(clip, p)
         if count <= 0:
             # A text clip or an empty path: nothing that can be told.
-            return (0.0, 0.0, 0.0, 0.0)
+            return NOWHERE
         pts = []
         for s in range(count):
             segment = _clip_segment(clip, p, s)
             if not segment or _segment_type(segment) == _BEZIERTO:
-                return (0.0, 0.0, 0.0, 0.0)
+                return NOWHERE
             _segment_point(segment, byref(x), byref(y))
             pts.append(apply_matrix_pt(to_page, (x.value, y.value)))
         if not is_rectangle(pts):
-            return (0.0, 0.0, 0.0, 0.0)
+            return NOWHERE
         part = (min(q[0] for q in pts), min(q[1] for q in pts), max(q[0] for q in pts), max(q[1] for q in pts))
         box = part if box is None else intersect(box, part)
     return box
 
 
 def open_pdfium(
-    path: str | os.PathLike[str], password: str | None, should_stop: Callable[[], bool] | None = None
-) -> PdfiumPageParser:
-    """A parser of the pages of the PDF at `path`, opened with PDFium; `close()` it.
-
-    Raises:
-        EngineError: pdf_parse_failed when PDFium cannot open a document pikepdf opened.
-    """
+    path: str | os.PathLike[str],
+    password: str | None,
+    should_stop: Callable[[], bool] | None = None,
+    structure: pikepdf.Pdf | None = None,
+) -> PdfiumPageParser | None:
+    """A parser of the pages of the PDF at `path`, opened with PDFium; `close()` it. A file
+    PDFium cannot open is read as `structure` (pikepdf's reading of it, repairs made) saves it;
+    None when PDFium cannot open it either way (the caller reads it with pdfminer.six)."""
     try:
         pdf = pdfium.PdfDocument(str(path), password=password)
     except pdfium.PdfiumError:
-        raise EngineError(
-            "pdf_parse_failed",
-            "The PDF could not be parsed: part of its structure is not understood. Re-export the PDF and try again.",
-        ) from None
-    return PdfiumPageParser(pdf, should_stop)
+        pdf = None
+    if pdf is None and structure is not None:
+        buffer = io.BytesIO()
+        try:
+            structure.save(buffer, encryption=False)
+            pdf = pdfium.PdfDocument(buffer.getvalue())
+        except (pdfium.PdfiumError, pikepdf.PdfError):
+            pdf = None
+    return PdfiumPageParser(pdf, should_stop, structure) if pdf is not None else None
 
 
 class PdfiumPageParser:
     """Parses the pages of a PDFium document one at a time into `PageModel`s."""
 
-    def __init__(self, pdf: pdfium.PdfDocument, should_stop: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        pdf: pdfium.PdfDocument,
+        should_stop: Callable[[], bool] | None = None,
+        structure: pikepdf.Pdf | None = None,
+    ) -> None:
         self._pdf = pdf
         self._should_stop = should_stop
+        self._structure = structure  # the document as pikepdf reads it, open as long as this
         self._rtl = False  # the page being parsed has right-to-left text
 
     def close(self) -> None:
@@ -327,7 +352,8 @@ class PdfiumPageParser:
             model = PageModel(number=number, width=width, height=height)
             # The page objects first: rulings and pictures, the drawing order of the text
             # objects, and what may cover text drawn before it.
-            walk = _Walk(model, ctm, height)
+            document = _handle(self._pdf)
+            walk = _Walk(model, ctm, height, lambda picture: _opaque_picture(document, page_handle, picture))
             walk.objects(page_handle, _count_objects(page_handle), _page_object, _IDENTITY, 0, False)
             textpage = page.get_textpage()
             try:
@@ -345,7 +371,10 @@ class PdfiumPageParser:
                     chars.sort(key=_drawn)
                 if walk.covers:
                     for char in _covered(chars, walk.covers, (0.0, 0.0, width, height), walk.image_area):
-                        hidden[id(char)] = HIDDEN_COVERED
+                        # Text drawn invisible stays so: over a picture, it is the picture's
+                        # words (`layout._uncover`), as when the picture is its clip (which
+                        # PDFium does not tell apart from no clip).
+                        hidden.setdefault(id(char), HIDDEN_COVERED)
                 lines = _group(chars)
             else:
                 lines = page_text.lines
@@ -357,6 +386,28 @@ class PdfiumPageParser:
             return model
         finally:
             page.close()
+
+
+def _opaque_picture(document: int, page: int, picture: int) -> bool:
+    """Whether an image object paints every pixel of its box: rendered with its masks (a mask,
+    a soft mask, a colour key), no pixel is transparent. (PDFium does not tell whether an
+    image has a mask; only pictures drawn after text, those that may cover it, are rendered.)"""
+    bitmap = _rendered_picture(document, page, picture)
+    if not bitmap:
+        return False
+    try:
+        kind = _bitmap_format(bitmap)
+        if kind != _BGRA:
+            return kind in _OPAQUE_FORMATS
+        width, height, stride = _bitmap_width(bitmap), _bitmap_height(bitmap), _bitmap_stride(bitmap)
+        data = ctypes.string_at(_bitmap_buffer(bitmap), stride * height)
+        if stride == 4 * width:
+            return min(data[3::4], default=255) == 255
+        return all(
+            min(data[row * stride + 3 : row * stride + 4 * width : 4], default=255) == 255 for row in range(height)
+        )
+    finally:
+        _bitmap_destroy(bitmap)
 
 
 # A word space pdfminer would insert (one object serves every line: it is only read).
@@ -405,6 +456,9 @@ class _PageText:
         if len(text) != n:
             # Characters beyond the Basic Multilingual Plane take two UTF-16 units.
             text = "".join(chr(_get_unicode(textpage, i)) for i in range(n))
+        if _SURROGATE.search(text):
+            # Half of a pair a broken ToUnicode map gives alone: no character of its own.
+            text = _SURROGATE.sub("\ufffd", text)
         self.rtl = has_rtl(text)
         if "\ufffe" in text:
             # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
@@ -440,8 +494,10 @@ class _PageText:
         lx0 = ly0 = lx1 = ly1 = 0.0
         for i in range(n):
             ch = text[i]
-            if ch in _MAYBE_GENERATED and _is_generated(textpage, i):
-                continue  # a space or line break PDFium inserted where it saw a gap
+            if ch in _BREAKS or (ch == " " and _is_generated(textpage, i)):
+                # A line break (PDFium's: content never draws one), or a space PDFium
+                # inserted where it saw a gap: pdfminer's grouping decides both.
+                continue
             obj = _text_object(textpage, i)
             if not obj:
                 continue
@@ -592,8 +648,9 @@ class _Walk:
     of each text object in drawing order, and the opaque rectangles and pictures drawn after
     text (covers)."""
 
-    def __init__(self, model: PageModel, ctm: Matrix, page_top: float) -> None:
+    def __init__(self, model: PageModel, ctm: Matrix, page_top: float, opaque: Callable[[int], bool]) -> None:
         self.model = model
+        self.opaque = opaque  # whether a picture (image object) paints every pixel of its box
         self.ctm = ctm
         self.page_top = page_top
         self.text_order: dict[int, int] = {}
@@ -694,6 +751,7 @@ class _Walk:
             and abs(matrix.c) < 1e-6
             and not _transparent(obj)
             and not _optional(obj)
+            and self.opaque(obj)
         ):
             self._cover((x0, y0, x1, y1), _clip_box(obj, mult_matrix(form, self.ctm)), image=True)
 
