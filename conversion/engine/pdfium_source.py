@@ -65,6 +65,8 @@ CHAR_MARGIN = 2.0
 WORD_MARGIN = 0.1
 # Form XObjects nested deeper than this are not walked (pdfminer's figures stop there too).
 MAX_FORM_DEPTH = 32
+# Spaces put in one gap at most.
+_MAX_SPACE_RUN = 256
 # Characters between two polls of should_stop and the page clock.
 _POLL_EVERY = 4096
 
@@ -97,6 +99,7 @@ _is_generated = _fn("FPDFText_IsGenerated", c_int, c_void_p, c_int)
 _text_object = _fn("FPDFText_GetTextObject", c_void_p, c_void_p, c_int)
 _loose_box = _fn("FPDFText_GetLooseCharBox", c_int, c_void_p, c_int, POINTER(_RectF))
 _char_origin = _fn("FPDFText_GetCharOrigin", c_int, c_void_p, c_int, POINTER(c_double), POINTER(c_double))
+_font_descent = _fn("FPDFFont_GetDescent", c_int, c_void_p, c_float, POINTER(c_float))
 _char_size = _fn("FPDFText_GetFontSize", c_double, c_void_p, c_int)
 _char_matrix = _fn("FPDFText_GetMatrix", c_int, c_void_p, c_int, POINTER(_MatrixF))
 _render_mode = _fn("FPDFTextObj_GetTextRenderMode", c_int, c_void_p)
@@ -357,13 +360,15 @@ class PdfiumPageParser:
             walk.objects(page_handle, _count_objects(page_handle), _page_object, _IDENTITY, 0, False)
             textpage = page.get_textpage()
             try:
-                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started)
+                spaces = walk.spaces
+                # Space glyphs go in among the page's: read them into a list then.
+                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started, keep=bool(spaces))
                 page_text.read()
             finally:
                 textpage.close()
             hidden = page_text.hidden
             if page_text.chars is not None:
-                chars = page_text.chars
+                chars = page_text.chars if not spaces else _with_spaces(page_text.chars, spaces)
                 if page_text.rtl:
                     # PDFium puts right-to-left runs in reading order; pdfminer, and the glyph
                     # pass after it, read glyphs as drawn: text object by text object, each
@@ -432,8 +437,12 @@ class _PageText:
         walk: _Walk,
         headings: dict[int, int],
         started: float,
+        *,
+        keep: bool = False,
     ) -> None:
         self.parser = parser
+        self.keep = keep
+        self.objects: dict[int, _TextObject] = {}  # the text objects of the characters
         self.textpage = textpage
         self.ctm = ctm
         self.walk = walk
@@ -463,7 +472,7 @@ class _PageText:
         if "\ufffe" in text:
             # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
             text = text.replace("\ufffe", "-")
-        keep = self.rtl or bool(self.walk.covers)
+        keep = self.keep or self.rtl or bool(self.walk.covers)
         if keep:
             self.chars = []
         translate = self.ctm[:4] == (1.0, 0.0, 0.0, 1.0)
@@ -473,7 +482,7 @@ class _PageText:
         rect_ref = byref(rect)
         new_char = LTChar.__new__
         char_type = LTChar
-        objects: dict[int, _TextObject] = {}
+        objects = self.objects
         order = self.walk.text_order
         hidden = self.hidden
         heading_boxes = self.heading_boxes
@@ -483,9 +492,14 @@ class _PageText:
         should_stop = self.parser._should_stop
         last_obj = glyph_obj = 0
         info: _TextObject | None = None
-        size = 0.0
+        size = descent = 0.0
         upright = True
         reason = ""
+        # The text object of the previous glyph when it is a space, and that space's width.
+        space_obj = 0
+        space_width = 0.0
+        origin_x, origin_y = c_double(), c_double()
+        origin_x_ref, origin_y_ref = byref(origin_x), byref(origin_y)
         heading = 0
         last: LTChar | None = None
         line: list[Any] = []
@@ -505,21 +519,43 @@ class _PageText:
                 info = objects.get(obj)
                 if info is None:
                     info = objects[obj] = _text_object_info(textpage, i, obj, self.headings, order.get(obj, 0))
-                size, upright, reason, heading = info.size, info.upright, info.reason, info.heading
+                size, upright, reason, heading, descent = (
+                    info.size,
+                    info.upright,
+                    info.reason,
+                    info.heading,
+                    info.descent,
+                )
                 last_obj = obj
             _loose_box(textpage, i, rect_ref)
-            # pdfminer's glyph box of upright text: from the descent, the font size tall.
-            if translate:
-                x0 = rect.left + dx
-                x1 = rect.right + dx
-                y0 = rect.bottom + dy
-                y1 = y0 + size if upright else rect.top + dy
+            left, right = rect.left, rect.right
+            if upright:
+                # pdfminer's glyph box of upright text: from the font's descent below the
+                # origin, the font size tall; from the origin, the glyph's advance wide.
+                # (PDFium's "loose" box is the glyph's ink for some fonts: it is not
+                # taken for the height, and its left edge is moved to the origin.)
+                _char_origin(textpage, i, origin_x_ref, origin_y_ref)
+                bottom = origin_y.value - descent
+                top = bottom + size
+                at = origin_x.value
+                if left - at > 0.01 or at - left > 0.01:
+                    left = at
+                    if right < at:
+                        right = at
             else:
-                top = rect.bottom + size if upright else rect.top
-                x0, y0, x1, y1 = _box(ctm, rect.left, rect.bottom, rect.right, top)
-            if obj == glyph_obj and last is not None and x0 == px0 and x1 == px1 and y0 == py0:
+                bottom, top = rect.bottom, rect.top
+            if translate:
+                x0 = left + dx
+                x1 = right + dx
+                y0 = bottom + dy
+                y1 = top + dy
+            else:
+                x0, y0, x1, y1 = _box(ctm, left, bottom, right, top)
+            if obj == glyph_obj and last is not None and x0 == px0 and y0 == py0:
                 # One glyph that stands for several characters (a ligature): pdfminer keeps it whole.
                 last._text += ch
+                if x1 > last.x1:
+                    last.x1 = x1
                 continue
             glyph_obj = obj
             c = new_char(char_type)
@@ -540,6 +576,10 @@ class _PageText:
                     raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
                 if should_stop is not None and should_stop():
                     raise PageAborted()
+            if ch == " ":
+                space_obj, space_width = obj, x1 - x0
+            elif space_obj:
+                space_obj = 0
             if kept is not None:
                 assert info is not None
                 kept.append((c, info))
@@ -559,12 +599,15 @@ class _PageText:
                     other = abs(px1 - x0)
                     if other < distance:
                         distance = other
-                if (
+                dropped = _dropped_spaces(px1, py0, x0, y0, space_width) if obj == space_obj else 0
+                if dropped or (
                     overlap >= 0
                     and (py1 - py0 if py1 - py0 < h1 else h1) * LINE_OVERLAP < overlap
                     and distance < (w0 if w0 > w1 else w1) * CHAR_MARGIN
                 ):
-                    if px1 < x0 - WORD_MARGIN * (w1 if w1 > h1 else h1):
+                    if dropped:
+                        line.extend([space] * dropped)
+                    elif px1 < x0 - WORD_MARGIN * (w1 if w1 > h1 else h1):
                         line.append(space)
                     line.append(c)
                     if x0 < lx0:
@@ -600,10 +643,11 @@ def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, i
     reason = hidden_by_state(_render_mode(obj), None, rgba[:3] if rgba is not None else None)
     mcid = _mcid(obj) if headings else -1
     heading = headings.get(mcid, 0) if mcid >= 0 else 0
-    rect, x, y = _RectF(), c_double(), c_double()
-    descent = 0.0
-    if upright and _loose_box(textpage, index, byref(rect)) and _char_origin(textpage, index, byref(x), byref(y)):
-        descent = y.value - rect.bottom if matrix.d > 0 else rect.top - y.value
+    # Points from the baseline down to the foot of the glyph box: the font's descent (its
+    # descriptor's, as pdfminer reads it) at the size drawn.
+    font = _text_font(obj)
+    below = c_float()
+    descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
     info = _TextObject(_font_name(obj), size, reason, heading, upright, descent)
     info.order = order
     return info
@@ -616,26 +660,93 @@ def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
     line: list[Any] = []
     prev: LTChar | None = None
     lx0 = ly0 = lx1 = ly1 = 0.0
-    for c, _ in chars:
+    prev_info: _TextObject | None = None
+    for c, info in chars:
         if prev is not None:
             h0, h1 = prev.y1 - prev.y0, c.y1 - c.y0
             w0, w1 = prev.x1 - prev.x0, c.x1 - c.x0
             overlap = min(prev.y1, c.y1) - max(prev.y0, c.y0)
             distance = 0.0 if c.x0 <= prev.x1 and prev.x0 <= c.x1 else min(abs(prev.x0 - c.x1), abs(prev.x1 - c.x0))
-            if overlap >= 0 and min(h0, h1) * LINE_OVERLAP < overlap and distance < max(w0, w1) * CHAR_MARGIN:
-                if prev.x1 < c.x0 - WORD_MARGIN * max(w1, h1):
+            dropped = (
+                _dropped_spaces(prev.x1, prev.y0, c.x0, c.y0, w0) if prev._text == " " and info is prev_info else 0
+            )
+            if dropped or (
+                overlap >= 0 and min(h0, h1) * LINE_OVERLAP < overlap and distance < max(w0, w1) * CHAR_MARGIN
+            ):
+                if dropped:
+                    line.extend([_SPACE] * dropped)
+                elif prev.x1 < c.x0 - WORD_MARGIN * max(w1, h1):
                     line.append(_SPACE)
                 line.append(c)
                 lx0, ly0, lx1, ly1 = min(lx0, c.x0), min(ly0, c.y0), max(lx1, c.x1), max(ly1, c.y1)
-                prev = c
+                prev, prev_info = c, info
                 continue
             lines.append((line, (lx0, ly0, lx1, ly1)))
         line = [c]
         lx0, ly0, lx1, ly1 = c.x0, c.y0, c.x1, c.y1
-        prev = c
+        prev, prev_info = c, info
     if line:
         lines.append((line, (lx0, ly0, lx1, ly1)))
     return lines
+
+
+def _with_spaces(
+    chars: list[tuple[LTChar, _TextObject]], spaces: list[tuple[int, float, float]]
+) -> list[tuple[LTChar, _TextObject]]:
+    """The glyphs with those of the space objects put in drawing order among them: from the
+    space object's origin to the next glyph on its baseline, as many spaces as glyphs of
+    the next glyph's width fit there (code is set in monospaced fonts)."""
+    out: list[tuple[LTChar, _TextObject]] = []
+    j = 0
+    for item in chars:
+        while j < len(spaces) and spaces[j][0] < item[1].order:
+            # Up to the next space object drawn before the glyph, on the same baseline.
+            following = spaces[j + 1] if j + 1 < len(spaces) and spaces[j + 1][0] < item[1].order else None
+            end = following[1] if following is not None and abs(following[2] - spaces[j][2]) < 0.01 else None
+            out.extend(_space_glyphs(spaces[j], item, end))
+            j += 1
+        out.append(item)
+    return out
+
+
+def _space_glyphs(
+    space: tuple[int, float, float], after: tuple[LTChar, _TextObject], end: float | None
+) -> list[tuple[LTChar, _TextObject]]:
+    """The spaces of one space object, from its origin to `end` (the next space object's
+    origin) or else to the glyph drawn `after` it."""
+    order, x, y = space
+    char, info = after
+    width = char.x1 - char.x0
+    if not (char.y0 <= y <= char.y1) or char.x0 <= x or width <= 0:
+        return []  # not before a glyph of its line
+    stop = end if end is not None and x < end <= char.x0 else char.x0
+    count = max(1, min(_MAX_SPACE_RUN, int((stop - x) / width + 0.5)))
+    spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
+    spaced.order = order
+    step = (stop - x) / count
+    out = []
+    for k in range(count):
+        c = LTChar.__new__(LTChar)
+        c._text = " "
+        c.fontname = char.fontname
+        c.size = char.size
+        c.x0 = x + k * step
+        c.x1 = c.x0 + step
+        c.y0 = char.y0
+        c.y1 = char.y1
+        out.append((c, spaced))
+    return out
+
+
+def _dropped_spaces(x1: float, y0: float, next_x0: float, next_y0: float, width: float) -> int:
+    """How many spaces PDFium left out after a space glyph (`x1`, `y0`, `width` its right
+    edge, foot and width) before the next glyph of the same text object on the same
+    baseline: it keeps one space of a run (code indented, columns aligned with spaces),
+    where pdfminer sees each, which hold the run's glyphs in one line."""
+    gap = next_x0 - x1
+    if width <= 0 or gap < 0.5 * width or abs(next_y0 - y0) > 0.01:
+        return 0
+    return int(gap / width + 0.5)
 
 
 def _drawn(item: tuple[LTChar, _TextObject]) -> tuple[int, float]:
@@ -654,6 +765,9 @@ class _Walk:
         self.ctm = ctm
         self.page_top = page_top
         self.text_order: dict[int, int] = {}
+        # The text objects that draw only spaces: (drawing order, x, y of the origin).
+        self.spaces: list[tuple[int, float, float]] = []
+        self._bounds = (c_float(), c_float(), c_float(), c_float())
         self.covers: list[tuple[int, _Box, bool]] = []
         self.order = 0
         self.text_seen = False
@@ -673,6 +787,7 @@ class _Walk:
             if kind == _TEXT:
                 self.text_order[obj] = self.order
                 self.text_seen = True
+                self._text(obj, form)
             elif kind == _PATH:
                 self._path(obj, form, optional)
             elif kind == _IMAGE:
@@ -682,6 +797,18 @@ class _Walk:
                     continue
                 inner = mult_matrix((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), form)
                 self.objects(obj, _form_count(obj), _form_object, inner, depth + 1, optional or _optional(obj))
+
+    def _text(self, obj: int, form: Matrix) -> None:
+        """Note a text object that draws only spaces: it has no ink, so its box is its origin.
+        PDFium's text page leaves such objects out; pdfminer sees their glyphs (the
+        indentation of code, the gaps of text aligned with spaces)."""
+        left, bottom, right, top = self._bounds
+        if not _object_bounds(obj, byref(left), byref(bottom), byref(right), byref(top)):
+            return
+        if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
+            return
+        x, y = apply_matrix_pt(mult_matrix(form, self.ctm), (left.value, bottom.value))
+        self.spaces.append((self.order, x, y))
 
     def _path(self, obj: int, form: Matrix, optional: bool) -> None:
         fill_mode, stroke = c_int(), c_int()
