@@ -361,8 +361,7 @@ class PdfiumPageParser:
             textpage = page.get_textpage()
             try:
                 spaces = walk.spaces
-                # Space glyphs go in among the page's: read them into a list then.
-                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started, keep=bool(spaces))
+                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started)
                 page_text.read()
             finally:
                 textpage.close()
@@ -495,6 +494,10 @@ class _PageText:
         size = descent = 0.0
         upright = True
         reason = ""
+        spaces = self.walk.spaces if not keep else []  # (kept glyphs get theirs in `_with_spaces`)
+        n_spaces = len(spaces)
+        sj = 0
+        pending: list[tuple[int, float, float]] | None = None
         # The text object of the previous glyph when it is a space, and that space's width.
         space_obj = 0
         space_width = 0.0
@@ -527,6 +530,12 @@ class _PageText:
                     info.descent,
                 )
                 last_obj = obj
+                if sj < n_spaces and spaces[sj][0] < info.order:
+                    # Space objects drawn before this one (PDFium's text page has not their glyphs).
+                    pending = []
+                    while sj < n_spaces and spaces[sj][0] < info.order:
+                        pending.append(spaces[sj])
+                        sj += 1
             _loose_box(textpage, i, rect_ref)
             left, right = rect.left, rect.right
             if upright:
@@ -576,6 +585,8 @@ class _PageText:
                     raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
                 if should_stop is not None and should_stop():
                     raise PageAborted()
+            # (The previous glyph's: whether a space of this text object, and its width.)
+            after_space, after_width = space_obj, space_width
             if ch == " ":
                 space_obj, space_width = obj, x1 - x0
             elif space_obj:
@@ -585,6 +596,12 @@ class _PageText:
                 kept.append((c, info))
                 px0, px1, py0 = x0, x1, y0
                 continue
+            # Space objects on this glyph's baseline drawn just before it: where pdfminer
+            # sees their glyphs, which join the line or open it.
+            lead = None
+            if pending is not None:
+                lead = next((sp for sp in pending if y0 <= sp[2] <= y1 and sp[1] < x0), None)
+                pending = None
             # pdfminer's group_objects: the glyph continues the line when it overlaps the
             # previous glyph vertically by half the smaller height and lies within twice
             # the wider glyph's width of it.
@@ -599,7 +616,10 @@ class _PageText:
                     other = abs(px1 - x0)
                     if other < distance:
                         distance = other
-                dropped = _dropped_spaces(px1, py0, x0, y0, space_width) if obj == space_obj else 0
+                dropped = _dropped_spaces(px1, py0, x0, y0, after_width) if obj == after_space else 0
+                if lead is not None and lead[1] >= px0 and py0 <= lead[2] <= py1 and w1 > 0:
+                    dropped = max(1, int((x0 - px1) / w1 + 0.5))
+                    lead = None
                 if dropped or (
                     overlap >= 0
                     and (py1 - py0 if py1 - py0 < h1 else h1) * LINE_OVERLAP < overlap
@@ -623,6 +643,11 @@ class _PageText:
                 lines.append((line, (lx0, ly0, lx1, ly1)))
             line = [c]
             lx0, ly0, lx1, ly1 = x0, y0, x1, y1
+            if lead is not None and x1 > x0:
+                # The line opens with the spaces (code indented with spaces).
+                count = max(1, min(_MAX_SPACE_RUN, int((x0 - lead[1]) / (x1 - x0) + 0.5)))
+                line = [*_space_run(lead[1], x0, y0, y1, c, count), c]
+                lx0 = lead[1]
             px0, px1, py0, py1 = x0, x1, y0, y1
         if line:
             lines.append((line, (lx0, ly0, lx1, ly1)))
@@ -723,18 +748,23 @@ def _space_glyphs(
     count = max(1, min(_MAX_SPACE_RUN, int((stop - x) / width + 0.5)))
     spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
     spaced.order = order
-    step = (stop - x) / count
+    return [(c, spaced) for c in _space_run(x, stop, char.y0, char.y1, char, count)]
+
+
+def _space_run(x0: float, x1: float, y0: float, y1: float, like: LTChar, count: int) -> list[LTChar]:
+    """`count` space glyphs side by side from `x0` to `x1`, in the font and size of `like`."""
+    step = (x1 - x0) / count
     out = []
     for k in range(count):
         c = LTChar.__new__(LTChar)
         c._text = " "
-        c.fontname = char.fontname
-        c.size = char.size
-        c.x0 = x + k * step
+        c.fontname = like.fontname
+        c.size = like.size
+        c.x0 = x0 + k * step
         c.x1 = c.x0 + step
-        c.y0 = char.y0
-        c.y1 = char.y1
-        out.append((c, spaced))
+        c.y0 = y0
+        c.y1 = y1
+        out.append(c)
     return out
 
 
