@@ -367,12 +367,14 @@ class PdfiumPageParser:
                 textpage.close()
             hidden = page_text.hidden
             if page_text.chars is not None:
-                chars = page_text.chars if not spaces else _with_spaces(page_text.chars, spaces)
+                chars = page_text.chars
                 if page_text.rtl:
                     # PDFium puts right-to-left runs in reading order; pdfminer, and the glyph
                     # pass after it, read glyphs as drawn: text object by text object, each
                     # from left to right as PDF producers write it.
                     chars.sort(key=_drawn)
+                if spaces:
+                    chars = _with_spaces(chars, spaces)
                 if walk.covers:
                     for char in _covered(chars, walk.covers, (0.0, 0.0, width, height), walk.image_area):
                         # Text drawn invisible stays so: over a picture, it is the picture's
@@ -501,6 +503,7 @@ class _PageText:
         # The text object of the previous glyph when it is a space, and that space's width.
         space_obj = 0
         space_width = 0.0
+        rtl = self.rtl
         origin_x, origin_y = c_double(), c_double()
         origin_x_ref, origin_y_ref = byref(origin_x), byref(origin_y)
         heading = 0
@@ -540,17 +543,19 @@ class _PageText:
             left, right = rect.left, rect.right
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
-                # origin, the font size tall; from the origin, the glyph's advance wide.
-                # (PDFium's "loose" box is the glyph's ink for some fonts: it is not
-                # taken for the height, and its left edge is moved to the origin.)
+                # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
+                # some glyphs: only its left and right are taken.)
                 _char_origin(textpage, i, origin_x_ref, origin_y_ref)
                 bottom = origin_y.value - descent
                 top = bottom + size
-                at = origin_x.value
-                if left - at > 0.01 or at - left > 0.01:
-                    left = at
-                    if right < at:
-                        right = at
+                if rtl:
+                    # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
+                    # from the origin; the box starts at the origin, as pdfminer's does.
+                    at = origin_x.value
+                    if left - at > 0.01 or at - left > 0.01:
+                        left = at
+                        if right < at:
+                            right = at
             else:
                 bottom, top = rect.bottom, rect.top
             if translate:
