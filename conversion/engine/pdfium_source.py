@@ -384,6 +384,9 @@ class PdfiumPageParser:
                 lines = _group(chars)
             else:
                 lines = page_text.lines
+                if walk.covers:
+                    for char in _covered(page_text.drawn_over, walk.covers, (0.0, 0.0, width, height), walk.image_area):
+                        hidden.setdefault(id(char), HIDDEN_COVERED)
             for objs, bbox in lines:
                 add_glyphs(model, objs, bbox, False, height, hidden)
             finish_model(model)
@@ -451,6 +454,8 @@ class _PageText:
         self.started = started
         self.rtl = False
         self.chars: list[tuple[LTChar, _TextObject]] | None = None
+        # Glyphs drawn before the last cover, when the lines are made as they are read.
+        self.drawn_over: list[tuple[LTChar, _TextObject]] = []
         self.lines: list[_Line] = []
         self.hidden: dict[int, str] = {}
         self.heading_boxes: list[tuple[int, float, float, float, float]] = []
@@ -473,9 +478,12 @@ class _PageText:
         if "\ufffe" in text:
             # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
             text = text.replace("\ufffe", "-")
-        keep = self.keep or self.rtl or bool(self.walk.covers)
+        keep = self.keep or self.rtl
         if keep:
             self.chars = []
+        # Glyphs a shape drawn after them may cover, checked once the page is read.
+        drawn_over = self.drawn_over if self.walk.covers and not keep else None
+        last_cover = self.walk.last_cover
         translate = self.ctm[:4] == (1.0, 0.0, 0.0, 1.0)
         dx, dy = self.ctm[4], self.ctm[5]
         ctm = self.ctm
@@ -596,8 +604,10 @@ class _PageText:
                 space_obj, space_width = obj, x1 - x0
             elif space_obj:
                 space_obj = 0
+            assert info is not None  # set with obj above
+            if drawn_over is not None and info.order < last_cover:
+                drawn_over.append((c, info))
             if kept is not None:
-                assert info is not None
                 kept.append((c, info))
                 px0, px1, py0 = x0, x1, y0
                 continue
@@ -804,6 +814,7 @@ class _Walk:
         self.spaces: list[tuple[int, float, float]] = []
         self._bounds = (c_float(), c_float(), c_float(), c_float())
         self.covers: list[tuple[int, _Box, bool]] = []
+        self.last_cover = 0  # the drawing order of the last cover
         self.order = 0
         self.text_seen = False
         self.image_area = 0.0
@@ -923,6 +934,7 @@ class _Walk:
         box = intersect(self.page, box)
         if box[2] - box[0] >= MIN_COVER_SIDE and box[3] - box[1] >= MIN_COVER_SIDE:
             self.covers.append((self.order, box, image))
+            self.last_cover = self.order
 
 
 def _covered(
@@ -934,7 +946,10 @@ def _covered(
     if not grid:
         return []
     out: list[LTChar] = []
+    last = max(order for order, _, _ in covers)
     for c, info in chars:
+        if info.order >= last:
+            continue  # drawn after every cover
         if covering(grid, info.order, (c.x0, c.y0, c.x1, c.y1), _ink(c, info)):
             out.append(c)
     return out
