@@ -577,7 +577,9 @@ class _PageText:
                 # One glyph that stands for several characters (a ligature): pdfminer keeps it whole.
                 last._text += ch
                 if x1 > last.x1:
-                    last.x1 = x1
+                    last.x1 = px1 = x1
+                    if x1 > lx1:
+                        lx1 = x1  # (the glyph is the last of the line being made)
                 continue
             glyph_obj = obj
             c = new_char(char_type)
