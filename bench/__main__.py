@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         "--systems",
         nargs="+",
         default=["engine", "markitdown", "pymupdf4llm"],
-        choices=["engine", "pdfminer", "markitdown", "pymupdf4llm"],
+        choices=list(PYTHON_FOR),
     )
     q.add_argument("--jobs", type=int, default=1, help="conversions run at once (default 1)")
     q.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
@@ -98,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--repeat", type=int, default=1, help="runs per file and system; the fastest counts")
     s.add_argument("--timeout", type=float, default=300.0, help="seconds per conversion")
     s.add_argument("--files", nargs="*", help="only these corpus file names")
+    s.add_argument(
+        "--engines",
+        nargs=2,
+        metavar=("BASE", "OTHER"),
+        help="compare two engine ids (GET /v1/engines) instead of the engine and pdfminer: speed-engines.md",
+    )
+    s.add_argument("--category", help="only the corpus files of this manifest category (long: the long documents)")
 
     pt = sub.add_parser("parts", help="a long document parsed in parts over processes, rendered whole")
     pt.add_argument("--pages", type=int, default=1000, help="pages of the long document")
@@ -238,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.service import run as run_service
 
         return run_service(args, argv)
+    if args.engines:
+        from bench.speed import run_engines
+
+        return run_engines(args.engines, args.repeat, args.timeout, args.files, args.category, argv)
     from bench.speed import run as run_speed
 
     return run_speed(args.repeat, args.timeout, args.files, argv)

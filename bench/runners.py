@@ -1,9 +1,10 @@
 """One conversion in a child process; prints one JSON line on stdout. Stdlib only at import.
 
     python -m bench.runners convert SYSTEM PDF OUT_MD   # quality: write the Markdown
-    python -m bench.runners speed SYSTEM PDF [--password PW]  # speed: time and memory only
+    python -m bench.runners speed SYSTEM PDF [--password PW] [--engine ID]  # speed: time and memory only
 
-SYSTEM is ``engine`` (svcx, run with the service venv), ``pdfminer`` (raw
+SYSTEM is ``engine`` (svcx, run with the service venv; ``--engine`` picks the engine id, default
+the service's default), ``engine-pdfium`` (svcx with the engine ``svcx-layout-pdfium``), ``pdfminer`` (raw
 ``pdfminer.high_level.extract_text``, default LAParams, service venv), ``markitdown`` or
 ``pymupdf4llm`` (anchors, bench venv only). Each run is its own process so that a crash,
 a hang (the parent's timeout) or memory growth in one file cannot affect another, and
@@ -21,14 +22,18 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+# The engine id `engine` converts with (``--engine``); None: the service's default.
+_ENGINE_ID: str | None = None
+
 
 def _engine(path: str, password: str | None) -> tuple[str, int, dict[str, object]]:
-    from conversion.engine import ENGINE_ID, ENGINE_VERSION, ConvertOptions, convert
+    from conversion.engine import ENGINE_ID, ENGINES, ConvertOptions, convert
 
-    res = convert(path, pages=None, password=password, options=ConvertOptions(tables="markdown"))
+    engine_id = _ENGINE_ID or ENGINE_ID
+    res = convert(path, pages=None, password=password, options=ConvertOptions(tables="markdown", engine=engine_id))
     warnings = sorted({w for p in res.pages for w in (getattr(p, "warnings", None) or [])})
     extra = {
-        "version": f"{ENGINE_ID} {ENGINE_VERSION}",
+        "version": f"{engine_id} {ENGINES[engine_id]}",
         "engine_timings": dict(res.timings),
         "warnings": [str(w) for w in warnings][:20],
     }
@@ -63,8 +68,15 @@ def _pymupdf4llm(path: str, password: str | None) -> tuple[str, int, dict[str, o
     return text, -1, {"version": f"pymupdf4llm {pymupdf4llm.__version__}"}
 
 
+def _engine_pdfium(path: str, password: str | None) -> tuple[str, int, dict[str, object]]:
+    global _ENGINE_ID
+    _ENGINE_ID = "svcx-layout-pdfium"
+    return _engine(path, password)
+
+
 SYSTEMS: dict[str, Callable[[str, str | None], tuple[str, int, dict[str, object]]]] = {
     "engine": _engine,
+    "engine-pdfium": _engine_pdfium,
     "pdfminer": _pdfminer,
     "markitdown": _markitdown,
     "pymupdf4llm": _pymupdf4llm,
@@ -90,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pdf")
     parser.add_argument("out", nargs="?")
     parser.add_argument("--password")
+    parser.add_argument("--engine", help="engine id for SYSTEM engine (default: the service's default)")
     args = parser.parse_args(argv)
+    global _ENGINE_ID
+    _ENGINE_ID = args.engine
 
     fn = SYSTEMS[args.system]
     result: dict[str, object] = {"system": args.system, "file": Path(args.pdf).name}
@@ -122,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _warm_imports(system: str) -> None:
-    if system == "engine":
+    if system.startswith("engine"):
         import conversion.engine  # noqa: F401
     elif system == "pdfminer":
         import pdfminer.high_level  # noqa: F401

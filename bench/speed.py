@@ -32,10 +32,12 @@ GOAL_RATIO = 1.15
 OUTLIER = "pdfplumber__nics-background-checks-2015-11-rotated.pdf"
 
 
-def _one(system: str, path: str, password: str | None, timeout: float) -> dict[str, object]:
+def _one(system: str, path: str, password: str | None, timeout: float, engine: str | None = None) -> dict[str, object]:
     cmd = [str(MAIN_PYTHON), "-m", "bench.runners", "speed", system, path]
     if password:
         cmd += ["--password", password]
+    if engine:
+        cmd += ["--engine", engine]
     try:
         proc = subprocess.run(cmd, cwd=REPO_DIR, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -233,5 +235,125 @@ def render(data: dict[str, object]) -> str:
         pages = e["pages"] if e["ok"] else (p["pages"] if p["ok"] else r["manifest_pages"])
         lines.append(
             f"| {r['file']} | {r['category']} | {pages} | {cpu(e)} | {cpu(p)} | {ratio} | {mem(e)} | {mem(p)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --- two engines (``--engines BASE OTHER``): issue 29's PDFium text source against the default ---
+
+# Goals of the second engine (issue 29): pages/s/core of conversion CPU on the long documents,
+# and its speed-up over the base engine in the same run.
+ENGINES_GOAL_PAGES_PER_S = 100.0
+ENGINES_GOAL_SPEEDUP = 5.0
+
+
+def run_engines(
+    engines: list[str], repeat: int, timeout: float, only: list[str] | None, category: str | None, argv: list[str]
+) -> int:
+    """Each file converted by each engine in its own child process, alternating; CPU seconds
+    of the whole conversion (imports excluded) and the engine's own layout seconds (wall)."""
+    manifest = json.loads((CORPUS_DIR / "manifest.json").read_text())
+    records = [r for r in manifest["files"] if r["expected_outcome"] in OUTCOMES]
+    if only:
+        records = [r for r in records if r["file"] in only]
+    if category:
+        records = [r for r in records if r["category"] == category]
+    load_before = _load()
+    rows = []
+    for rec in records:
+        path = str(CORPUS_DIR / "files" / rec["file"])
+        best: dict[str, dict[str, object]] = {}
+        for _ in range(max(1, repeat)):
+            for engine_id in engines:
+                res = _one("engine", path, rec.get("password"), timeout, engine_id)
+                prev = best.get(engine_id)
+                if prev is None or (res.get("ok") and (not prev.get("ok") or res["cpu_s"] < prev["cpu_s"])):  # type: ignore[operator]
+                    best[engine_id] = res
+        row = {
+            "file": rec["file"],
+            "category": rec["category"],
+            **{
+                e: {
+                    "ok": best[e].get("ok"),
+                    "pages": best[e].get("pages"),
+                    "cpu_s": best[e].get("cpu_s"),
+                    "layout_s": (best[e].get("engine_timings") or {}).get("layout"),  # type: ignore[union-attr]
+                    "error": best[e].get("error"),
+                }
+                for e in engines
+            },
+        }
+        rows.append(row)
+        print(f"  {rec['file'][:52]:52s} " + "  ".join(f"{e} {_s(best[e])}" for e in engines), file=sys.stderr)
+    base, other = engines
+    both = [r for r in rows if all(r[e]["ok"] for e in engines)]  # type: ignore[index]
+    totals = {
+        e: {
+            "pages": sum(r[e]["pages"] for r in both),  # type: ignore[index]
+            "cpu_s": sum(r[e]["cpu_s"] for r in both),  # type: ignore[index]
+        }
+        for e in engines
+    }
+    for t in totals.values():
+        t["pages_per_s_per_core"] = t["pages"] / t["cpu_s"] if t["cpu_s"] else None
+    speedup = totals[base]["cpu_s"] / totals[other]["cpu_s"] if totals[other]["cpu_s"] else None
+    data = {
+        "command": "python -m bench " + " ".join(shlex.quote(a) for a in argv),
+        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {_cpus()} CPUs, Python {platform.python_version()}",
+        "load_average": {"before": load_before, "after": _load()},
+        "repeat": repeat,
+        "engines": engines,
+        "totals": totals,
+        "speedup": speedup,
+        "goals": {"pages_per_s_per_core": ENGINES_GOAL_PAGES_PER_S, "speedup": ENGINES_GOAL_SPEEDUP},
+        "failed": {e: [r["file"] for r in rows if not r[e]["ok"]] for e in engines},  # type: ignore[index]
+        "files": rows,
+    }
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "speed-engines.json").write_text(json.dumps(data, indent=1))
+    (RESULTS_DIR / "speed-engines.md").write_text(render_engines(data))
+    print((RESULTS_DIR / "speed-engines.md").read_text())
+    return 0
+
+
+def _load() -> str:
+    import os
+
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def render_engines(data: dict[str, object]) -> str:
+    base, other = data["engines"]  # type: ignore[misc]
+    totals: dict[str, dict[str, float]] = data["totals"]  # type: ignore[assignment]
+    load: dict[str, str] = data["load_average"]  # type: ignore[assignment]
+    lines = [
+        "# Conversion speed of two engines",
+        "",
+        f"Produced by `{data['command']}` on {data['generated_at']} ({data['machine']}); best of "
+        f"{data['repeat']} run(s) per file; load average before {load['before']}, after {load['after']}. "
+        "Each conversion in its own child process, the engines alternating; CPU seconds of the whole "
+        "conversion in-process (imports excluded), so pages/s/core counts the structure stages too.",
+        "",
+        f"| | `{base}` | `{other}` |",
+        "| --- | ---: | ---: |",
+        f"| pages | {totals[base]['pages']} | {totals[other]['pages']} |",
+        f"| CPU s | {_f(totals[base]['cpu_s'])} | {_f(totals[other]['cpu_s'])} |",
+        f"| pages/s/core (goal for `{other}` >= {ENGINES_GOAL_PAGES_PER_S:.0f}) | "
+        f"{_f(totals[base]['pages_per_s_per_core'], 1)} | **{_f(totals[other]['pages_per_s_per_core'], 1)}** |",
+        "",
+        f"Speed-up `{other}` over `{base}` (CPU): **{_f(data['speedup'])}x** (goal >= {ENGINES_GOAL_SPEEDUP:.0f}x).",
+        "",
+        "| file | category | pages | "
+        + f"{base} CPU s | {base} layout s | {other} CPU s | {other} layout s | speed-up |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in data["files"]:  # type: ignore[attr-defined]
+        a, b = r[base], r[other]
+        up = _f(a["cpu_s"] / b["cpu_s"]) if a["ok"] and b["ok"] and b["cpu_s"] else "n/a"
+        lines.append(
+            f"| {r['file']} | {r['category']} | {a['pages'] if a['ok'] else b['pages']} | "
+            f"{_f(a['cpu_s'], 3) if a['ok'] else 'FAILED'} | {_f(a['layout_s'])} | "
+            f"{_f(b['cpu_s'], 3) if b['ok'] else 'FAILED'} | {_f(b['layout_s'])} | {up} |"
         )
     return "\n".join(lines) + "\n"

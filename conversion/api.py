@@ -38,6 +38,7 @@ from conversion.options import (
     FLAVORS,
     OCR_MODES,
     TABLES,
+    offered_engines,
 )
 from conversion.renderers import MarkdownRenderer
 from conversion.requests import RAW_PARSERS, DocumentApi, DocumentRequest, resolved_source
@@ -68,6 +69,13 @@ ENGINE_DESCRIPTION = (
     "Markdown with headings, lists, tables, reading order across columns, and running headers and footers removed."
 )
 
+PDFIUM_ENGINE_DESCRIPTION = (
+    "The same structure stages fed by PDFium's text (characters with boxes, fonts and colours, rulings and "
+    "images from page objects) instead of pdfminer.six's layout analysis: several times faster; not the default "
+    "until it converts as well."
+)
+ENGINE_TEXT = "The engine that converts (GET /v1/engines lists them); default: the engine listed as default."
+
 CONVERT_ERRORS: tuple[ErrorCode, ...] = (
     *INTAKE_ERRORS,
     *sorted(ErrorCode(code) for code in ENGINE_ERROR_CODES - OCR_ERROR_CODES),
@@ -75,6 +83,7 @@ CONVERT_ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode.UNSUPPORTED_ACCEPT,
     ErrorCode.TOO_MANY_PAGES,
     ErrorCode.UNSUPPORTED_OPTION_VALUE,
+    ErrorCode.ENGINE_NOT_FOUND,
     ErrorCode.OCR_NOT_AVAILABLE,
     ErrorCode.DEBUG_NOT_PERMITTED,
     ErrorCode.INSUFFICIENT_CREDITS,
@@ -108,6 +117,7 @@ RAW_PDF_PARAMETERS = [
     OpenApiParameter("tables", OpenApiTypes.STR, enum=list(TABLES), description=_RAW_ONLY),
     OpenApiParameter("fallback", OpenApiTypes.STR, enum=list(FALLBACKS), description=_RAW_ONLY),
     OpenApiParameter("figures", OpenApiTypes.STR, enum=list(FIGURES), description=f"{FIGURES_TEXT} {_RAW_ONLY}"),
+    OpenApiParameter("engine", OpenApiTypes.STR, enum=list(engine.ENGINES), description=f"{ENGINE_TEXT} {_RAW_ONLY}"),
     OpenApiParameter("debug", OpenApiTypes.BOOL, description=_RAW_ONLY),
     OpenApiParameter(
         "X-Svcx-Pdf-Password", OpenApiTypes.STR, OpenApiParameter.HEADER, description="The PDF's password (UTF-8)."
@@ -150,6 +160,7 @@ def _options_serializer(name: str, ocr: dict[str, serializers.Field[Any, Any, An
             "fallback": serializers.ChoiceField(FALLBACKS, required=False),
             "chunking": _CHUNKING,
             "figures": serializers.ChoiceField(FIGURES, required=False, help_text=FIGURES_TEXT),
+            "engine": serializers.ChoiceField(list(engine.ENGINES), required=False, help_text=ENGINE_TEXT),
         },
         required=False,
         help_text="Conversion options; see /docs/options.",
@@ -435,18 +446,21 @@ class Engine:
     ocr_languages: tuple[str, ...]
 
 
-ENGINES = (
+# Read once: the traineddata installed with the service (Debian's tesseract-ocr-*).
+_OCR_LANGUAGES = tuple(engine.installed_languages())
+# The engines of engine.ENGINES, the default first.
+ENGINES = tuple(
     Engine(
-        id=engine.ENGINE_ID,
-        version=engine.ENGINE_VERSION,
-        default=True,
-        description=ENGINE_DESCRIPTION,
+        id=engine_id,
+        version=version,
+        default=engine_id == engine.ENGINE_ID,
+        description=ENGINE_DESCRIPTION if engine_id == engine.ENGINE_ID else PDFIUM_ENGINE_DESCRIPTION,
         ocr=False,
         tables=TABLES,
         flavors=FLAVORS,
-        # Read once: the traineddata installed with the service (Debian's tesseract-ocr-*).
-        ocr_languages=tuple(engine.installed_languages()),
-    ),
+        ocr_languages=_OCR_LANGUAGES,
+    )
+    for engine_id, version in engine.ENGINES.items()
 )
 
 
@@ -460,7 +474,9 @@ class EnginesApi(ApiView):
     )
     def get(self, request: Request) -> Response:
         query_of(request, NoQuery)
-        return Response(EngineListSerializer(ListPage(ENGINES, has_more=False)).data)
+        offered = offered_engines()
+        listed = [e for e in ENGINES if e.id in offered]
+        return Response(EngineListSerializer(ListPage(listed, has_more=False)).data)
 
 
 class EngineDetailApi(ApiView):
@@ -471,7 +487,7 @@ class EngineDetailApi(ApiView):
     @extend_schema(summary="Read an engine", responses={200: EngineSerializer})
     def get(self, request: Request, engine_id: str) -> Response:
         query_of(request, NoQuery)
-        found = next((e for e in ENGINES if e.id == engine_id), None)
+        found = next((e for e in ENGINES if e.id == engine_id and e.id in offered_engines()), None)
         if found is None:
             raise ServiceError(
                 ErrorCode.ENGINE_NOT_FOUND,

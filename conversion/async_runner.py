@@ -167,7 +167,14 @@ def _parse_part(job: Job, part: JobPart, source: Path, password: str | None) -> 
             _Beat(f"part-{job.id}-{part.index}", beat),
             memory_ceiling(int(settings.SVCX_CONVERSION_MEMORY_LIMIT_MB) * 1024 * 1024),
         ):
-            parsed = engine.parse_pages(source, pages=pages, password=password, should_stop=stop, ocr=_ocr(job))
+            parsed = engine.parse_pages(
+                source,
+                pages=pages,
+                password=password,
+                should_stop=stop,
+                ocr=_ocr(job),
+                engine=job.options.get("engine", engine.ENGINE_ID),
+            )
     except engine.EngineError as exc:
         _part_failed(part, engine_error(exc))
         return
@@ -372,6 +379,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
                 fallback=job.options.get("fallback", "empty"),
                 flavor=job.options.get("flavor", "gfm"),
                 ocr=_ocr(job),
+                engine=job.options.get("engine", engine.ENGINE_ID),
             ),
             result_budget_bytes=int(settings.SVCX_JOB_RESULT_BUDGET_BYTES),
             should_stop=stop,
@@ -402,7 +410,7 @@ def _lead(job: Job, source: Path, password: str | None, stop: _Stop, progress: _
     progress.flush()
     _succeed(
         job,
-        result_payload(result, info, job.sha256, chunking=job.options.get("chunking")),
+        result_payload(result, info, job.sha256, job.options),
         ocr_pages=len(result.ocr_pages),
     )
 

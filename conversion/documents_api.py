@@ -224,7 +224,8 @@ def document_answer(job: ConversionJob, parsed: DocumentRequest) -> dict[str, An
     debug: dict[str, Any] | None = None
     if parsed.debug:
         seconds = (job.finished_at - job.started_at).total_seconds() if job.finished_at and job.started_at else None
-        debug = {"engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION}, "worker_seconds": seconds}
+        engine_id = (job.options or {}).get("engine", engine.ENGINE_ID)
+        debug = {"engine": {"id": engine_id, "version": engine.ENGINES[engine_id]}, "worker_seconds": seconds}
     return {**(job.result or {}), "metadata": parsed.metadata, "debug": debug}
 
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from accounts.authentication import Caller
-from conversion.engine import ENGINE_VERSION
+from conversion.engine import ENGINES
 from conversion.models import CachedResult, ConversionJob
 from conversion.options import Options
 from conversion.sealing import password_discard
@@ -41,7 +41,8 @@ def result_cache_key(*, caller: Caller, sha256: str, options: Options, password:
     with which password) an encrypted file was opened: a result never reaches a request that
     could not have produced it."""
     opened_with = hashlib.sha256(f"{sha256}:{password}".encode()).hexdigest() if password else ""
-    raw = "|".join([caller.org_id, caller.environment, sha256, options.cache_key(), ENGINE_VERSION, opened_with])
+    version = ENGINES[options.engine_id]
+    raw = "|".join([caller.org_id, caller.environment, sha256, options.cache_key(), version, opened_with])
     return hashlib.sha256(raw.encode()).hexdigest()
 
 

@@ -226,6 +226,7 @@ class JobCreateMixin(DocumentApi):
                 "fallback": options.fallback,
                 "flavor": options.flavor,
                 **({"chunking": list(options.chunking)} if options.chunking else {}),
+                **({"engine": options.engine} if options.engine else {}),
                 **figures_options(options, name),
                 "ocr": options.ocr,
                 "ocr_languages": list(options.ocr_languages),
@@ -248,6 +249,7 @@ SCAN_MEMBERS: MemberSerializers = {
 }
 SCAN_OPTION_ERRORS = (
     ErrorCode.UNSUPPORTED_OPTION_VALUE,
+    ErrorCode.ENGINE_NOT_FOUND,
     ErrorCode.OCR_NOT_AVAILABLE,
     ErrorCode.OCR_LANGUAGE_NOT_AVAILABLE,
 )

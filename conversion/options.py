@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from django.conf import settings
 from rest_framework import serializers
 
 from conversion import engine
-from conversion.engine import EngineError, PageRanges, parse_page_ranges
+from conversion.engine import EngineError, OcrOptions, PageRanges, parse_page_ranges
 from core.errors import ErrorCode, ServiceError, caller_text
 from core.inputs import ValueField, field_path, invalid
 from core.serializers import SharedFields
@@ -18,7 +19,7 @@ TABLES = ("markdown", "html", "text")
 FALLBACKS = ("empty", "error")
 FLAVORS = ("gfm",)
 FIGURES = ("none", "crop")
-OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking", "figures")
+OPTION_NAMES = ("pages", "ocr", "flavor", "tables", "fallback", "chunking", "figures", "engine")
 # Version 2 reads scans: `ocr` takes these, and `ocr_languages` the languages to read.
 OCR_MODES = ("off", "auto", "force")
 OCR_OPTION_NAMES = (*OPTION_NAMES, "ocr_languages")
@@ -49,9 +50,16 @@ class Options:
     # the ISO 639-1 codes of the languages they are written in.
     ocr: str = "off"
     ocr_languages: tuple[str, ...] = OCR_DEFAULT_LANGUAGES
+    # `engine`: the engine id the client asked for (GET /v1/engines); None when not sent.
+    engine: str | None = None
 
-    def ocr_options(self) -> engine.OcrOptions:
-        return engine.OcrOptions(mode=self.ocr, languages=self.ocr_languages)  # type: ignore[arg-type]  # one of OCR_MODES, validated
+    @property
+    def engine_id(self) -> str:
+        """The engine that converts: the one asked for, else the default."""
+        return self.engine or engine.ENGINE_ID
+
+    def ocr_options(self) -> OcrOptions:
+        return OcrOptions(mode=self.ocr, languages=self.ocr_languages)  # type: ignore[arg-type]  # one of OCR_MODES, validated
 
     def cache_key(self) -> str:
         """The normalised options, as they enter the result-cache key: expressions that select the
@@ -69,6 +77,8 @@ class Options:
         # Absent, an option leaves the key as it was before it existed (cached results stay found).
         if self.chunking:
             key += f";chunking=structure:{self.chunking[0]}:{self.chunking[1]}"
+        if self.engine_id != engine.ENGINE_ID:
+            key += f";engine={self.engine_id}"
         if self.figures == "crop":
             key += ";figures=crop"
         if self.ocr != "off":  # languages in the order given: Tesseract's first one leads
@@ -86,6 +96,12 @@ def figures_options(options: Options, filename: str) -> dict[str, str]:
     if stem.lower().endswith(".pdf"):
         stem = stem[:-4]
     return {"figures": "crop", "figures_name": stem.strip()[:200] or "document"}
+
+
+def offered_engines() -> list[str]:
+    """The engines a request may choose (and GET /v1/engines lists), the default first: the
+    PDFium engine only where SVCX_PDFIUM_ENGINE offers it."""
+    return [e for e in engine.ENGINES if e != engine.PDFIUM_ENGINE_ID or settings.SVCX_PDFIUM_ENGINE]
 
 
 def json_type_name(value: Any) -> str:
@@ -252,6 +268,7 @@ class OptionsSerializer(SharedFields[Options]):
     fallback = OptionField(required=False)
     chunking = ChunkingField(required=False)
     figures = OptionField(required=False)
+    engine = OptionField(required=False)
 
     def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
         if data is None:  # refused by to_internal_value as not an object
@@ -306,6 +323,16 @@ class OptionsSerializer(SharedFields[Options]):
                     param=param,
                     details={"accepted": list(accepted)},
                 )
+        offered = offered_engines()
+        if "engine" in attrs and attrs["engine"] not in offered:
+            param = field_path(fields["engine"])
+            raise ServiceError(
+                ErrorCode.ENGINE_NOT_FOUND,
+                f"No engine {caller_text(attrs['engine'])!r} (`{param}`); GET /v1/engines lists them: "
+                f"{', '.join(offered)}.",
+                param=param,
+                details={"accepted": list(offered)},
+            )
         ranges = None
         if "pages" in attrs:
             try:
@@ -324,6 +351,7 @@ class OptionsSerializer(SharedFields[Options]):
             figures_param=field_path(fields["figures"]),
             ocr=attrs.get("ocr", "off"),
             ocr_languages=attrs.get("ocr_languages", OCR_DEFAULT_LANGUAGES),
+            engine=attrs.get("engine"),
         )
 
     def _ocr_check(self, attrs: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from conversion import engine
@@ -31,17 +32,19 @@ def page_payload(p: engine.PageResult, doc_spans: list[Span | None] | None = Non
 
 
 def result_payload(
-    result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str, chunking: list[int] | None = None
+    result: engine.ConversionResult, info: engine.DocumentInfo, sha256: str, options: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The result body of a conversion (version 1's, and a version 2 job's); with `chunking`
-    ([max_tokens, overlap_tokens] of the option), its `chunks` too."""
+    """The result body of a conversion (version 1's, and a version 2 job's) made with the job's
+    `options`: its engine, and with `chunking` ([max_tokens, overlap_tokens]) its `chunks` too."""
+    chunking = options.get("chunking")
+    engine_id = options.get("engine", engine.ENGINE_ID)
     markdown, doc_spans = result.document()
     extra: dict[str, Any] = {}
     if chunking:
-        options = ChunkOptions(max_tokens=chunking[0], overlap_tokens=chunking[1])
-        extra["chunks"] = [c.as_dict() for c in chunk_result(result, options, (markdown, doc_spans))]
+        cut = ChunkOptions(max_tokens=chunking[0], overlap_tokens=chunking[1])
+        extra["chunks"] = [c.as_dict() for c in chunk_result(result, cut, (markdown, doc_spans))]
     return {
-        "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+        "engine": {"id": engine_id, "version": engine.ENGINES[engine_id]},
         "document": {
             "page_count": result.page_count,
             "sha256": sha256,

@@ -285,7 +285,10 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
             pages=pages,
             password=password,
             options=engine.ConvertOptions(
-                tables=options["tables"], fallback=options["fallback"], flavor=options["flavor"]
+                tables=options["tables"],
+                fallback=options["fallback"],
+                flavor=options["flavor"],
+                engine=options.get("engine", engine.ENGINE_ID),
             ),
             result_budget_bytes=int(settings.SVCX_RESULT_BUDGET_BYTES),
             should_stop=clock,
@@ -312,7 +315,7 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
                 "time_limit_seconds": int(settings.SVCX_CONVERSION_TIME_LIMIT),
             },
         )
-    _succeed(job, result_payload(result, info, job.sha256, chunking=job.options.get("chunking")))
+    _succeed(job, result_payload(result, info, job.sha256, job.options))
 
 
 def _succeed(job: ConversionJob, payload: dict[str, Any]) -> None:

@@ -120,7 +120,10 @@ def job_result_get(*, job: Job) -> JobResult:
     return JobResult(
         job,
         {
-            "engine": {"id": engine.ENGINE_ID, "version": engine.ENGINE_VERSION},
+            "engine": {
+                "id": (engine_id := job.options.get("engine", engine.ENGINE_ID)),
+                "version": engine.ENGINES[engine_id],
+            },
             "document": {"page_count": job.page_count, "sha256": job.sha256},
             "pages": pages,
             "markdown": "\n\n".join(p["markdown"] for p in pages if p["markdown"]),

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from conversion.engine import ENGINE_ID
 from conversion.engine.elements import ElementType
 from conversion.engine.figures import FIGURE_DPI, FIGURE_MAX_PIXELS
 from conversion.engine.layout import (
@@ -381,6 +382,7 @@ class JobOptionsSerializer(OutputSerializer):
         ["none", "crop"], help_text="Figures as comments (none) or as pictures stored as files (crop)."
     )
     chunking = JobChunkingSerializer(allow_null=True, help_text="The chunks asked for; null: none.")
+    engine = serializers.CharField(help_text="The engine that converts (GET /v1/engines).")
 
     def to_representation(self, instance: Any) -> Any:
         # A job made before an option existed has its default (OCR: no page read by OCR).
@@ -391,6 +393,7 @@ class JobOptionsSerializer(OutputSerializer):
                 "ocr_languages": ["en"],
                 **instance,
                 "figures": instance.get("figures", "none"),
+                "engine": instance.get("engine", ENGINE_ID),
                 "chunking": (
                     {"strategy": "structure", "max_tokens": chunking[0], "overlap_tokens": chunking[1]}
                     if chunking

@@ -230,6 +230,7 @@ def conversion_submit(*, caller: Caller, request_id: str, submission: Submission
             "flavor": options.flavor,
             "pages_param": options.pages_param,
             **({"chunking": list(options.chunking)} if options.chunking else {}),
+            **({"engine": options.engine} if options.engine else {}),
             **figures_options(options, source.filename),
             **(
                 {"estimate": True, "ocr": options.ocr, "ocr_languages": list(options.ocr_languages)}

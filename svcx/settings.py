@@ -460,6 +460,11 @@ SVCX_HOLD_LEASE_SECONDS = env_int("SVCX_HOLD_LEASE_SECONDS", 30, minimum=5)
 # recognition takes about 1.2 CPU seconds a page at 300 dpi (bench/results/ocr.md), several times
 # a text page's parse.
 SVCX_OCR_PAGE_CREDITS = env_int("SVCX_OCR_PAGE_CREDITS", 3, minimum=1, maximum=100)
+# Whether the PDFium engine (svcx-layout-pdfium, issue 29) is offered: listed by GET /v1/engines
+# and chosen by the option `engine`. Off by default: it lacks the pdfminer engine's budgets on
+# decoding hostile streams (PDFium decodes content, forms and CMaps itself), so a stranger could
+# choose it to get around them. Jobs made while it was on still run on it.
+SVCX_PDFIUM_ENGINE = env_bool("SVCX_PDFIUM_ENGINE", False)
 # Figures' pictures one conversion stores at most (option `figures: "crop"`); the others keep
 # their comment and the result says so.
 SVCX_FIGURES_MAX = env_int("SVCX_FIGURES_MAX", 500, minimum=0)

@@ -25,7 +25,13 @@ from bench.paths import (
 )
 
 ANCHORS = ("markitdown", "pymupdf4llm")
-PYTHON_FOR = {"engine": MAIN_PYTHON, "pdfminer": MAIN_PYTHON, "markitdown": BENCH_PYTHON, "pymupdf4llm": BENCH_PYTHON}
+PYTHON_FOR = {
+    "engine": MAIN_PYTHON,
+    "engine-pdfium": MAIN_PYTHON,  # the engine with svcx-layout-pdfium (issue 29)
+    "pdfminer": MAIN_PYTHON,
+    "markitdown": BENCH_PYTHON,
+    "pymupdf4llm": BENCH_PYTHON,
+}
 GOALS = {  # metric: (threshold, higher_is_better)
     "text_fidelity": (0.97, True),
     "heading_recall": (0.90, True),

@@ -103,7 +103,7 @@ def installed(system: str) -> bool:
     python = PYTHON_FOR[system]
     if not python.exists():
         return False
-    module = "conversion.engine" if system == "engine" else system
+    module = "conversion.engine" if system.startswith("engine") else system
     probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
     return subprocess.run([str(python), "-c", probe], cwd=REPO_DIR, capture_output=True).returncode == 0
 

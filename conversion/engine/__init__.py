@@ -8,6 +8,9 @@ failure leaves as `EngineError` with a catalogue code.
 from .convert import (
     ENGINE_ID,
     ENGINE_VERSION,
+    ENGINES,
+    PDFIUM_ENGINE_ID,
+    PDFIUM_ENGINE_VERSION,
     ConversionResult,
     ConvertOptions,
     OcrPlan,
@@ -30,10 +33,13 @@ from .ocr import OcrOptions, installed_languages, ocr_available
 from .pages import PageRanges, parse_page_ranges, select_pages
 
 __all__ = [
+    "ENGINES",
     "ENGINE_ID",
     "ENGINE_VERSION",
     "LIMITS",
     "OUT_OF_MEMORY",
+    "PDFIUM_ENGINE_ID",
+    "PDFIUM_ENGINE_VERSION",
     "ConversionResult",
     "ConvertOptions",
     "DocumentInfo",

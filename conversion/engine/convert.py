@@ -52,14 +52,18 @@ from .layout import (
 from .limits import PageAborted, StreamTooLarge, polling
 from .lists import attach_drawn_marks
 from .ocr import OCR_OFF, OcrOptions, PageOcr, mark_elements, needs_ocr
+from .pdfium_source import PdfiumPageParser, open_pdfium
 from .screen import text_pages
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
 from .tags import StructureHeadings
 
 __all__ = [
+    "ENGINES",
     "ENGINE_ID",
     "ENGINE_VERSION",
+    "PDFIUM_ENGINE_ID",
+    "PDFIUM_ENGINE_VERSION",
     "ConversionResult",
     "ConvertOptions",
     "OcrPlan",
@@ -76,6 +80,11 @@ __all__ = [
 
 ENGINE_ID: str = "svcx-layout"
 ENGINE_VERSION: str = "1.12.1"
+# The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
+PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
+PDFIUM_ENGINE_VERSION: str = "0.1.0"
+# Engine id -> version; the first is the default.
+ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
 # Pages parsed ahead of the page being rendered, so that running headers and font
 # statistics see some of the following pages without holding the whole document.
@@ -91,6 +100,8 @@ class ConvertOptions:
     flavor: Literal["gfm"] = "gfm"
     # Pages read from their picture: none, those without a usable text layer, or all.
     ocr: OcrOptions = OCR_OFF
+    # Which text source lays out the pages (a key of ENGINES).
+    engine: str = ENGINE_ID
 
 
 @dataclass
@@ -283,6 +294,19 @@ def _pdfminer_pages(opened: OpenedDocument, selected: Sequence[int]) -> Iterator
             yield number, None
 
 
+def _pdfium_pages(opened: OpenedDocument, selected: Sequence[int]) -> Iterator[tuple[int, PDFPage | bool | None]]:
+    """(page number, True) for the selected pages, PDFium reading them from the file itself;
+    the page content is bounded as for pdfminer."""
+    for number in selected:
+        if opened.pikepdf is not None and _content_bytes(opened.pikepdf.pages[number - 1].obj) > MAX_PAGE_CONTENT_BYTES:
+            raise EngineError(
+                "pdf_too_complex",
+                f"Page {number} has more content than is parsed. Split or simplify the document.",
+                details={"page": number},
+            )
+        yield number, True
+
+
 def _content_bytes(page: pikepdf.Dictionary) -> int:
     contents = page.get("/Contents")
     streams = contents if isinstance(contents, pikepdf.Array) else [contents]
@@ -354,9 +378,11 @@ def _iter_models(
     timings: dict[str, float],
     headings: Callable[[int], dict[int, int]] | None = None,
     ocr: PageOcr | None = None,
+    pdfium: PdfiumPageParser | None = None,
 ) -> Iterator[PageModel | int]:
     """Page models in order; yields a failed page's number instead of its model. With
-    `ocr`, the pages that need it (or all, when forced) are read from their picture.
+    `ocr`, the pages that need it (or all, when forced) are read from their picture. With
+    `pdfium`, PDFium lays out the pages instead of pdfminer.six.
 
     Stops (returns) when should_stop asks to, dropping the page in progress.
 
@@ -364,7 +390,8 @@ def _iter_models(
         EngineError: document_too_complex, pdf_too_complex, pdf_parse_failed.
     """
     parser = PageParser(should_stop)
-    pages = _pdfminer_pages(opened, selected)
+    pages: Iterator[tuple[int, PDFPage | bool | None]]
+    pages = _pdfminer_pages(opened, selected) if pdfium is None else _pdfium_pages(opened, selected)
     reached: set[int] = set()
     while True:
         if should_stop is not None and should_stop():
@@ -398,7 +425,12 @@ def _iter_models(
             continue
         model: PageModel | None
         try:
-            model = parser.parse(page, number, headings(number) if headings is not None else None)
+            marked = headings(number) if headings is not None else None
+            if pdfium is None:
+                assert isinstance(page, PDFPage)
+                model = parser.parse(page, number, marked)
+            else:
+                model = pdfium.parse(number, marked)
         except PageAborted:
             return
         except (PageTooComplex, StreamTooLarge) as exc:
@@ -705,19 +737,37 @@ def convert(
             # Stopped while opening: nothing delivered.
             return ConversionResult(0, [], truncated=False, stopped=True, warnings=[], timings=timings)
         ocr = None
+        source = None
         try:
             if options.ocr.mode != "off" and parsed is None:
                 ocr = PageOcr(path, password, options.ocr)
+            if options.engine == PDFIUM_ENGINE_ID and parsed is None:
+                source = open_pdfium(path, password, should_stop, opened.pikepdf)
         except BaseException:
             opened.close()
+            if ocr is not None:
+                ocr.close()
             raise
         try:
             return _convert_checked(
-                opened, info, pages, options, result_budget_bytes, should_stop, on_page, timings, started, parsed, ocr
+                opened,
+                info,
+                pages,
+                options,
+                result_budget_bytes,
+                should_stop,
+                on_page,
+                timings,
+                started,
+                parsed,
+                ocr,
+                source,
             )
         finally:
             if ocr is not None:
                 ocr.close()
+            if source is not None:
+                source.close()
 
 
 def parse_pages(
@@ -727,6 +777,7 @@ def parse_pages(
     password: str | None = None,
     should_stop: Callable[[], bool] | None = None,
     ocr: OcrOptions = OCR_OFF,
+    engine: str = ENGINE_ID,
 ) -> ParsedPages:
     """The layout of the given pages (1-based), for `convert(..., parsed=...)` to render later.
     With `ocr` on, the pages that need it (or all, when forced) are read from their picture.
@@ -749,16 +800,22 @@ def parse_pages(
         except PageAborted:
             return ParsedPages([], stopped=True, timings=timings)
         reader = None
+        source = None
         try:
             reader = PageOcr(path, password, ocr) if ocr.mode != "off" else None
+            source = open_pdfium(path, password, should_stop, opened.pikepdf) if engine == PDFIUM_ENGINE_ID else None
             selected = _selected(pages, opened.info.page_count or 0)
-            models = list(_iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), reader))
+            models = list(
+                _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), reader, source)
+            )
             return ParsedPages(models, stopped=len(models) < len(selected), timings=timings)
         except Exception as exc:
             raise _page_work_error(exc, pages[0] if pages else 1) from None
         finally:
             if reader is not None:
                 reader.close()
+            if source is not None:
+                source.close()
             opened.close()
 
 
@@ -796,6 +853,7 @@ def _convert_checked(
     started: float,
     parsed: Iterable[PageModel | int] | None = None,
     ocr: PageOcr | None = None,
+    source: PdfiumPageParser | None = None,
 ) -> ConversionResult:
     try:
         doc_info = info if info is not None else opened.info
@@ -815,6 +873,7 @@ def _convert_checked(
             started,
             _in_selection(parsed, selected) if parsed is not None else None,
             ocr,
+            source,
         )
     except EngineError:
         raise
@@ -859,6 +918,7 @@ def _convert_opened(
     started: float,
     models: Iterable[PageModel | int] | None = None,
     ocr: PageOcr | None = None,
+    source: PdfiumPageParser | None = None,
 ) -> ConversionResult:
     stats = DocStats()
     if opened.pikepdf is not None and len(selected) < page_count:
@@ -962,7 +1022,7 @@ def _convert_opened(
         return True
 
     if models is None:
-        models = _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), ocr)
+        models = _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), ocr, source)
     for item in models:
         if isinstance(item, PageModel):
             parsed_ok += 1

@@ -356,7 +356,7 @@ class _BudgetedAggregator(PDFPageAggregator):
         if added > 0:
             textstate, ncs, graphicstate = _string_state(args, kwargs)
             self.covers.add_run(item, before, added, textstate)
-            reason = _hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
+            reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
             if reason:
                 for obj in item._objs[before:]:
                     self.hidden[id(obj)] = reason
@@ -426,7 +426,7 @@ def _string_state(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, A
     return values["textstate"], values["ncs"], values["graphicstate"]
 
 
-def _hidden_by_state(render: int, ncs: Any, color: Any) -> str:
+def hidden_by_state(render: int, ncs: Any, color: Any) -> str:
     """Why glyphs drawn in this state cannot be seen, by render mode and fill colour."""
     if render in (3, 7):
         return HIDDEN_INVISIBLE
@@ -476,11 +476,11 @@ class PageParser:
             raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
         model = build_model(ltpage, number, self._device.hidden)
         if self._device.heading_boxes:
-            _mark_headings(model, self._device.heading_boxes, ltpage.y1)
+            mark_headings(model, self._device.heading_boxes, ltpage.y1)
         return model
 
 
-def _mark_headings(model: PageModel, boxes: list[tuple[int, float, float, float, float]], page_top: float) -> None:
+def mark_headings(model: PageModel, boxes: list[tuple[int, float, float, float, float]], page_top: float) -> None:
     """Give each line whose middle lies in text drawn inside a heading element that level."""
     for line in model.lines:
         cx, cy = (line.x0 + line.x1) / 2, page_top - line.cy
@@ -513,6 +513,11 @@ def compat_text(text: str) -> str:
 
 
 _compat = compat_text
+
+
+def has_rtl(text: str) -> bool:
+    """Whether `text` holds a letter of a right-to-left script."""
+    return _RTL_CHAR.search(text) is not None
 
 
 def is_rtl(text: str) -> bool:
@@ -641,11 +646,25 @@ _FAKE_BOLD_SHIFT = 0.05
 
 
 def _add_line(model: PageModel, line: LTTextLine, page_top: float, hidden: dict[int, str]) -> None:
-    vertical = isinstance(line, LTTextLineVertical)
-    bbox = (line.x0, line.y0, line.x1, line.y1)
-    objs = line._objs
+    add_glyphs(
+        model, line._objs, (line.x0, line.y0, line.x1, line.y1), isinstance(line, LTTextLineVertical), page_top, hidden
+    )
+
+
+def add_glyphs(
+    model: PageModel,
+    objs: list[Any],
+    bbox: tuple[float, float, float, float],
+    vertical: bool,
+    page_top: float,
+    hidden: dict[int, str],
+) -> None:
+    """File the line of glyphs `objs` (LTChar, and LTAnno word spaces) inside `bbox`
+    (bottom-up page coordinates): split where sizes or visibility change, overprints dropped;
+    `hidden` gives the reason of each glyph (by id) drawn where a reader cannot see it."""
     bold = False
-    extent, across = (line.height, line.width) if vertical else (line.width, line.height)
+    width, height = bbox[2] - bbox[0], bbox[3] - bbox[1]
+    extent, across = (height, width) if vertical else (width, height)
     if len(objs) > _OVERPRINT_DENSITY * extent / max(across, 1.0):
         objs, bold = _drop_overprint(objs, vertical)
     built, splits, visible = _glyph_line(objs, bbox, vertical, page_top, hidden, split=True)
@@ -853,19 +872,28 @@ def _collect(model: PageModel, container: Any, page_top: float, depth: int, hidd
             if depth < 32:
                 _collect(model, obj, page_top, depth + 1, hidden)
         elif isinstance(obj, LTImage):
-            box = (obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0)
-            model.images.append(box)
-            if _small(obj.width, obj.height) and len(model.marks) < MAX_MARKS_PER_PAGE:
-                model.marks.append((box, MARK_DISC))
+            add_image(model, (obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
         elif isinstance(obj, (LTRect, LTLine, LTCurve)):
-            if obj.fill and not _is_white(obj.non_stroking_color):
-                model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
-            glyph = mark_glyph(obj) if len(model.marks) < MAX_MARKS_PER_PAGE else ""
-            if glyph:
-                model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
-            if glyph not in _NOT_RULINGS:
-                # (A checkbox's edges are no table's rules.)
-                _add_rulings(model, obj, page_top)
+            add_shape(model, obj, page_top)
+
+
+def add_image(model: PageModel, box: Box) -> None:
+    """File a picture drawn in `box` (top-down): a small one may be a drawn bullet."""
+    model.images.append(box)
+    if _small(box[2] - box[0], box[3] - box[1]) and len(model.marks) < MAX_MARKS_PER_PAGE:
+        model.marks.append((box, MARK_DISC))
+
+
+def add_shape(model: PageModel, obj: LTCurve, page_top: float) -> None:
+    """File a painted path: a coloured fill, a drawn list mark, table rulings."""
+    if obj.fill and not _is_white(obj.non_stroking_color):
+        model.fills.append((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0))
+    glyph = mark_glyph(obj) if len(model.marks) < MAX_MARKS_PER_PAGE else ""
+    if glyph:
+        model.marks.append(((obj.x0, page_top - obj.y1, obj.x1, page_top - obj.y0), glyph))
+    if glyph not in _NOT_RULINGS:
+        # (A checkbox's edges are no table's rules.)
+        _add_rulings(model, obj, page_top)
 
 
 # Drawn marks: browsers print list bullets as small shapes (a filled disc, a stroked circle
@@ -959,11 +987,17 @@ def _add_rulings(model: PageModel, obj: LTCurve, page_top: float) -> None:
 def build_model(ltpage: LTPage, number: int, hidden: dict[int, str] | None = None) -> PageModel:
     model = PageModel(number=number, width=ltpage.width, height=ltpage.height)
     _collect(model, ltpage, ltpage.y1, 0, hidden or {})
+    finish_model(model)
+    return model
+
+
+def finish_model(model: PageModel) -> None:
+    """The page-wide passes once every line is filed: what only looked hidden given back,
+    overprinted copies dropped, each line read in its paragraph direction."""
     if model.hidden:
         _uncover(model)
     _drop_overprinted_lines(model)
     _settle_directions(model)
-    return model
 
 
 def _drop_overprinted_lines(model: PageModel) -> None:

@@ -15,7 +15,8 @@ curved or slanted shapes, shadings and annotations (not page content) never cove
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from pdfminer.layout import LTChar
@@ -24,7 +25,20 @@ from pdfminer.pdftypes import PDFStream, dict_value, resolve1
 from pdfminer.psparser import PSLiteral, literal_name
 from pdfminer.utils import MATRIX_IDENTITY, Matrix, mult_matrix
 
-__all__ = ["COVERED_SHARE", "SCAN_PAGE_SHARE", "CoveringInterpreter", "Covers", "PaintState"]
+__all__ = [
+    "COVERED_SHARE",
+    "MIN_COVER_SIDE",
+    "SCAN_PAGE_SHARE",
+    "CoveringInterpreter",
+    "Covers",
+    "PaintState",
+    "cover_grid",
+    "covering",
+    "filled_rectangles",
+    "intersect",
+    "is_rectangle",
+    "is_scan",
+]
 
 # A glyph is covered when one shape hides at least this fraction of its box's area (the
 # box from the font's descent to its ascent). What is left is a sliver of a fifth of the
@@ -45,7 +59,7 @@ _GRID = 32.0
 # Points: a shape thinner than this covers no glyph: it cannot hide 80% of the box of text
 # of a point or more (smaller text is hidden as tiny already). Rules and cell borders drawn
 # as thin filled rectangles, the most common fills drawn after text, are not kept.
-_MIN_COVER_SIDE = 0.8
+MIN_COVER_SIDE = 0.8
 # A fill with more subpaths than this (a map, text drawn as outlines) covers nothing:
 # finding which of its subpaths are holes in others would cost a test per pair.
 _MAX_SUBPATHS = 64
@@ -149,7 +163,7 @@ class CoveringInterpreter(PDFPageInterpreter):
         # operator paints is the clip's own path, so taking it now changes nothing.
         boxes = _subpath_boxes(self.curpath, self.ctm)
         rect = boxes[0][0] if len(boxes) == 1 and boxes[0][1] else NOWHERE
-        self._state.clip = _intersect(self._state.clip, rect)
+        self._state.clip = intersect(self._state.clip, rect)
 
     def do_TJ(self, seq: Any) -> None:
         super().do_TJ(seq)
@@ -177,7 +191,7 @@ class CoveringInterpreter(PDFPageInterpreter):
                 except Exception:
                     frame = []
                 rect = frame[0][0] if frame and frame[0][1] else NOWHERE
-                self._form_state.clip = _intersect(self._form_state.clip, rect)
+                self._form_state.clip = intersect(self._form_state.clip, rect)
                 optional = "OC" in xobj
             elif isinstance(subtype, PSLiteral) and subtype.name == "Image":
                 self._paint_image(xobj)
@@ -243,11 +257,12 @@ def _subpath_boxes(path: Sequence[Any], ctm: Matrix) -> list[tuple[Box, bool]]:
         xs = [p[0] for p in points]
         ys = [p[1] for p in points]
         box = (min(xs), min(ys), max(xs), max(ys))
-        out.append((box, not is_curved and _is_rectangle(points)))
+        out.append((box, not is_curved and is_rectangle(points)))
     return out
 
 
-def _is_rectangle(points: list[tuple[float, float]]) -> bool:
+def is_rectangle(points: list[tuple[float, float]]) -> bool:
+    """Whether the corners (closed or not) make an axis-aligned rectangle."""
     if len(points) == 5 and _near(points[0], points[4]):
         points = points[:4]
     if len(points) != 4:
@@ -289,7 +304,7 @@ def _overlaps(p: Box, q: Box) -> bool:
     return p[0] < q[2] and q[0] < p[2] and p[1] < q[3] and q[1] < p[3]
 
 
-def _intersect(clip: Box | None, box: Box) -> Box:
+def intersect(clip: Box | None, box: Box) -> Box:
     if clip is None:
         return box
     x0, y0 = max(clip[0], box[0]), max(clip[1], box[1])
@@ -328,14 +343,14 @@ class Covers:
         boxes = _subpath_boxes([("m", 0, 0), ("l", 1, 0), ("l", 1, 1), ("l", 0, 1)], ctm)
         if not boxes or not boxes[0][1]:
             return  # turned or slanted: its box is larger than what it paints
-        box = _intersect(self.page, boxes[0][0])
+        box = intersect(self.page, boxes[0][0])
         self.image_area += (box[2] - box[0]) * (box[3] - box[1])
         if self.runs and state is not None and state.opaque and state.clip is not NOWHERE and image_is_opaque(stream):
             self._add(box, state.clip, image=True)
 
     def _add(self, box: Box, clip: Box | None, *, image: bool) -> None:
-        box = _intersect(self.page, _intersect(clip, box))
-        if box[2] - box[0] >= _MIN_COVER_SIDE and box[3] - box[1] >= _MIN_COVER_SIDE:
+        box = intersect(self.page, intersect(clip, box))
+        if box[2] - box[0] >= MIN_COVER_SIDE and box[3] - box[1] >= MIN_COVER_SIDE:
             self.covers.append((len(self.runs), box, image))
 
     def covered(self) -> Iterator[Any]:
@@ -343,42 +358,62 @@ class Covers:
         `COVERED_SHARE` of the box."""
         if not self.covers:
             return
-        x0, y0, x1, y1 = self.page
-        scan = self.image_area >= SCAN_PAGE_SHARE * (x1 - x0) * (y1 - y0)
-        grid: dict[tuple[int, int], list[tuple[int, Box]]] = {}
-        last = 0
-        for order, box, image in self.covers:
-            if image and scan:
-                continue
-            last = max(last, order)
-            for i in range(int(box[0] // _GRID), int(box[2] // _GRID) + 1):
-                for j in range(int(box[1] // _GRID), int(box[3] // _GRID) + 1):
-                    grid.setdefault((i, j), []).append((order, box))
+        grid, last = cover_grid(self.covers, is_scan(self.page, self.image_area))
         char = LTChar
-        share = COVERED_SHARE
-        # A shape over at least `share` (> 1/2) of a box spans more than half its width and
-        # its height, so it holds the box's centre: the centre's cell finds every candidate.
         for index in range(min(last, len(self.runs))):
             container, start, count, rise, size = self.runs[index]
             for obj in container._objs[start : start + count]:
                 if type(obj) is not char:
                     continue
-                gx0, gy0, gx1, gy1 = obj.x0, obj.y0, obj.x1, obj.y1
-                cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
-                cell = grid.get((int(cx // _GRID), int(cy // _GRID)))
-                if cell is None:
-                    continue
-                need = share * (gx1 - gx0) * (gy1 - gy0)
-                if need <= 0:
-                    continue
-                for order, (bx0, by0, bx1, by1) in cell:
-                    if order <= index or not (bx0 <= cx <= bx1 and by0 <= cy <= by1):
-                        continue
-                    w = (bx1 if bx1 < gx1 else gx1) - (bx0 if bx0 > gx0 else gx0)
-                    h = (by1 if by1 < gy1 else gy1) - (by0 if by0 > gy0 else gy0)
-                    if w * h >= need and _spans_ink(obj.matrix, rise, size, by0, by1):
-                        yield obj
-                        break
+                if covering(grid, index, (obj.x0, obj.y0, obj.x1, obj.y1), partial(_spans_ink, obj.matrix, rise, size)):
+                    yield obj
+
+
+CoverGrid = dict[tuple[int, int], list[tuple[int, Box]]]
+
+
+def is_scan(page: Box, image_area: float) -> bool:
+    """Whether pictures cover so much of the page that it is a scan (`SCAN_PAGE_SHARE`)."""
+    x0, y0, x1, y1 = page
+    return image_area >= SCAN_PAGE_SHARE * (x1 - x0) * (y1 - y0)
+
+
+def cover_grid(covers: Sequence[tuple[int, Box, bool]], scan: bool) -> tuple[CoverGrid, int]:
+    """The covers (runs drawn before each, box, is an image) indexed by position, a scan's
+    pictures left out; and the most runs drawn before one of them."""
+    grid: CoverGrid = {}
+    last = 0
+    for order, box, image in covers:
+        if image and scan:
+            continue
+        last = max(last, order)
+        for i in range(int(box[0] // _GRID), int(box[2] // _GRID) + 1):
+            for j in range(int(box[1] // _GRID), int(box[3] // _GRID) + 1):
+                grid.setdefault((i, j), []).append((order, box))
+    return grid, last
+
+
+def covering(grid: CoverGrid, index: int, glyph: Box, ink: Callable[[float, float], bool]) -> bool:
+    """Whether a shape drawn after the run `index` hides at least `COVERED_SHARE` of the
+    glyph box `glyph` and spans its ink (`ink(y0, y1)` of the shape)."""
+    gx0, gy0, gx1, gy1 = glyph
+    # A shape over at least `share` (> 1/2) of a box spans more than half its width and
+    # its height, so it holds the box's centre: the centre's cell finds every candidate.
+    cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
+    cell = grid.get((int(cx // _GRID), int(cy // _GRID)))
+    if cell is None:
+        return False
+    need = COVERED_SHARE * (gx1 - gx0) * (gy1 - gy0)
+    if need <= 0:
+        return False
+    for order, (bx0, by0, bx1, by1) in cell:
+        if order <= index or not (bx0 <= cx <= bx1 and by0 <= cy <= by1):
+            continue
+        w = (bx1 if bx1 < gx1 else gx1) - (bx0 if bx0 > gx0 else gx0)
+        h = (by1 if by1 < gy1 else gy1) - (by0 if by0 > gy0 else gy0)
+        if w * h >= need and ink(by0, by1):
+            return True
+    return False
 
 
 def _spans_ink(matrix: Matrix, rise: float, size: float, y0: float, y1: float) -> bool:

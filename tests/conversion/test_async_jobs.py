@@ -95,8 +95,15 @@ def account() -> dict[str, Any]:
     return {"org": org, "key": make_key(org)}
 
 
-def create(account: dict[str, Any], path: Path, pages: list[int] | None = None, **kw: Any) -> Job:
-    """A job for the PDF, its upload kept in the async store as the API keeps it."""
+def create(
+    account: dict[str, Any],
+    path: Path,
+    pages: list[int] | None = None,
+    options: dict[str, Any] | None = None,
+    **kw: Any,
+) -> Job:
+    """A job for the PDF, its upload kept in the async store as the API keeps it; `options`
+    beside the defaults."""
     job_id = "job_" + new_request_id().split("_", 1)[1]
     key = object_put(Store.ASYNC, f"{job_id}/input.pdf", path)
     count = engine.preflight(path).page_count or 0
@@ -107,7 +114,7 @@ def create(account: dict[str, Any], path: Path, pages: list[int] | None = None, 
         api_key_id=account["key"].api_key.id,
         request_id=new_request_id(),
         source=JobSource(store=Store.ASYNC, key=key, sha256="0" * 64),
-        options={"tables": "markdown", "fallback": "empty", "flavor": "gfm"},
+        options={"tables": "markdown", "fallback": "empty", "flavor": "gfm", **(options or {})},
         pages=pages or list(range(1, count + 1)),
         **kw,
     )
@@ -149,6 +156,19 @@ def test_a_lead_alone_parses_every_part_and_writes_its_pages_as_it_goes(account:
     assert job.page_chunks == 7  # 14 pages written two at a time while it ran
     assert json.loads(job_result_bytes(job=job))["markdown"] == engine.convert(book).markdown
     assert movements(job) == [("capture", -14), ("hold", -14)]
+
+
+def test_a_job_of_the_pdfium_engine_parses_its_parts_with_it(account: dict[str, Any], book: Path) -> None:
+    job = create(account, book, options={"engine": engine.PDFIUM_ENGINE_ID})
+
+    async_job_lead(job_id=job.id)
+
+    job.refresh_from_db()
+    assert job.status == Job.Status.SUCCEEDED, job.error
+    body = json.loads(job_result_bytes(job=job))
+    assert body["engine"] == {"id": engine.PDFIUM_ENGINE_ID, "version": engine.PDFIUM_ENGINE_VERSION}
+    chosen = engine.convert(book, options=engine.ConvertOptions(engine=engine.PDFIUM_ENGINE_ID))
+    assert body["markdown"] == chosen.markdown
 
 
 def test_a_job_without_the_credits_is_refused_and_leaves_nothing(book: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 
@@ -12,7 +14,7 @@ from tests.svcx.test_envelope import assert_envelope
 pytestmark = [pytest.mark.django_db]
 
 
-def test_any_key_lists_the_engines() -> None:
+def test_any_key_lists_the_engines(settings: Any) -> None:
     client = Client()
     read_only = make_key(make_org(), scopes=["account:read"])
 
@@ -21,10 +23,21 @@ def test_any_key_lists_the_engines() -> None:
     body = response.json()
     assert response.status_code == 200
     assert (body["object"], body["has_more"]) == ("list", False)
+    # The PDFium engine is not offered unless the operator turns it on (SVCX_PDFIUM_ENGINE).
     assert [(e["id"], e["version"], e["default"]) for e in body["data"]] == [
         (engine.ENGINE_ID, engine.ENGINE_VERSION, True)
     ]
     assert body["request_id"] == response["X-Request-Id"]
+    assert_envelope(
+        client.get(f"/v1/engines/{engine.PDFIUM_ENGINE_ID}", **bearer(read_only.secret)), 404, "engine_not_found"
+    )
+
+    settings.SVCX_PDFIUM_ENGINE = True
+    body = client.get("/v1/engines", **bearer(read_only.secret)).json()
+    assert [(e["id"], e["version"], e["default"]) for e in body["data"]] == [
+        (engine.ENGINE_ID, engine.ENGINE_VERSION, True),
+        (engine.PDFIUM_ENGINE_ID, engine.PDFIUM_ENGINE_VERSION, False),
+    ]
 
 
 def test_an_engine_is_read_by_its_identifier(client: Client) -> None:

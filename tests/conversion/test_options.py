@@ -13,6 +13,12 @@ from core.errors import ServiceError
 from core.handlers import to_service_error
 
 
+@pytest.fixture(autouse=True)
+def pdfium_offered(settings: Any) -> None:
+    """The PDFium engine offered (SVCX_PDFIUM_ENGINE), so that its option can be validated."""
+    settings.SVCX_PDFIUM_ENGINE = True
+
+
 def validate_options(raw: dict[str, Any]) -> Options:
     """The `options` member of a JSON body, validated as the API does (errors as it answers them)."""
     serializer = JsonMembersSerializer(data={"options": raw})
@@ -37,6 +43,8 @@ def key(**raw: str) -> str:
         ({"pages": "1,2-"}, {}),
         ({"pages": "2,3-"}, {"pages": "2-"}),
         ({"tables": "markdown", "fallback": "empty", "flavor": "gfm"}, {}),
+        # The default engine named: the answer it gives without the option.
+        ({"engine": "svcx-layout"}, {}),
     ],
 )
 def test_options_that_select_the_same_pages_share_a_cache_key(a: dict[str, str], b: dict[str, str]) -> None:
@@ -51,6 +59,7 @@ def test_options_that_select_the_same_pages_share_a_cache_key(a: dict[str, str],
         ({"pages": "1-3"}, {"pages": "1-"}),  # the same only when the document has 3 pages
         ({"tables": "html"}, {}),
         ({"fallback": "error"}, {}),
+        ({"engine": "svcx-layout-pdfium"}, {}),
     ],
 )
 def test_options_that_can_differ_in_output_have_different_keys(a: dict[str, str], b: dict[str, str]) -> None:
@@ -88,3 +97,18 @@ def test_ocr_enters_the_cache_key_only_when_it_is_on() -> None:
         )
         == 7
     )
+
+
+def test_an_unknown_engine_is_engine_not_found_naming_the_engines() -> None:
+    with pytest.raises(ServiceError) as info:
+        validate_options({"engine": "docling"})
+
+    assert (info.value.code, info.value.param) == ("engine_not_found", "options.engine")
+    assert info.value.details == {"accepted": ["svcx-layout", "svcx-layout-pdfium"]}
+    assert "GET /v1/engines" in info.value.message
+
+
+def test_the_cache_key_without_an_engine_is_the_key_before_engines_were_chosen() -> None:
+    # Cached results of the default engine stay found: its key has no `engine`.
+    assert key() == "pages=*;tables=markdown;fallback=empty;flavor=gfm"
+    assert key(engine="svcx-layout-pdfium").endswith(";engine=svcx-layout-pdfium")

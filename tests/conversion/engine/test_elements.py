@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conversion.engine import ConvertOptions, convert
+import pytest
+
+from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert
 from conversion.engine.elements import Element, ElementType, join_elements
 
 from .pdfs import Fill, Image, Text, lines, make_pdf, ruled_grid
@@ -21,7 +23,8 @@ def shown(els: list[Element]) -> list[tuple[str, str]]:
     return [(str(e.type), e.text) for e in els if e.in_markdown]
 
 
-def test_hidden_text_is_kept_out_of_the_markdown_as_elements_with_their_reason(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_hidden_text_is_kept_out_of_the_markdown_as_elements_with_their_reason(tmp_path: Path, engine: str) -> None:
     pdf = make_pdf(
         tmp_path / "a.pdf",
         [
@@ -39,7 +42,7 @@ def test_hidden_text_is_kept_out_of_the_markdown_as_elements_with_their_reason(t
             ]
         ],
     )
-    result = convert(pdf)
+    result = convert(pdf, options=ConvertOptions(engine=engine))
     page = result.pages[0]
 
     hidden = [(e.reason, e.text) for e in page.elements if e.type == ElementType.HIDDEN_TEXT]

@@ -1,0 +1,966 @@
+"""A second text source: the page model of `layout` read through PDFium (pypdfium2).
+
+PDFium parses a page's content in C++ and gives each character with its box, its text
+object (font, size, render mode, fill colour) and its place in drawing order; this module
+groups the characters into lines as pdfminer's layout analysis does with the engine's
+LAParams (line_overlap 0.5, char_margin 2.0, word_margin 0.1), then files them through the
+same glyph pass as the pdfminer source (`layout.add_glyphs`): the same spans, styles, sizes,
+glyph positions, splits and hidden-text reasons. Rulings, fills, drawn marks and images come
+from the page objects (paths and images, form XObjects walked), filed by the same helpers.
+
+What differs from the pdfminer source: text written top to bottom (vertical fonts) is read
+as horizontal lines; characters of a form XObject are grouped with the page's (pdfminer
+groups them inside their figure); glyph boxes take PDFium's font descent (the box is the
+font size tall from there, as pdfminer builds it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import os
+import re
+import time
+from collections.abc import Callable
+from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
+from typing import Any
+
+import pikepdf
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from pdfminer.layout import LTAnno, LTChar, LTCurve, LTLine, LTRect
+from pdfminer.utils import apply_matrix_pt, mult_matrix
+
+from .layout import (
+    HIDDEN_COVERED,
+    MAX_SECONDS_PER_PAGE,
+    PageAborted,
+    PageModel,
+    PageTooComplex,
+    add_glyphs,
+    add_image,
+    add_shape,
+    finish_model,
+    has_rtl,
+    hidden_by_state,
+    mark_headings,
+)
+from .occlusion import (
+    INK_BAND,
+    MIN_COVER_SIDE,
+    NOWHERE,
+    cover_grid,
+    covering,
+    filled_rectangles,
+    intersect,
+    is_rectangle,
+    is_scan,
+)
+
+__all__ = ["PdfiumPageParser", "open_pdfium"]
+
+# pdfminer's LAParams as the engine sets them (layout.PageParser).
+LINE_OVERLAP = 0.5
+CHAR_MARGIN = 2.0
+WORD_MARGIN = 0.1
+# Form XObjects nested deeper than this are not walked (pdfminer's figures stop there too).
+MAX_FORM_DEPTH = 32
+# Spaces put in one gap at most.
+_MAX_SPACE_RUN = 256
+# Characters between two polls of should_stop and the page clock.
+_POLL_EVERY = 4096
+
+Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_Box = tuple[float, float, float, float]  # x0, y0, x1, y1 bottom-up
+
+
+def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
+    """A prototype of PDFium's function `name` that takes and gives handles as plain
+    integers: pypdfium2's typed prototypes build a pointer object per call, a cost paid
+    per character here."""
+    address = ctypes.cast(getattr(pdfium_c, name), c_void_p).value
+    assert address is not None
+    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+
+class _RectF(ctypes.Structure):
+    _fields_ = [("left", c_float), ("top", c_float), ("right", c_float), ("bottom", c_float)]
+
+
+class _MatrixF(ctypes.Structure):
+    _fields_ = [("a", c_float), ("b", c_float), ("c", c_float), ("d", c_float), ("e", c_float), ("f", c_float)]
+
+
+_count_chars = _fn("FPDFText_CountChars", c_int, c_void_p)
+_get_text = _fn("FPDFText_GetText", c_int, c_void_p, c_int, c_int, c_void_p)
+_get_unicode = _fn("FPDFText_GetUnicode", c_uint, c_void_p, c_int)
+_is_generated = _fn("FPDFText_IsGenerated", c_int, c_void_p, c_int)
+_text_object = _fn("FPDFText_GetTextObject", c_void_p, c_void_p, c_int)
+_loose_box = _fn("FPDFText_GetLooseCharBox", c_int, c_void_p, c_int, POINTER(_RectF))
+_char_origin = _fn("FPDFText_GetCharOrigin", c_int, c_void_p, c_int, POINTER(c_double), POINTER(c_double))
+_font_descent = _fn("FPDFFont_GetDescent", c_int, c_void_p, c_float, POINTER(c_float))
+_char_size = _fn("FPDFText_GetFontSize", c_double, c_void_p, c_int)
+_char_matrix = _fn("FPDFText_GetMatrix", c_int, c_void_p, c_int, POINTER(_MatrixF))
+_render_mode = _fn("FPDFTextObj_GetTextRenderMode", c_int, c_void_p)
+_text_font = _fn("FPDFTextObj_GetFont", c_void_p, c_void_p)
+_base_font_name = _fn("FPDFFont_GetBaseFontName", c_ulong, c_void_p, c_void_p, c_ulong)
+_fill_color = _fn(
+    "FPDFPageObj_GetFillColor", c_int, c_void_p, POINTER(c_uint), POINTER(c_uint), POINTER(c_uint), POINTER(c_uint)
+)
+_mcid = _fn("FPDFPageObj_GetMarkedContentID", c_int, c_void_p)
+_count_objects = _fn("FPDFPage_CountObjects", c_int, c_void_p)
+_page_object = _fn("FPDFPage_GetObject", c_void_p, c_void_p, c_int)
+_form_count = _fn("FPDFFormObj_CountObjects", c_int, c_void_p)
+_form_object = _fn("FPDFFormObj_GetObject", c_void_p, c_void_p, c_ulong)
+_object_type = _fn("FPDFPageObj_GetType", c_int, c_void_p)
+_object_matrix = _fn("FPDFPageObj_GetMatrix", c_int, c_void_p, POINTER(_MatrixF))
+_object_bounds = _fn(
+    "FPDFPageObj_GetBounds", c_int, c_void_p, POINTER(c_float), POINTER(c_float), POINTER(c_float), POINTER(c_float)
+)
+_transparent = _fn("FPDFPageObj_HasTransparency", c_int, c_void_p)
+_count_marks = _fn("FPDFPageObj_CountMarks", c_int, c_void_p)
+_get_mark = _fn("FPDFPageObj_GetMark", c_void_p, c_void_p, c_ulong)
+_mark_name = _fn("FPDFPageObjMark_GetName", c_int, c_void_p, c_void_p, c_ulong, POINTER(c_ulong))
+_clip_path = _fn("FPDFPageObj_GetClipPath", c_void_p, c_void_p)
+_clip_count = _fn("FPDFClipPath_CountPaths", c_int, c_void_p)
+_clip_segments = _fn("FPDFClipPath_CountPathSegments", c_int, c_void_p, c_int)
+_clip_segment = _fn("FPDFClipPath_GetPathSegment", c_void_p, c_void_p, c_int, c_int)
+_path_segments = _fn("FPDFPath_CountSegments", c_int, c_void_p)
+_path_segment = _fn("FPDFPath_GetPathSegment", c_void_p, c_void_p, c_int)
+_segment_point = _fn("FPDFPathSegment_GetPoint", c_int, c_void_p, POINTER(c_float), POINTER(c_float))
+_segment_type = _fn("FPDFPathSegment_GetType", c_int, c_void_p)
+_segment_close = _fn("FPDFPathSegment_GetClose", c_int, c_void_p)
+_draw_mode = _fn("FPDFPath_GetDrawMode", c_int, c_void_p, POINTER(c_int), POINTER(c_int))
+_stroke_width = _fn("FPDFPageObj_GetStrokeWidth", c_int, c_void_p, POINTER(c_float))
+_media_box = _fn(
+    "FPDFPage_GetMediaBox", c_int, c_void_p, POINTER(c_float), POINTER(c_float), POINTER(c_float), POINTER(c_float)
+)
+_rotation = _fn("FPDFPage_GetRotation", c_int, c_void_p)
+_rendered_picture = _fn("FPDFImageObj_GetRenderedBitmap", c_void_p, c_void_p, c_void_p, c_void_p)
+_bitmap_format = _fn("FPDFBitmap_GetFormat", c_int, c_void_p)
+_bitmap_width = _fn("FPDFBitmap_GetWidth", c_int, c_void_p)
+_bitmap_height = _fn("FPDFBitmap_GetHeight", c_int, c_void_p)
+_bitmap_stride = _fn("FPDFBitmap_GetStride", c_int, c_void_p)
+_bitmap_buffer = _fn("FPDFBitmap_GetBuffer", c_void_p, c_void_p)
+_bitmap_destroy = _fn("FPDFBitmap_Destroy", None, c_void_p)
+_BGRA = pdfium_c.FPDFBitmap_BGRA
+# Formats without alpha: every pixel painted.
+_OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, pdfium_c.FPDFBitmap_Gray})
+
+_TEXT, _PATH, _IMAGE, _FORM = (
+    pdfium_c.FPDF_PAGEOBJ_TEXT,
+    pdfium_c.FPDF_PAGEOBJ_PATH,
+    pdfium_c.FPDF_PAGEOBJ_IMAGE,
+    pdfium_c.FPDF_PAGEOBJ_FORM,
+)
+_LINETO, _BEZIERTO, _MOVETO = pdfium_c.FPDF_SEGMENT_LINETO, pdfium_c.FPDF_SEGMENT_BEZIERTO, pdfium_c.FPDF_SEGMENT_MOVETO
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Line breaks: PDFium inserts them between the lines it sees (FPDFText_IsGenerated).
+_BREAKS = frozenset("\r\n")
+
+
+def _handle(obj: Any) -> int:
+    """The address behind one of pypdfium2's handles."""
+    return ctypes.cast(obj.raw, c_void_p).value or 0
+
+
+def _box(m: Matrix, x0: float, y0: float, x1: float, y1: float) -> _Box:
+    """The bounding box of a rectangle's corners under `m`."""
+    pts = [apply_matrix_pt(m, (x, y)) for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1))]
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _page_frame(page: int) -> tuple[Matrix, float, float]:
+    """pdfminer's frame of a page: the matrix from user space to a page whose media box
+    starts at the origin, turned by /Rotate, and that page's width and height."""
+    left, bottom, right, top = c_float(), c_float(), c_float(), c_float()
+    if _media_box(page, byref(left), byref(bottom), byref(right), byref(top)):
+        x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
+    else:
+        x0, y0, x1, y1 = 0.0, 0.0, 612.0, 792.0
+    rotate = (_rotation(page) % 4) * 90
+    ctm: Matrix
+    if rotate == 90:
+        ctm = (0.0, -1.0, 1.0, 0.0, -y0, x1)
+    elif rotate == 180:
+        ctm = (-1.0, 0.0, 0.0, -1.0, x1, y1)
+    elif rotate == 270:
+        ctm = (0.0, 1.0, -1.0, 0.0, y1, -x0)
+    else:
+        ctm = (1.0, 0.0, 0.0, 1.0, -x0, -y0)
+    ax, ay = apply_matrix_pt(ctm, (x0, y0))
+    bx, by = apply_matrix_pt(ctm, (x1, y1))
+    return ctm, abs(ax - bx), abs(ay - by)
+
+
+class _TextObject:
+    """What the characters of one text object share."""
+
+    __slots__ = ("descent", "fontname", "heading", "order", "reason", "size", "upright")
+
+    def __init__(self, fontname: str, size: float, reason: str, heading: int, upright: bool, descent: float) -> None:
+        self.fontname = fontname
+        self.size = size
+        self.reason = reason
+        self.heading = heading
+        self.upright = upright
+        self.descent = descent  # points from the baseline down to the foot of a glyph's box
+        self.order = -1  # its place among the page's objects in drawing order (set by the walk)
+
+
+def _font_name(text_object: int) -> str:
+    font = _text_font(text_object)
+    if not font:
+        return "unknown"
+    size = _base_font_name(font, None, 0)
+    if size <= 1:
+        return "unknown"
+    buffer = ctypes.create_string_buffer(size)
+    _base_font_name(font, buffer, size)
+    return buffer.value.decode("utf-8", "replace")
+
+
+def _fill_rgba(obj: int) -> tuple[float, float, float, float] | None:
+    r, g, b, a = c_uint(), c_uint(), c_uint(), c_uint()
+    if not _fill_color(obj, byref(r), byref(g), byref(b), byref(a)):
+        return None
+    return r.value / 255, g.value / 255, b.value / 255, a.value / 255
+
+
+def _optional(obj: int) -> bool:
+    """Whether an object lies in optional content (a layer that may be switched off)."""
+    count = _count_marks(obj)
+    if count <= 0:
+        return False
+    buffer = ctypes.create_string_buffer(64)
+    used = c_ulong()
+    for i in range(count):
+        mark = _get_mark(obj, i)
+        if mark and _mark_name(mark, buffer, 64, byref(used)):
+            name = buffer.raw[: max(0, used.value - 2)].decode("utf-16-le", "replace")
+            if name == "OC":
+                return True
+    return False
+
+
+def _path_points(obj: int) -> list[list[tuple[str, float, float]]]:
+    """The subpaths of a path object in its own space: (op, x, y) with op m, l, c or h
+    (a closing segment adds an "h")."""
+    subpaths: list[list[tuple[str, float, float]]] = []
+    x, y = c_float(), c_float()
+    for i in range(_path_segments(obj)):
+        segment = _path_segment(obj, i)
+        if not segment:
+            continue
+        kind = _segment_type(segment)
+        _segment_point(segment, byref(x), byref(y))
+        if kind == _MOVETO or not subpaths:
+            subpaths.append([("m", x.value, y.value)])
+        else:
+            subpaths[-1].append(("c" if kind == _BEZIERTO else "l", x.value, y.value))
+        if _segment_close(segment):
+            subpaths[-1].append(("h", subpaths[-1][0][1], subpaths[-1][0][2]))
+    return subpaths
+
+
+def _clip_box(obj: int, to_page: Matrix) -> _Box | None:
+    """The box of an object's clip in page space: None where nothing clips, an empty box
+    where the clip is not a set of rectangles (a shape under it covers nothing)."""
+    clip = _clip_path(obj)
+    if not clip:
+        return None
+    paths = _clip_count(clip)
+    if paths <= 0:
+        return None
+    box: _Box | None = None
+    x, y = c_float(), c_float()
+    for p in range(paths):
+        count = _clip_segments(clip, p)
+        if count <= 0:
+            # A text clip or an empty path: nothing that can be told.
+            return NOWHERE
+        pts = []
+        for s in range(count):
+            segment = _clip_segment(clip, p, s)
+            if not segment or _segment_type(segment) == _BEZIERTO:
+                return NOWHERE
+            _segment_point(segment, byref(x), byref(y))
+            pts.append(apply_matrix_pt(to_page, (x.value, y.value)))
+        if not is_rectangle(pts):
+            return NOWHERE
+        part = (min(q[0] for q in pts), min(q[1] for q in pts), max(q[0] for q in pts), max(q[1] for q in pts))
+        box = part if box is None else intersect(box, part)
+    return box
+
+
+def open_pdfium(
+    path: str | os.PathLike[str],
+    password: str | None,
+    should_stop: Callable[[], bool] | None = None,
+    structure: pikepdf.Pdf | None = None,
+) -> PdfiumPageParser | None:
+    """A parser of the pages of the PDF at `path`, opened with PDFium; `close()` it. A file
+    PDFium cannot open is read as `structure` (pikepdf's reading of it, repairs made) saves it;
+    None when PDFium cannot open it either way (the caller reads it with pdfminer.six)."""
+    try:
+        pdf = pdfium.PdfDocument(str(path), password=password)
+    except pdfium.PdfiumError:
+        pdf = None
+    if pdf is None and structure is not None:
+        buffer = io.BytesIO()
+        try:
+            structure.save(buffer, encryption=False)
+            pdf = pdfium.PdfDocument(buffer.getvalue())
+        except (pdfium.PdfiumError, pikepdf.PdfError):
+            pdf = None
+    return PdfiumPageParser(pdf, should_stop, structure) if pdf is not None else None
+
+
+class PdfiumPageParser:
+    """Parses the pages of a PDFium document one at a time into `PageModel`s."""
+
+    def __init__(
+        self,
+        pdf: pdfium.PdfDocument,
+        should_stop: Callable[[], bool] | None = None,
+        structure: pikepdf.Pdf | None = None,
+    ) -> None:
+        self._pdf = pdf
+        self._should_stop = should_stop
+        self._structure = structure  # the document as pikepdf reads it, open as long as this
+        self._rtl = False  # the page being parsed has right-to-left text
+
+    def close(self) -> None:
+        self._pdf.close()
+
+    def parse(self, number: int, headings: dict[int, int] | None = None) -> PageModel:
+        """The model of page `number` (1-based); `headings` maps the MCIDs of the page's
+        tagged text that lies in heading elements to their level (`tags`).
+
+        Raises:
+            PageAborted: should_stop returned True during the page.
+            PageTooComplex: the page exceeded its time budget.
+            Exception: whatever PDFium raises on a page it cannot load (caller maps it).
+        """
+        started = time.monotonic()
+        page = self._pdf[number - 1]
+        try:
+            page_handle = _handle(page)
+            ctm, width, height = _page_frame(page_handle)
+            model = PageModel(number=number, width=width, height=height)
+            # The page objects first: rulings and pictures, the drawing order of the text
+            # objects, and what may cover text drawn before it.
+            document = _handle(self._pdf)
+            walk = _Walk(model, ctm, height, lambda picture: _opaque_picture(document, page_handle, picture))
+            walk.objects(page_handle, _count_objects(page_handle), _page_object, _IDENTITY, 0, False)
+            textpage = page.get_textpage()
+            try:
+                spaces = walk.spaces
+                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started)
+                page_text.read()
+            finally:
+                textpage.close()
+            hidden = page_text.hidden
+            if page_text.chars is not None:
+                chars = page_text.chars
+                if page_text.rtl:
+                    # PDFium puts right-to-left runs in reading order; pdfminer, and the glyph
+                    # pass after it, read glyphs as drawn: text object by text object, each
+                    # from left to right as PDF producers write it.
+                    chars.sort(key=_drawn)
+                if spaces:
+                    chars = _with_spaces(chars, spaces)
+                if walk.covers:
+                    for char in _covered(chars, walk.covers, (0.0, 0.0, width, height), walk.image_area):
+                        # Text drawn invisible stays so: over a picture, it is the picture's
+                        # words (`layout._uncover`), as when the picture is its clip (which
+                        # PDFium does not tell apart from no clip).
+                        hidden.setdefault(id(char), HIDDEN_COVERED)
+                lines = _group(chars)
+            else:
+                lines = page_text.lines
+                if walk.covers:
+                    for char in _covered(page_text.drawn_over, walk.covers, (0.0, 0.0, width, height), walk.image_area):
+                        hidden.setdefault(id(char), HIDDEN_COVERED)
+            for objs, bbox in lines:
+                add_glyphs(model, objs, bbox, False, height, hidden)
+            finish_model(model)
+            if page_text.heading_boxes:
+                mark_headings(model, page_text.heading_boxes, height)
+            return model
+        finally:
+            page.close()
+
+
+def _opaque_picture(document: int, page: int, picture: int) -> bool:
+    """Whether an image object paints every pixel of its box: rendered with its masks (a mask,
+    a soft mask, a colour key), no pixel is transparent. (PDFium does not tell whether an
+    image has a mask; only pictures drawn after text, those that may cover it, are rendered.)"""
+    bitmap = _rendered_picture(document, page, picture)
+    if not bitmap:
+        return False
+    try:
+        kind = _bitmap_format(bitmap)
+        if kind != _BGRA:
+            return kind in _OPAQUE_FORMATS
+        width, height, stride = _bitmap_width(bitmap), _bitmap_height(bitmap), _bitmap_stride(bitmap)
+        data = ctypes.string_at(_bitmap_buffer(bitmap), stride * height)
+        if stride == 4 * width:
+            return min(data[3::4], default=255) == 255
+        return all(
+            min(data[row * stride + 3 : row * stride + 4 * width : 4], default=255) == 255 for row in range(height)
+        )
+    finally:
+        _bitmap_destroy(bitmap)
+
+
+# A word space pdfminer would insert (one object serves every line: it is only read).
+_SPACE = LTAnno(" ")
+_Line = tuple[list[Any], _Box]
+
+
+class _PageText:
+    """The characters of one page read from PDFium's text page, as pdfminer's glyph objects
+    (only the attributes the glyph pass reads) grouped into lines as pdfminer groups them.
+
+    On a page where glyphs must be reordered or tested for cover first (right-to-left text,
+    shapes drawn over text), `chars` keeps them all for `_group`; else the lines are made
+    as the characters are read (`lines`).
+    """
+
+    def __init__(
+        self,
+        parser: PdfiumPageParser,
+        textpage: int,
+        ctm: Matrix,
+        walk: _Walk,
+        headings: dict[int, int],
+        started: float,
+        *,
+        keep: bool = False,
+    ) -> None:
+        self.parser = parser
+        self.keep = keep
+        self.objects: dict[int, _TextObject] = {}  # the text objects of the characters
+        self.textpage = textpage
+        self.ctm = ctm
+        self.walk = walk
+        self.headings = headings
+        self.started = started
+        self.rtl = False
+        self.chars: list[tuple[LTChar, _TextObject]] | None = None
+        # Glyphs drawn before the last cover, when the lines are made as they are read.
+        self.drawn_over: list[tuple[LTChar, _TextObject]] = []
+        self.lines: list[_Line] = []
+        self.hidden: dict[int, str] = {}
+        self.heading_boxes: list[tuple[int, float, float, float, float]] = []
+
+    def read(self) -> None:
+        textpage = self.textpage
+        n = _count_chars(textpage)
+        if n <= 0:
+            return
+        buffer = (c_ushort * (n + 1))()
+        got = _get_text(textpage, 0, n, buffer)
+        text = bytes(buffer)[: max(0, got - 1) * 2].decode("utf-16-le", "surrogatepass")
+        if len(text) != n:
+            # Characters beyond the Basic Multilingual Plane take two UTF-16 units.
+            text = "".join(chr(_get_unicode(textpage, i)) for i in range(n))
+        if _SURROGATE.search(text):
+            # Half of a pair a broken ToUnicode map gives alone: no character of its own.
+            text = _SURROGATE.sub("\ufffd", text)
+        self.rtl = has_rtl(text)
+        if "\ufffe" in text:
+            # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
+            text = text.replace("\ufffe", "-")
+        keep = self.keep or self.rtl
+        if keep:
+            self.chars = []
+        # Glyphs a shape drawn after them may cover, checked once the page is read.
+        drawn_over = self.drawn_over if self.walk.covers and not keep else None
+        last_cover = self.walk.last_cover
+        translate = self.ctm[:4] == (1.0, 0.0, 0.0, 1.0)
+        dx, dy = self.ctm[4], self.ctm[5]
+        ctm = self.ctm
+        rect = _RectF()
+        rect_ref = byref(rect)
+        new_char = LTChar.__new__
+        char_type = LTChar
+        objects = self.objects
+        order = self.walk.text_order
+        hidden = self.hidden
+        heading_boxes = self.heading_boxes
+        kept = self.chars
+        lines = self.lines
+        space = _SPACE
+        should_stop = self.parser._should_stop
+        last_obj = glyph_obj = 0
+        info: _TextObject | None = None
+        size = descent = 0.0
+        upright = True
+        reason = ""
+        spaces = self.walk.spaces if not keep else []  # (kept glyphs get theirs in `_with_spaces`)
+        n_spaces = len(spaces)
+        sj = 0
+        pending: list[tuple[int, float, float]] | None = None
+        # The text object of the previous glyph when it is a space, and that space's width.
+        space_obj = 0
+        space_width = 0.0
+        rtl = self.rtl
+        origin_x, origin_y = c_double(), c_double()
+        origin_x_ref, origin_y_ref = byref(origin_x), byref(origin_y)
+        heading = 0
+        last: LTChar | None = None
+        line: list[Any] = []
+        # The previous glyph's box, and the box of the line being made.
+        px0 = px1 = py0 = py1 = 0.0
+        lx0 = ly0 = lx1 = ly1 = 0.0
+        for i in range(n):
+            ch = text[i]
+            if ch in _BREAKS or (ch == " " and _is_generated(textpage, i)):
+                # A line break (PDFium's: content never draws one), or a space PDFium
+                # inserted where it saw a gap: pdfminer's grouping decides both.
+                continue
+            obj = _text_object(textpage, i)
+            if not obj:
+                continue
+            if obj != last_obj:
+                info = objects.get(obj)
+                if info is None:
+                    info = objects[obj] = _text_object_info(textpage, i, obj, self.headings, order.get(obj, 0))
+                size, upright, reason, heading, descent = (
+                    info.size,
+                    info.upright,
+                    info.reason,
+                    info.heading,
+                    info.descent,
+                )
+                last_obj = obj
+                if sj < n_spaces and spaces[sj][0] < info.order:
+                    # Space objects drawn before this one (PDFium's text page has not their glyphs).
+                    pending = []
+                    while sj < n_spaces and spaces[sj][0] < info.order:
+                        pending.append(spaces[sj])
+                        sj += 1
+            _loose_box(textpage, i, rect_ref)
+            left, right = rect.left, rect.right
+            if upright:
+                # pdfminer's glyph box of upright text: from the font's descent below the
+                # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
+                # some glyphs: only its left and right are taken.)
+                _char_origin(textpage, i, origin_x_ref, origin_y_ref)
+                bottom = origin_y.value - descent
+                top = bottom + size
+                if rtl:
+                    # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
+                    # from the origin; the box starts at the origin, as pdfminer's does.
+                    at = origin_x.value
+                    if left - at > 0.01 or at - left > 0.01:
+                        left = at
+                        if right < at:
+                            right = at
+            else:
+                bottom, top = rect.bottom, rect.top
+            if translate:
+                x0 = left + dx
+                x1 = right + dx
+                y0 = bottom + dy
+                y1 = top + dy
+            else:
+                x0, y0, x1, y1 = _box(ctm, left, bottom, right, top)
+            if obj == glyph_obj and last is not None and x0 == px0 and y0 == py0:
+                # One glyph that stands for several characters (a ligature): pdfminer keeps it whole.
+                last._text += ch
+                if x1 > last.x1:
+                    last.x1 = px1 = x1
+                    if x1 > lx1:
+                        lx1 = x1  # (the glyph is the last of the line being made)
+                continue
+            glyph_obj = obj
+            c = new_char(char_type)
+            c._text = ch
+            c.fontname = info.fontname  # type: ignore[union-attr]  # set with obj above
+            c.size = size
+            c.x0 = x0
+            c.x1 = x1
+            c.y0 = y0
+            c.y1 = y1
+            last = c
+            if reason:
+                hidden[id(c)] = reason
+            if heading:
+                heading_boxes.append((heading, x0, y0, x1, y1))
+            if not i % _POLL_EVERY and i:
+                if time.monotonic() - self.started > MAX_SECONDS_PER_PAGE:
+                    raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
+                if should_stop is not None and should_stop():
+                    raise PageAborted()
+            # (The previous glyph's: whether a space of this text object, and its width.)
+            after_space, after_width = space_obj, space_width
+            if ch == " ":
+                space_obj, space_width = obj, x1 - x0
+            elif space_obj:
+                space_obj = 0
+            assert info is not None  # set with obj above
+            if drawn_over is not None and info.order < last_cover:
+                drawn_over.append((c, info))
+            if kept is not None:
+                kept.append((c, info))
+                px0, px1, py0 = x0, x1, y0
+                continue
+            # Space objects on this glyph's baseline drawn just before it: where pdfminer
+            # sees their glyphs, which join the line or open it.
+            lead = None
+            if pending is not None:
+                lead = next((sp for sp in pending if y0 <= sp[2] <= y1 and sp[1] < x0), None)
+                pending = None
+            # pdfminer's group_objects: the glyph continues the line when it overlaps the
+            # previous glyph vertically by half the smaller height and lies within twice
+            # the wider glyph's width of it.
+            if line:
+                h1 = y1 - y0
+                overlap = (py1 if py1 < y1 else y1) - (py0 if py0 > y0 else y0)
+                w0, w1 = px1 - px0, x1 - x0
+                if x0 <= px1 and px0 <= x1:
+                    distance = 0.0
+                else:
+                    distance = abs(px0 - x1)
+                    other = abs(px1 - x0)
+                    if other < distance:
+                        distance = other
+                dropped = _dropped_spaces(px1, py0, x0, y0, after_width) if obj == after_space else 0
+                if lead is not None and lead[1] >= px0 and py0 <= lead[2] <= py1 and w1 > 0:
+                    dropped = max(1, int((x0 - px1) / w1 + 0.5))
+                    lead = None
+                if dropped or (
+                    overlap >= 0
+                    and (py1 - py0 if py1 - py0 < h1 else h1) * LINE_OVERLAP < overlap
+                    and distance < (w0 if w0 > w1 else w1) * CHAR_MARGIN
+                ):
+                    if dropped:
+                        line.extend([space] * dropped)
+                    elif px1 < x0 - WORD_MARGIN * (w1 if w1 > h1 else h1):
+                        line.append(space)
+                    line.append(c)
+                    if x0 < lx0:
+                        lx0 = x0
+                    if y0 < ly0:
+                        ly0 = y0
+                    if x1 > lx1:
+                        lx1 = x1
+                    if y1 > ly1:
+                        ly1 = y1
+                    px0, px1, py0, py1 = x0, x1, y0, y1
+                    continue
+                lines.append((line, (lx0, ly0, lx1, ly1)))
+            line = [c]
+            lx0, ly0, lx1, ly1 = x0, y0, x1, y1
+            if lead is not None and x1 > x0:
+                # The line opens with the spaces (code indented with spaces).
+                count = max(1, min(_MAX_SPACE_RUN, int((x0 - lead[1]) / (x1 - x0) + 0.5)))
+                line = [*_space_run(lead[1], x0, y0, y1, c, count), c]
+                lx0 = lead[1]
+            px0, px1, py0, py1 = x0, x1, y0, y1
+        if line:
+            lines.append((line, (lx0, ly0, lx1, ly1)))
+
+
+def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, int], order: int) -> _TextObject:
+    """What the characters of the text object `obj` share, read at its character `index`."""
+    matrix = _MatrixF()
+    size = _char_size(textpage, index)
+    upright = True
+    if _char_matrix(textpage, index, byref(matrix)):
+        a, b, c, d = matrix.a, matrix.b, matrix.c, matrix.d
+        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
+        if upright:
+            # The font size as drawn: pdfminer's glyph box is this tall.
+            size *= abs(d)
+    rgba = _fill_rgba(obj)
+    reason = hidden_by_state(_render_mode(obj), None, rgba[:3] if rgba is not None else None)
+    mcid = _mcid(obj) if headings else -1
+    heading = headings.get(mcid, 0) if mcid >= 0 else 0
+    # Points from the baseline down to the foot of the glyph box: the font's descent (its
+    # descriptor's, as pdfminer reads it) at the size drawn.
+    font = _text_font(obj)
+    below = c_float()
+    descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
+    info = _TextObject(_font_name(obj), size, reason, heading, upright, descent)
+    info.order = order
+    return info
+
+
+def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
+    """The glyphs grouped into lines as pdfminer's `group_objects` does (horizontal lines),
+    with its word spaces (`_PageText.read` does the same as it reads)."""
+    lines: list[_Line] = []
+    line: list[Any] = []
+    prev: LTChar | None = None
+    lx0 = ly0 = lx1 = ly1 = 0.0
+    prev_info: _TextObject | None = None
+    for c, info in chars:
+        if prev is not None:
+            h0, h1 = prev.y1 - prev.y0, c.y1 - c.y0
+            w0, w1 = prev.x1 - prev.x0, c.x1 - c.x0
+            overlap = min(prev.y1, c.y1) - max(prev.y0, c.y0)
+            distance = 0.0 if c.x0 <= prev.x1 and prev.x0 <= c.x1 else min(abs(prev.x0 - c.x1), abs(prev.x1 - c.x0))
+            dropped = (
+                _dropped_spaces(prev.x1, prev.y0, c.x0, c.y0, w0) if prev._text == " " and info is prev_info else 0
+            )
+            if dropped or (
+                overlap >= 0 and min(h0, h1) * LINE_OVERLAP < overlap and distance < max(w0, w1) * CHAR_MARGIN
+            ):
+                if dropped:
+                    line.extend([_SPACE] * dropped)
+                elif prev.x1 < c.x0 - WORD_MARGIN * max(w1, h1):
+                    line.append(_SPACE)
+                line.append(c)
+                lx0, ly0, lx1, ly1 = min(lx0, c.x0), min(ly0, c.y0), max(lx1, c.x1), max(ly1, c.y1)
+                prev, prev_info = c, info
+                continue
+            lines.append((line, (lx0, ly0, lx1, ly1)))
+        line = [c]
+        lx0, ly0, lx1, ly1 = c.x0, c.y0, c.x1, c.y1
+        prev, prev_info = c, info
+    if line:
+        lines.append((line, (lx0, ly0, lx1, ly1)))
+    return lines
+
+
+def _with_spaces(
+    chars: list[tuple[LTChar, _TextObject]], spaces: list[tuple[int, float, float]]
+) -> list[tuple[LTChar, _TextObject]]:
+    """The glyphs with those of the space objects put in drawing order among them: from the
+    space object's origin to the next glyph on its baseline, as many spaces as glyphs of
+    the next glyph's width fit there (code is set in monospaced fonts)."""
+    out: list[tuple[LTChar, _TextObject]] = []
+    j = 0
+    for item in chars:
+        while j < len(spaces) and spaces[j][0] < item[1].order:
+            # Up to the next space object drawn before the glyph, on the same baseline.
+            following = spaces[j + 1] if j + 1 < len(spaces) and spaces[j + 1][0] < item[1].order else None
+            end = following[1] if following is not None and abs(following[2] - spaces[j][2]) < 0.01 else None
+            out.extend(_space_glyphs(spaces[j], item, end))
+            j += 1
+        out.append(item)
+    return out
+
+
+def _space_glyphs(
+    space: tuple[int, float, float], after: tuple[LTChar, _TextObject], end: float | None
+) -> list[tuple[LTChar, _TextObject]]:
+    """The spaces of one space object, from its origin to `end` (the next space object's
+    origin) or else to the glyph drawn `after` it."""
+    order, x, y = space
+    char, info = after
+    width = char.x1 - char.x0
+    if not (char.y0 <= y <= char.y1) or char.x0 <= x or width <= 0:
+        return []  # not before a glyph of its line
+    stop = end if end is not None and x < end <= char.x0 else char.x0
+    count = max(1, min(_MAX_SPACE_RUN, int((stop - x) / width + 0.5)))
+    spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
+    spaced.order = order
+    return [(c, spaced) for c in _space_run(x, stop, char.y0, char.y1, char, count)]
+
+
+def _space_run(x0: float, x1: float, y0: float, y1: float, like: LTChar, count: int) -> list[LTChar]:
+    """`count` space glyphs side by side from `x0` to `x1`, in the font and size of `like`."""
+    step = (x1 - x0) / count
+    out = []
+    for k in range(count):
+        c = LTChar.__new__(LTChar)
+        c._text = " "
+        c.fontname = like.fontname
+        c.size = like.size
+        c.x0 = x0 + k * step
+        c.x1 = c.x0 + step
+        c.y0 = y0
+        c.y1 = y1
+        out.append(c)
+    return out
+
+
+def _dropped_spaces(x1: float, y0: float, next_x0: float, next_y0: float, width: float) -> int:
+    """How many spaces PDFium left out after a space glyph (`x1`, `y0`, `width` its right
+    edge, foot and width) before the next glyph of the same text object on the same
+    baseline: it keeps one space of a run (code indented, columns aligned with spaces),
+    where pdfminer sees each, which hold the run's glyphs in one line."""
+    gap = next_x0 - x1
+    if width <= 0 or gap < 0.5 * width or abs(next_y0 - y0) > 0.01:
+        return 0
+    return int(gap / width + 0.5)
+
+
+def _drawn(item: tuple[LTChar, _TextObject]) -> tuple[int, float]:
+    char, info = item
+    return info.order, char.x0 if info.upright else 0.0
+
+
+class _Walk:
+    """The page objects in drawing order: paths and images filed on the model, the place
+    of each text object in drawing order, and the opaque rectangles and pictures drawn after
+    text (covers)."""
+
+    def __init__(self, model: PageModel, ctm: Matrix, page_top: float, opaque: Callable[[int], bool]) -> None:
+        self.model = model
+        self.opaque = opaque  # whether a picture (image object) paints every pixel of its box
+        self.ctm = ctm
+        self.page_top = page_top
+        self.text_order: dict[int, int] = {}
+        # The text objects that draw only spaces: (drawing order, x, y of the origin).
+        self.spaces: list[tuple[int, float, float]] = []
+        self._bounds = (c_float(), c_float(), c_float(), c_float())
+        self.covers: list[tuple[int, _Box, bool]] = []
+        self.last_cover = 0  # the drawing order of the last cover
+        self.order = 0
+        self.text_seen = False
+        self.image_area = 0.0
+        self.page: _Box = (0.0, 0.0, model.width, model.height)
+
+    def objects(
+        self, parent: int, count: int, get: Callable[[int, int], int], form: Matrix, depth: int, optional: bool
+    ) -> None:
+        matrix = _MatrixF()
+        for i in range(count):
+            obj = get(parent, i)
+            if not obj:
+                continue
+            self.order += 1
+            kind = _object_type(obj)
+            if kind == _TEXT:
+                self.text_order[obj] = self.order
+                self.text_seen = True
+                self._text(obj, form)
+            elif kind == _PATH:
+                self._path(obj, form, optional)
+            elif kind == _IMAGE:
+                self._image(obj, form, optional)
+            elif kind == _FORM and depth < MAX_FORM_DEPTH:
+                if not _object_matrix(obj, byref(matrix)):
+                    continue
+                inner = mult_matrix((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), form)
+                self.objects(obj, _form_count(obj), _form_object, inner, depth + 1, optional or _optional(obj))
+
+    def _text(self, obj: int, form: Matrix) -> None:
+        """Note a text object that draws only spaces: it has no ink, so its box is its origin.
+        PDFium's text page leaves such objects out; pdfminer sees their glyphs (the
+        indentation of code, the gaps of text aligned with spaces)."""
+        left, bottom, right, top = self._bounds
+        if not _object_bounds(obj, byref(left), byref(bottom), byref(right), byref(top)):
+            return
+        if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
+            return
+        x, y = apply_matrix_pt(mult_matrix(form, self.ctm), (left.value, bottom.value))
+        self.spaces.append((self.order, x, y))
+
+    def _path(self, obj: int, form: Matrix, optional: bool) -> None:
+        fill_mode, stroke = c_int(), c_int()
+        if not _draw_mode(obj, byref(fill_mode), byref(stroke)):
+            return
+        fill = fill_mode.value != 0
+        if not fill and not stroke.value:
+            return  # a clipping path, or one painted with "n"
+        matrix = _MatrixF()
+        if not _object_matrix(obj, byref(matrix)):
+            return
+        to_page = mult_matrix(mult_matrix((matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f), form), self.ctm)
+        rgba = _fill_rgba(obj)
+        color = rgba[:3] if rgba is not None else None
+        width = c_float()
+        linewidth = width.value if _stroke_width(obj, byref(width)) else 0.0
+        subpaths = _path_points(obj)
+        for subpath in subpaths:
+            pts = [apply_matrix_pt(to_page, (x, y)) for _, x, y in subpath]
+            ops = "".join(op for op, _, _ in subpath)
+            original: list[Any] = [(op, *pt) for (op, _, _), pt in zip(subpath, pts, strict=True)]
+            corners = pts[:-1] if ops.endswith("h") else pts
+            shape: LTCurve
+            if len(corners) == 2 and ops.rstrip("h") == "ml":
+                shape = LTLine(
+                    linewidth, corners[0], corners[1], bool(stroke.value), fill, False, None, color, original
+                )
+            elif "c" not in ops and is_rectangle(corners):
+                xs = [p[0] for p in corners]
+                ys = [p[1] for p in corners]
+                bbox = (min(xs), min(ys), max(xs), max(ys))
+                shape = LTRect(linewidth, bbox, bool(stroke.value), fill, False, None, color, original)
+            else:
+                shape = LTCurve(linewidth, pts, bool(stroke.value), fill, False, None, color, original)
+            add_shape(self.model, shape, self.page_top)
+        if (
+            fill
+            and self.text_seen
+            and not optional
+            and rgba is not None
+            and rgba[3] >= 1.0
+            and not _transparent(obj)
+            and not _optional(obj)
+        ):
+            path = [(op, x, y) if op != "h" else ("h",) for subpath in subpaths for op, x, y in subpath]
+            boxes = filled_rectangles(path, to_page)
+            if boxes:
+                clip = _clip_box(obj, mult_matrix(form, self.ctm))
+                for box in boxes:
+                    self._cover(box, clip, image=False)
+
+    def _image(self, obj: int, form: Matrix, optional: bool) -> None:
+        left, bottom, right, top = c_float(), c_float(), c_float(), c_float()
+        if not _object_bounds(obj, byref(left), byref(bottom), byref(right), byref(top)):
+            return
+        x0, y0, x1, y1 = _box(mult_matrix(form, self.ctm), left.value, bottom.value, right.value, top.value)
+        page_top = self.page_top
+        add_image(self.model, (x0, page_top - y1, x1, page_top - y0))
+        inside = intersect(self.page, (x0, y0, x1, y1))
+        self.image_area += (inside[2] - inside[0]) * (inside[3] - inside[1])
+        matrix = _MatrixF()
+        if (
+            self.text_seen
+            and not optional
+            and _object_matrix(obj, byref(matrix))
+            and abs(matrix.b) < 1e-6
+            and abs(matrix.c) < 1e-6
+            and not _transparent(obj)
+            and not _optional(obj)
+            and self.opaque(obj)
+        ):
+            self._cover((x0, y0, x1, y1), _clip_box(obj, mult_matrix(form, self.ctm)), image=True)
+
+    def _cover(self, box: _Box, clip: _Box | None, *, image: bool) -> None:
+        if clip is not None:
+            box = intersect(clip, box)
+        box = intersect(self.page, box)
+        if box[2] - box[0] >= MIN_COVER_SIDE and box[3] - box[1] >= MIN_COVER_SIDE:
+            self.covers.append((self.order, box, image))
+            self.last_cover = self.order
+
+
+def _covered(
+    chars: list[tuple[LTChar, _TextObject]], covers: list[tuple[int, _Box, bool]], page: _Box, image_area: float
+) -> list[LTChar]:
+    """The glyphs of which one shape drawn after them hides at least `COVERED_SHARE` of
+    the box and spans the ink band (`occlusion.Covers.covered`)."""
+    grid, _ = cover_grid(covers, is_scan(page, image_area))
+    if not grid:
+        return []
+    out: list[LTChar] = []
+    last = max(order for order, _, _ in covers)
+    for c, info in chars:
+        if info.order >= last:
+            continue  # drawn after every cover
+        if covering(grid, info.order, (c.x0, c.y0, c.x1, c.y1), _ink(c, info)):
+            out.append(c)
+    return out
+
+
+def _ink(char: LTChar, info: _TextObject) -> Callable[[float, float], bool]:
+    """Whether a shape from y0 to y1 spans the ink of the glyph: from its baseline up half
+    an em (turned text: always)."""
+    base = char.y0 + info.descent
+    top = base + INK_BAND * info.size
+    upright = info.upright
+    return lambda y0, y1: not upright or (y0 <= base and top <= y1)
