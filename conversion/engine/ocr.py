@@ -33,7 +33,7 @@ import re
 import statistics
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -490,28 +490,46 @@ def stroke(words: Sequence[Word], row_height: float) -> float | None:
     return 2.0 * ink / edges / row_height if ink and edges and row_height > 0 else None
 
 
-def body_stroke(lines: Sequence[OcrLine], params: OcrParams = PARAMS) -> float | None:
-    """The stroke of the page's body text (per pixel of row height): the median over its
-    characters of its words' strokes; None on a page with too little text to tell."""
-    weighted: list[tuple[float, int]] = []
+def script_of(word: Word) -> str:
+    """The writing system a word's weight is judged within: right-to-left (Arabic, Hebrew),
+    CJK, or the others (Latin, Cyrillic, Greek, digits). Scripts draw their strokes
+    differently: Latin words in an Arabic page are thicker for their height than its Arabic."""
+    if is_rtl(word.text):
+        return "rtl"
+    return "cjk" if _CJK.search(word.text) else "other"
+
+
+def body_stroke(lines: Sequence[OcrLine], params: OcrParams = PARAMS) -> dict[str, float]:
+    """The stroke of the page's body text (per pixel of row height) in each script it is
+    written in: the median over the script's characters of its words' strokes; a script with
+    too little text on the page to tell has none."""
+    weighted: dict[str, list[tuple[float, int]]] = {}
     for ln in lines:
         for w in ln.words:
             measured = stroke([w], ln.row_height)
             if measured is not None:
-                weighted.append((measured, len(w.text)))
-    total = sum(n for _, n in weighted)
-    if total < params.bold_min_body_chars:
-        return None
-    seen = 0
-    for measured, n in sorted(weighted):
-        seen += n
-        if 2 * seen >= total:
-            return measured
-    return None  # not reached
+                weighted.setdefault(script_of(w), []).append((measured, len(w.text)))
+    body: dict[str, float] = {}
+    for script, strokes in weighted.items():
+        total = sum(n for _, n in strokes)
+        if total < params.bold_min_body_chars:
+            continue
+        seen = 0
+        for measured, n in sorted(strokes):
+            seen += n
+            if 2 * seen >= total:
+                body[script] = measured
+                break
+    return body
 
 
 def _line(
-    ocr: OcrLine, scale: float, size: float, params: OcrParams, pitch: float | None = None, body: float | None = None
+    ocr: OcrLine,
+    scale: float,
+    size: float,
+    params: OcrParams,
+    pitch: float | None = None,
+    body: Mapping[str, float] | None = None,
 ) -> Line:
     words = list(ocr.words)
     first = words[0]
@@ -565,7 +583,7 @@ def _line(
 
 
 def _styled(
-    words: Sequence[Word], row_height: float, base: int, body: float | None, params: OcrParams
+    words: Sequence[Word], row_height: float, base: int, body: Mapping[str, float] | None, params: OcrParams
 ) -> list[tuple[str, int]]:
     """The line's style runs: `base` for every word, and BOLD for the runs of words whose
     stroke, taken together, is `params.bold_stroke_ratio` times the body's or more: the whole
@@ -588,22 +606,34 @@ def _styled(
     return runs
 
 
-def _bold_words(words: Sequence[Word], row_height: float, body: float | None, params: OcrParams) -> list[bool]:
-    if body is None:
-        return [False] * len(words)
-    limit = params.bold_stroke_ratio * body
-    whole = stroke(words, row_height)
-    if whole is not None and whole >= limit:
+def _bold_words(
+    words: Sequence[Word], row_height: float, body: Mapping[str, float] | None, params: OcrParams
+) -> list[bool]:
+    """Which words are bold, each judged against the body text of its own script (a script
+    the page has too little of is never bold)."""
+    body = body or {}
+
+    def heavy(group: Sequence[Word]) -> bool:
+        """The words' strokes, pooled by script, each past its script's body by the ratio."""
+        scripts: dict[str, list[Word]] = {}
+        for w in group:
+            scripts.setdefault(script_of(w), []).append(w)
+        for script, these in scripts.items():
+            measured = stroke(these, row_height)
+            if script not in body or measured is None or measured < params.bold_stroke_ratio * body[script]:
+                return False
+        return True
+
+    if words and heavy(words):
         return [True] * len(words)
     bold = [False] * len(words)
     start = 0
     while start < len(words):
         end = start
-        while end < len(words) and (one := stroke([words[end]], row_height)) is not None and one >= limit:
+        while end < len(words) and heavy(words[end : end + 1]):
             end += 1
         run = words[start:end]
-        pooled = stroke(run, row_height)
-        if pooled is not None and pooled >= limit and sum(len(w.text) for w in run) >= params.bold_min_run_chars:
+        if run and heavy(run) and sum(len(w.text) for w in run) >= params.bold_min_run_chars:
             bold[start:end] = [True] * (end - start)
         start = end + 1
     return bold

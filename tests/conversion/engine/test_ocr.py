@@ -473,6 +473,16 @@ def _inked(text: str, x0: float, top: float, stem: float) -> Word:
     return Word(text, (x0, top, x0 + 25 * len(text), top + 40), 90, ink=round(stem * 40 * strokes), edges=80 * strokes)
 
 
+def _inked_line(words: list[tuple[str, float]], top: float) -> list[Word]:
+    """Words (text, stem width) set one after the other, a space of 12 pixels between."""
+    out: list[Word] = []
+    x = 300.0
+    for text, stem in words:
+        out.append(_inked(text, x, top, stem))
+        x = out[-1].box[2] + 12
+    return out
+
+
 def test_a_line_whose_strokes_are_thicker_than_the_body_is_bold() -> None:
     body = [
         "The",
@@ -550,3 +560,17 @@ def test_sizes_come_from_the_x_height_where_a_line_has_enough_of_its_letters() -
     assert first.size > 1.2 * body_lines[0].size
     assert {ln.size for ln in body_lines} == {body_lines[0].size}
     assert caps.size == body_lines[0].size
+
+
+def test_words_are_judged_bold_against_the_body_text_of_their_own_script() -> None:
+    # An Arabic page: its body strokes 4 pixels wide; Latin names inside it draw 5.5-pixel
+    # strokes at the same height (a thicker script, not bold), too few to have a body of their own.
+    arabic = ["يمكن", "إضافة", "معظم", "الميزات", "المدرجة", "فيه", "إلى", "المحرر", "كإضافات"]
+    rows = [(_inked_line([(w, 4.0) for w in arabic] + [("GitHub", 5.5)], 500 + 60 * n), 46) for n in range(6)]
+    heading = _inked_line([("ميزات", 6.2), ("المحرر", 6.0)], 800)
+    model = page_model(_recognised([*rows, (heading, 46)]), 1, 300 / 72)
+
+    *body_lines, title = model.lines
+    assert [ln.style & BOLD for ln in body_lines] == [0] * 6
+    assert not any(style & BOLD for ln in body_lines for _, style in ln.spans)
+    assert title.style & BOLD
