@@ -251,15 +251,22 @@ def async_job_fail(*, job_id: str, error: ServiceError) -> bool:
 
 
 def job_work_discard(job_id: str, *, keep_result: bool) -> None:
-    """Delete the parts' layout, the pages written while the job ran and the figures' files it
-    did not keep (and, unless kept, the result) of an ended job."""
+    """Delete the parts' layout, the pages written while the job ran, the results of leads that
+    were not kept and the figures' files it did not keep (and, unless kept, the result) of an
+    ended job."""
     storage = store(Store.ASYNC)
     keys = list(JobPart.objects.filter(job_id=job_id).exclude(stored_key="").values_list("stored_key", flat=True))
     chunks = Job.objects.filter(pk=job_id).values_list("page_chunks", flat=True).first() or 0
     keys += [chunk_key(job_id, c) for c in range(chunks)]
-    if not keep_result:
-        result_key = Job.objects.filter(pk=job_id).values_list("result_key", flat=True).first()
-        keys += [k for k in (result_key, object_key(job_id, "result.json")) if k]
+    # Each lead wrote its result under a name of its own (result-<attempt>.json): all but the
+    # kept one go, and the kept one too unless it is kept.
+    row = Job.objects.filter(pk=job_id).values_list("result_key", "lead_attempts").first()
+    result_key, attempts = row if row is not None else ("", 0)
+    written = [
+        object_key(job_id, "result.json"),
+        *(object_key(job_id, f"result-{n}.json") for n in range(1, attempts + 1)),
+    ]
+    keys += [k for k in written if not (keep_result and k == result_key)]
     for key in keys:
         with contextlib.suppress(FileNotFoundError):
             storage.delete(key)

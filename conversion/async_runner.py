@@ -465,7 +465,13 @@ def _succeed(job: Job, payload: dict[str, Any], *, ocr_pages: int = 0) -> None:
     key = object_write(object_key(job.id, f"result-{job.lead_attempts}.json"), body)
     pages = int(payload["pages_converted"])
     with transaction.atomic():
-        finished = Job.objects.select_for_update().filter(pk=job.id, status=Job.Status.RUNNING).first()
+        # Only the job's current lead keeps a result: a lead that was replaced (its worker taken
+        # for lost) may still finish, before or after the new one, and its figures are gone.
+        finished = (
+            Job.objects.select_for_update()
+            .filter(pk=job.id, status=Job.Status.RUNNING, lead_attempts=job.lead_attempts)
+            .first()
+        )
         if finished is None:
             owner = _lead_owner(job)
 
@@ -473,7 +479,8 @@ def _succeed(job: Job, payload: dict[str, Any], *, ocr_pages: int = 0) -> None:
                 with contextlib.suppress(FileNotFoundError):
                     store(Store.ASYNC).delete(key)
                 figure_files_discard(owner=owner)
-                if not Job.objects.filter(pk=job.id, status=Job.Status.SUCCEEDED).exists():
+                ended = Job.objects.filter(pk=job.id, status__in=[Job.Status.CANCELED, Job.Status.FAILED])
+                if ended.exists():
                     job_work_discard(job.id, keep_result=False)  # canceled or failed: nothing is kept
 
             transaction.on_commit(discard)

@@ -238,7 +238,7 @@ class InspectApi(DocumentJobApi):
     conversion and `pages` chooses the sampled pages; `metadata` is echoed."""
 
     required_scope = INSPECT
-    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, ErrorCode.RATE_LIMIT_INSPECT)
+    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, ErrorCode.RATE_LIMIT_INSPECT, ErrorCode.ENGINE_NOT_FOUND)
     kind = ConversionJob.Kind.INSPECT
     answer = InspectionSerializer
 
@@ -265,7 +265,13 @@ class TocApi(DocumentJobApi):
     from destinations and named destinations; empty when the document has none. Bills nothing."""
 
     required_scope = INSPECT
-    error_codes = (*INTAKE_ERRORS, *DOCUMENT_ERRORS, ErrorCode.PDF_ENCRYPTED, ErrorCode.RATE_LIMIT_TOC)
+    error_codes = (
+        *INTAKE_ERRORS,
+        *DOCUMENT_ERRORS,
+        ErrorCode.PDF_ENCRYPTED,
+        ErrorCode.RATE_LIMIT_TOC,
+        ErrorCode.ENGINE_NOT_FOUND,
+    )
     kind = ConversionJob.Kind.TOC
     answer = TocSerializer
 

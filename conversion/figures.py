@@ -66,19 +66,21 @@ class FigureFiles:
         self.over_quota: list[int] = []
         self.unrendered: list[int] = []
         self.over_limit: list[int] = []
-        # Pictures a conversion stores at most: a page can hold hundreds of figure-sized
-        # images, and each is a render, an encoding and a stored file.
+        # Pictures a conversion makes at most (stored or not: the quota full, a render that
+        # failed): a page can hold hundreds of figure-sized images, and each is a render, an
+        # encoding and a stored file.
         self.limit = int(settings.SVCX_FIGURES_MAX)
-        self.stored = 0
+        self.tried = 0
 
     def page(self, page: engine.PageResult) -> None:
         figures = [i for i, e in enumerate(page.elements) if e.type == ElementType.FIGURE]
         kept = 0
         for number, index in enumerate(figures, start=1):
             element = page.elements[index]
-            if self.stored >= self.limit:
+            if self.tried >= self.limit:
                 _note(page, self.over_limit, LIMIT_WARNING.replace("{limit}", f"{self.limit:,}"))
                 continue
+            self.tried += 1
             try:
                 picture = figure_image(self.renderer, page.page, element.bbox)
             except MemoryError:
@@ -105,7 +107,6 @@ class FigureFiles:
             element.image = image_of(record.id, picture)
             element.markdown = figure_markdown(page.elements, index, record.id)
             kept += 1
-            self.stored += 1
         if kept:
             page.markdown = relink(page.elements)
 

@@ -82,8 +82,10 @@ def test_part_tasks_the_broker_lost_are_sent_again_and_another_worker_parses_par
     prefix = f"lostparts{os.getpid()}-"
     settings.SVCX_QUEUE_PREFIX = prefix
     queue = prefix + "jobs"
-    path = make_pdf(tmp_path / "long.pdf", [book_page(n, rows=40) for n in range(1, 46)])
-    job = create(account, path)  # a lead and 15 parts, no worker yet
+    # Long enough that the lead, parsing parts itself from its start, is still at work when the
+    # second worker has started (about 2 s; on a quiet machine the lead parses 45 pages in less).
+    path = make_pdf(tmp_path / "long.pdf", [book_page(n, rows=40) for n in range(1, 121)])
+    job = create(account, path)  # a lead and 40 parts, no worker yet
     # The broker loses the part tasks (a Redis restarted without its data); the lead's is left.
     client = redis_client()
     for message in client.lrange(queue, 0, -1):
@@ -91,6 +93,9 @@ def test_part_tasks_the_broker_lost_are_sent_again_and_another_worker_parses_par
             client.lrem(queue, 1, message)
     assert client.llen(queue) == 1
     settings.SVCX_JOB_RESEND_AFTER = 1
+    time.sleep(1.1)
+    async_jobs_sweep()  # sends the lost part tasks again
+    assert client.llen(queue) > 1
     env = {**JOB_ENV, "SVCX_QUEUE_PREFIX": prefix}
     workers: list[WorkerProcess] = []
     try:
@@ -110,7 +115,7 @@ def test_part_tasks_the_broker_lost_are_sent_again_and_another_worker_parses_par
 
     assert job.status == Job.Status.SUCCEEDED, job.error
     assert json.loads(job_result_bytes(job=job))["markdown"] == engine.convert(path).markdown
-    assert movements(job) == [("capture", -45), ("hold", -45)]
+    assert movements(job) == [("capture", -120), ("hold", -120)]
     # Without the tasks sent again, the lead would have parsed every part on its own worker.
     parsed_by = dict(JobPart.objects.filter(job=job).values_list("index", "worker"))
     others = sorted(index for index, worker in parsed_by.items() if worker != job.lead_worker)

@@ -23,7 +23,14 @@ from django.utils import timezone
 from billing.limits import STORAGE_BYTES
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
-from conversion.async_jobs import async_job_cancel, job_result_bytes, object_key, object_read
+from conversion.async_jobs import (
+    async_job_cancel,
+    job_result_bytes,
+    job_work_discard,
+    object_key,
+    object_read,
+    object_write,
+)
 from conversion.async_runner import _succeed, async_job_lead
 from conversion.engine import convert
 from conversion.engine.elements import ElementType
@@ -412,6 +419,52 @@ def test_a_lead_taking_over_replaces_the_lost_leads_figures_with_its_own(
     assert _figure(result)["image"]["file_id"] == kept.id
     lost.refresh_from_db()
     assert lost.deleted_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replaced_lead_that_finishes_before_the_new_one_keeps_nothing_and_bills_nothing(
+    in_process: dict[str, Any], figure_pdf: Path, job_settings: None
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now())
+    slow = Job.objects.get(pk=job.pk)  # the first lead, taken for lost but still at work
+    lost = _pending_picture(in_process, f"{job.id}/1")
+    # A second lead took over (and deleted the first one's figures) and is at work.
+    Job.objects.filter(pk=job.pk).update(lead_attempts=2)
+    lost.refresh_from_db()
+
+    payload = {"pages_converted": 1, "warnings": [], "pages": [], "markdown": "the slow lead's"}
+    _succeed(slow, payload)
+
+    job.refresh_from_db()
+    assert (job.status, job.lead_attempts, job.credits_billed, job.result_key) == (Job.Status.RUNNING, 2, 0, "")
+    with pytest.raises(FileNotFoundError):
+        object_read(object_key(job.id, "result-1.json"))
+    lost.refresh_from_db()
+    assert lost.deleted_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_results_of_leads_not_kept_go_with_the_job_s_work_and_the_kept_one_with_the_job(
+    in_process: dict[str, Any], figure_pdf: Path, job_settings: None
+) -> None:
+    job = _crop_job(in_process, figure_pdf, **CROP)
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
+    )
+    async_job_lead(job_id=job.id)  # the second lead keeps result-2.json
+    job.refresh_from_db()
+    object_write(object_key(job.id, "result-1.json"), b"{}")  # the first lead's, left by a worker that died
+
+    job_work_discard(job.id, keep_result=True)
+
+    assert json.loads(job_result_bytes(job=job))["pages_converted"] == 1
+    with pytest.raises(FileNotFoundError):
+        object_read(object_key(job.id, "result-1.json"))
+
+    job_work_discard(job.id, keep_result=False)  # the job's retention ended
+    with pytest.raises(FileNotFoundError):
+        job_result_bytes(job=job)
 
 
 @pytest.mark.django_db(transaction=True)
