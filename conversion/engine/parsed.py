@@ -15,7 +15,7 @@ import zlib
 from dataclasses import fields
 from typing import Any
 
-from .convert import ENGINE_VERSION
+from .convert import ENGINES
 from .layout import Line, OcrFacts, PageModel
 
 __all__ = ["ParsedStale", "parsed_decode", "parsed_encode"]
@@ -88,11 +88,16 @@ def _ocr_in(values: list[Any] | None) -> OcrFacts | None:
     return None if values is None else OcrFacts(float(values[0]), int(values[1]), float(values[2]))
 
 
+# What wrote the pages: every engine's version (a part of either engine is parsed again when
+# either changes, rather than mixing pages of two versions in one job).
+_WRITTEN_BY = "+".join(f"{engine_id}/{version}" for engine_id, version in ENGINES.items())
+
+
 def parsed_encode(models: list[PageModel | int]) -> bytes:
     """The pages' layout as bytes (a page that failed to parse as its number)."""
     body = {
         "format": _FORMAT,
-        "engine": ENGINE_VERSION,
+        "engine": _WRITTEN_BY,
         "pages": [m if isinstance(m, int) else _page_out(m) for m in models],
     }
     return zlib.compress(json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(), _ZLIB_LEVEL)
@@ -108,7 +113,7 @@ def parsed_decode(data: bytes) -> list[PageModel | int]:
         body = json.loads(zlib.decompress(data))
     except (zlib.error, ValueError) as exc:
         raise ParsedStale(f"unreadable parsed pages: {exc}") from None
-    if not isinstance(body, dict) or body.get("format") != _FORMAT or body.get("engine") != ENGINE_VERSION:
+    if not isinstance(body, dict) or body.get("format") != _FORMAT or body.get("engine") != _WRITTEN_BY:
         raise ParsedStale("parsed pages of another engine version or format")
     try:
         return [p if isinstance(p, int) else _page_in(p) for p in body["pages"]]

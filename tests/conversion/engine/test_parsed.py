@@ -143,12 +143,19 @@ def test_a_stop_asked_for_gives_the_pages_parsed_so_far(book: Path) -> None:
 def test_bytes_of_another_engine_version_or_damaged_are_refused(book: Path) -> None:
     data = parsed_encode(engine.parse_pages(book, pages=[1]).models)
     body = json.loads(zlib.decompress(data))
-    body["engine"] = "0.0.1"
-    with pytest.raises(ParsedStale):
-        parsed_decode(zlib.compress(json.dumps(body).encode()))
+    written_by = body["engine"]
+    # Either engine's version changed since: the parts are parsed again, never mixed.
+    for stale in (
+        written_by.replace(f"/{engine.ENGINE_VERSION}", "/0.0.1"),
+        written_by.replace(f"/{engine.PDFIUM_ENGINE_VERSION}", "/0.0.0-old"),
+    ):
+        assert stale != written_by
+        body["engine"] = stale
+        with pytest.raises(ParsedStale):
+            parsed_decode(zlib.compress(json.dumps(body).encode()))
     with pytest.raises(ParsedStale):
         parsed_decode(data[: len(data) // 2])
-    body["engine"] = engine.ENGINE_VERSION
+    body["engine"] = written_by
     body["pages"][0]["lines"] = "not lines"
     with pytest.raises(ParsedStale):
         parsed_decode(zlib.compress(json.dumps(body).encode()))
