@@ -70,6 +70,7 @@ class FigureFiles:
         # failed): a page can hold hundreds of figure-sized images, and each is a render, an
         # encoding and a stored file.
         self.limit = int(settings.SVCX_FIGURES_MAX)
+        self.limit_warning = LIMIT_WARNING.replace("{limit}", f"{self.limit:,}")
         self.tried = 0
 
     def page(self, page: engine.PageResult) -> None:
@@ -78,7 +79,7 @@ class FigureFiles:
         for number, index in enumerate(figures, start=1):
             element = page.elements[index]
             if self.tried >= self.limit:
-                _note(page, self.over_limit, LIMIT_WARNING.replace("{limit}", f"{self.limit:,}"))
+                _note(page, self.over_limit, self.limit_warning)
                 continue
             self.tried += 1
             try:
@@ -117,7 +118,7 @@ class FigureFiles:
             for template, pages in (
                 (QUOTA_WARNING, self.over_quota),
                 (RENDER_WARNING, self.unrendered),
-                (LIMIT_WARNING.replace("{limit}", f"{self.limit:,}"), self.over_limit),
+                (self.limit_warning, self.over_limit),
             )
             if pages
         ]

@@ -78,6 +78,10 @@ def test_events_of_jobs_ended_in_a_receiver_outage_arrive_signed_soon_after_it_a
         while len({r.headers["svcx-event-id"] for r in receiver.seen if r.at >= recovered}) < 3:
             assert time.monotonic() < deadline, "not every event arrived after the recovery"
             time.sleep(0.1)
+        # The worker records an attempt after its answer came: let it, before it is stopped.
+        while WebhookDelivery.objects.exclude(status=WebhookDelivery.Status.SUCCEEDED).exists():
+            assert time.monotonic() < deadline + 10, "an answered delivery was not recorded"
+            time.sleep(0.1)
     finally:
         stop(worker)
         receiver.released.set()

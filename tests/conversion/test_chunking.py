@@ -62,7 +62,8 @@ def account(session_worker: WorkerProcess) -> dict[str, Any]:
     return {"org": org, "live": make_key(org)}
 
 
-def _convert(client: Client, secret: str, pdf: Path, options: dict[str, Any] | None, **headers: Any) -> Any:
+def convert_multipart(client: Client, secret: str, pdf: Path, options: dict[str, Any] | None, **headers: Any) -> Any:
+    """POST /v1/convert of `pdf` as multipart, with `options` (None: none sent)."""
     data: dict[str, Any] = {"file": pdf.open("rb")}
     if options is not None:
         data["options"] = json.dumps(options)
@@ -74,10 +75,10 @@ def test_a_json_conversion_with_chunking_answers_chunks_that_cite_their_pages(
     client: Client, account: dict[str, Any], three_pages: Path
 ) -> None:
     secret = account["live"].secret
-    plain = _convert(client, secret, three_pages, None).json()
+    plain = convert_multipart(client, secret, three_pages, None).json()
     assert "chunks" not in plain
 
-    body = _convert(client, secret, three_pages, {"chunking": {"max_tokens": 64}}).json()
+    body = convert_multipart(client, secret, three_pages, {"chunking": {"max_tokens": 64}}).json()
 
     assert body["cached"] is False  # another cache key than the plain conversion's
     assert body["pages"] == plain["pages"]
@@ -103,7 +104,7 @@ def test_a_json_conversion_with_chunking_answers_chunks_that_cite_their_pages(
     assert chunk["markdown"] == body["markdown"]
     assert chunk["elements"] == ["p1.e0", "p1.e1", "p2.e0", "p2.e1", "p3.e0", "p3.e1"]
 
-    again = _convert(client, secret, three_pages, {"chunking": {"max_tokens": 64}}).json()
+    again = convert_multipart(client, secret, three_pages, {"chunking": {"max_tokens": 64}}).json()
     assert again["cached"] is True
     assert again["chunks"] == chunks
 
@@ -113,8 +114,8 @@ def test_a_markdown_answer_is_the_same_with_chunking(
     client: Client, account: dict[str, Any], three_pages: Path
 ) -> None:
     secret = account["live"].secret
-    plain = _convert(client, secret, three_pages, None, HTTP_ACCEPT="text/markdown")
-    chunked = _convert(client, secret, three_pages, {"chunking": {}}, HTTP_ACCEPT="text/markdown")
+    plain = convert_multipart(client, secret, three_pages, None, HTTP_ACCEPT="text/markdown")
+    chunked = convert_multipart(client, secret, three_pages, {"chunking": {}}, HTTP_ACCEPT="text/markdown")
     assert chunked.status_code == 200
     assert chunked.content == plain.content
 
@@ -123,7 +124,7 @@ def test_a_markdown_answer_is_the_same_with_chunking(
 def test_an_invalid_chunking_is_answered_with_the_envelope_and_bills_nothing(
     client: Client, account: dict[str, Any], three_pages: Path
 ) -> None:
-    response = _convert(client, account["live"].secret, three_pages, {"chunking": {"max_tokens": 10}})
+    response = convert_multipart(client, account["live"].secret, three_pages, {"chunking": {"max_tokens": 10}})
     assert response.status_code == 400
     error = response.json()["error"]
     assert (error["code"], error["param"]) == ("unsupported_option_value", "options.chunking.max_tokens")

@@ -44,6 +44,7 @@ from core.ids import new_request_id
 from tests.conftest import WorkerProcess
 from tests.conversion.engine.pdfs import Image, Text, lines, make_pdf
 from tests.conversion.test_async_jobs import job_settings
+from tests.conversion.test_chunking import convert_multipart as _convert
 from tests.conversion.test_options import validate_options
 from tests.factories import bearer, make_job, make_key, make_org
 from tests.svcx.test_envelope import assert_envelope
@@ -133,13 +134,6 @@ def test_a_figure_is_cropped_at_the_stated_resolution_and_linked_under_its_capti
 def account(session_worker: WorkerProcess) -> dict[str, Any]:
     org = make_org(credits=100)
     return {"org": org, "key": make_key(org)}
-
-
-def _convert(client: Client, secret: str, pdf: Path, options: dict[str, Any] | None, **headers: Any) -> Any:
-    data: dict[str, Any] = {"file": pdf.open("rb")}
-    if options is not None:
-        data["options"] = json.dumps(options)
-    return client.post("/v1/convert", data, **bearer(secret), **headers)
 
 
 def _figure(body: dict[str, Any]) -> dict[str, Any]:
@@ -380,6 +374,15 @@ FAKE_PNG = b"\x89PNG\r\n\x1a\nnot really"
 CROP = {"figures": "crop", "figures_name": "atlas"}
 
 
+def _led(job: Job, *, attempt: int, beat_seconds_ago: float = 0) -> None:
+    """The job running under its lead of `attempt`, which last beat that long ago."""
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING,
+        lead_attempts=attempt,
+        lead_heartbeat_at=timezone.now() - timedelta(seconds=beat_seconds_ago),
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_job_that_fails_after_storing_a_figure_deletes_it(
     in_process: dict[str, Any], tmp_path: Path, job_settings: None
@@ -403,9 +406,7 @@ def test_a_lead_taking_over_replaces_the_lost_leads_figures_with_its_own(
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
     # A first lead stored a figure, then its worker died.
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
-    )
+    _led(job, attempt=1, beat_seconds_ago=10)
     lost = _pending_picture(in_process, f"{job.id}/1")
 
     async_job_lead(job_id=job.id)
@@ -426,7 +427,7 @@ def test_a_replaced_lead_that_finishes_before_the_new_one_keeps_nothing_and_bill
     in_process: dict[str, Any], figure_pdf: Path, job_settings: None
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now())
+    _led(job, attempt=1)
     slow = Job.objects.get(pk=job.pk)  # the first lead, taken for lost but still at work
     lost = _pending_picture(in_process, f"{job.id}/1")
     # A second lead took over (and deleted the first one's figures) and is at work.
@@ -449,9 +450,7 @@ def test_the_results_of_leads_not_kept_go_with_the_job_s_work_and_the_kept_one_w
     in_process: dict[str, Any], figure_pdf: Path, job_settings: None
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
-    )
+    _led(job, attempt=1, beat_seconds_ago=10)
     async_job_lead(job_id=job.id)  # the second lead keeps result-2.json
     job.refresh_from_db()
     object_write(object_key(job.id, "result-1.json"), b"{}")  # the first lead's, left by a worker that died
@@ -472,9 +471,7 @@ def test_a_replaced_lead_that_finishes_after_the_job_succeeded_leaves_the_kept_r
     in_process: dict[str, Any], figure_pdf: Path, job_settings: None
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
-    Job.objects.filter(pk=job.pk).update(
-        status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now() - timedelta(seconds=10)
-    )
+    _led(job, attempt=1, beat_seconds_ago=10)
     slow = Job.objects.get(pk=job.pk)  # the first lead's job, as it saw it: only slow, not dead
     async_job_lead(job_id=job.id)  # a second lead takes over and succeeds
     job.refresh_from_db()
@@ -522,7 +519,7 @@ def test_a_canceled_job_deletes_the_figures_its_lead_stored(
     in_process: dict[str, Any], figure_pdf: Path, job_settings: None
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=1, lead_heartbeat_at=timezone.now())
+    _led(job, attempt=1)
     stored = _pending_picture(in_process, f"{job.id}/1")
 
     async_job_cancel(job=job)
@@ -538,7 +535,7 @@ def test_the_files_sweep_deletes_the_figures_of_conversions_that_died_and_only_t
     in_process: dict[str, Any], figure_pdf: Path
 ) -> None:
     job = _crop_job(in_process, figure_pdf, **CROP)
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, lead_attempts=2, lead_heartbeat_at=timezone.now())
+    _led(job, attempt=2)
     running = _pending_picture(in_process, f"{job.id}/2")  # its lead is at work
     replaced = _pending_picture(in_process, f"{job.id}/1")  # a lead that was replaced
     worker_killed = _pending_picture(in_process, new_request_id())  # a version 1 request without its job
