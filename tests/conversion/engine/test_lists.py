@@ -574,7 +574,7 @@ def test_symbol_bullets_before_tabbed_columns_are_a_list_and_row_numbers_a_table
 def test_a_number_before_a_tab_stop_numbers_words_not_other_numbers(tmp_path: Path) -> None:
     # "1" <tab> "First section" is Word's numbering; a row of numbers set apart (a printer's
     # key under the imprint, a row of figures) numbers nothing and invents no full stop.
-    key = [Text(150 + 30 * i, 500, n) for i, n in enumerate("1 3 5 7 9 10 8 6 4 2".split())]
+    key = [Text(150 + 30 * i, 500, n) for i, n in enumerate(["1", "3", "5", "7", "9", "10", "8", "6", "4", "2"])]
     numbered = [Text(90, 600, "1"), Text(120, 600, "First section of the agreement")]
     pdf = make_pdf(tmp_path / "a.pdf", [[Text(72, 700, "Printed in the United States of America"), *key, *numbered]])
     out = md(pdf)
