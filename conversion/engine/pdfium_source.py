@@ -20,6 +20,7 @@ import base64
 import binascii
 import ctypes
 import io
+import itertools
 import os
 import re
 import time
@@ -70,6 +71,9 @@ CHAR_MARGIN = 2.0
 WORD_MARGIN = 0.1
 # Form XObjects nested deeper than this are not walked (pdfminer's figures stop there too).
 MAX_FORM_DEPTH = 32
+# How far (in ems) the next glyph may start from where a glyph's advance ends for the glyph's
+# box to be taken to reach it (`_advance_to_next`).
+ADVANCE_TOLERANCE = 0.05
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
 # Objects or characters between two polls of should_stop and the page clock (the pdfminer
@@ -107,6 +111,7 @@ _is_generated = _fn("FPDFText_IsGenerated", c_int, c_void_p, c_int)
 _text_object = _fn("FPDFText_GetTextObject", c_void_p, c_void_p, c_int)
 _loose_box = _fn("FPDFText_GetLooseCharBox", c_int, c_void_p, c_int, POINTER(_RectF))
 _char_origin = _fn("FPDFText_GetCharOrigin", c_int, c_void_p, c_int, POINTER(c_double), POINTER(c_double))
+_glyph_width = _fn("FPDFFont_GetGlyphWidth", c_int, c_void_p, c_uint, c_float, POINTER(c_float))
 _font_descent = _fn("FPDFFont_GetDescent", c_int, c_void_p, c_float, POINTER(c_float))
 _char_size = _fn("FPDFText_GetFontSize", c_double, c_void_p, c_int)
 _char_matrix = _fn("FPDFText_GetMatrix", c_int, c_void_p, c_int, POINTER(_MatrixF))
@@ -210,7 +215,7 @@ def _page_frame(page: int) -> tuple[Matrix, float, float]:
 class _TextObject:
     """What the characters of one text object share."""
 
-    __slots__ = ("descent", "fontname", "heading", "order", "reason", "size", "upright")
+    __slots__ = ("descent", "font", "fontname", "heading", "order", "reason", "size", "upright")
 
     def __init__(self, fontname: str, size: float, reason: str, heading: int, upright: bool, descent: float) -> None:
         self.fontname = fontname
@@ -220,6 +225,7 @@ class _TextObject:
         self.upright = upright
         self.descent = descent  # points from the baseline down to the foot of a glyph's box
         self.order = -1  # its place among the page's objects in drawing order (set by the walk)
+        self.font = 0  # PDFium's handle of its font (0: none known)
 
 
 def _font_name(text_object: int) -> str:
@@ -586,6 +592,7 @@ class PdfiumPageParser:
                     # pass after it, read glyphs as drawn: text object by text object, each
                     # from left to right as PDF producers write it.
                     chars.sort(key=_drawn)
+                    _advance_to_next(chars)
                 if spaces:
                     chars = _with_spaces(chars, spaces)
                 if walk.covers:
@@ -946,6 +953,7 @@ def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, i
     descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
     info = _TextObject(_font_name(obj), size, reason, heading, upright, descent)
     info.order = order
+    info.font = font or 0
     return info
 
 
@@ -1048,6 +1056,26 @@ def _dropped_spaces(x1: float, y0: float, next_x0: float, next_y0: float, width:
     if width <= 0 or gap < 0.5 * width or abs(next_y0 - y0) > 0.01:
         return 0
     return int(gap / width + 0.5)
+
+
+def _advance_to_next(chars: list[tuple[LTChar, _TextObject]]) -> None:
+    """Glyph boxes that end where the next glyph begins when that is where the glyph's
+    advance (its font's width of it) ends: pdfminer's box spans the advance. On
+    right-to-left pages PDFium's box of a shaped glyph is its ink, narrower than its
+    advance: the gap left inside a word was read as a word space."""
+    width = c_float()
+    for (a, info), (b, next_info) in itertools.pairwise(chars):
+        if (
+            a.x1 < b.x0
+            and info.upright
+            and next_info.fontname == info.fontname
+            and abs(b.y0 - a.y0) < 0.01
+            and info.font
+            and len(a._text) == 1
+            and _glyph_width(info.font, ord(a._text), c_float(info.size), byref(width))
+            and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
+        ):
+            a.x1 = b.x0
 
 
 def _drawn(item: tuple[LTChar, _TextObject]) -> tuple[int, float]:
