@@ -76,6 +76,9 @@ MAX_FORM_DEPTH = 32
 ADVANCE_TOLERANCE = 0.05
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
+# Points within which a glyph's loose box is taken for the font's (the font size tall, from
+# the origin): PDFium computes it in single precision.
+_LOOSE_TOLERANCE = 1e-3
 # Objects or characters between two polls of should_stop and the page clock (the pdfminer
 # source polls every 512 layout objects; a character costs less here).
 _POLL_EVERY = 4096
@@ -228,8 +231,8 @@ class _TextObject:
         self.font = 0  # PDFium's handle of its font (0: none known)
 
 
-def _font_name(text_object: int) -> str:
-    font = _text_font(text_object)
+def _font_name(font: int) -> str:
+    """The base font name of a font handle ("unknown" for none)."""
     if not font:
         return "unknown"
     size = _base_font_name(font, None, 0)
@@ -761,7 +764,10 @@ class _PageText:
         space = _SPACE
         clock = self.walk.clock
         poll = _POLL_EVERY
+        font_names: dict[int, str] = {}
         last_obj = glyph_obj = 0
+        # Points from the foot of the text object's loose glyph boxes to ours (None: not known).
+        foot: float | None = None
         info: _TextObject | None = None
         size = descent = 0.0
         upright = True
@@ -794,7 +800,9 @@ class _PageText:
             if obj != last_obj:
                 info = objects.get(obj)
                 if info is None:
-                    info = objects[obj] = _text_object_info(textpage, i, obj, self.headings, order.get(obj, 0))
+                    info = objects[obj] = _text_object_info(
+                        textpage, i, obj, self.headings, order.get(obj, 0), font_names
+                    )
                 size, upright, reason, heading, descent = (
                     info.size,
                     info.upright,
@@ -803,6 +811,7 @@ class _PageText:
                     info.descent,
                 )
                 last_obj = obj
+                foot = None
                 if sj < n_spaces and spaces[sj][0] < info.order:
                     # Space objects drawn before this one (PDFium's text page has not their glyphs).
                     pending = []
@@ -814,9 +823,18 @@ class _PageText:
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
-                # some glyphs: only its left and right are taken.)
-                _char_origin(textpage, i, origin_x_ref, origin_y_ref)
-                bottom = origin_y.value - descent
+                # some glyphs: only its left and right are taken.) Where the loose box is the
+                # font's (the font size tall, from the origin), its foot lies a fixed distance
+                # from the origin for every glyph of the text object: the origin, one call per
+                # glyph, is read once per object.
+                loose = -_LOOSE_TOLERANCE < rect.top - rect.bottom - size < _LOOSE_TOLERANCE
+                if loose and foot is not None and not rtl:
+                    bottom = rect.bottom + foot
+                else:
+                    _char_origin(textpage, i, origin_x_ref, origin_y_ref)
+                    bottom = origin_y.value - descent
+                    if loose and foot is None and abs(left - origin_x.value) < _LOOSE_TOLERANCE:
+                        foot = bottom - rect.bottom
                 top = bottom + size
                 if rtl:
                     # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
@@ -931,8 +949,11 @@ class _PageText:
             lines.append((line, (lx0, ly0, lx1, ly1)))
 
 
-def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, int], order: int) -> _TextObject:
-    """What the characters of the text object `obj` share, read at its character `index`."""
+def _text_object_info(
+    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, names: dict[int, str]
+) -> _TextObject:
+    """What the characters of the text object `obj` share, read at its character `index`;
+    `names` keeps the page's font names by font handle (a font serves many text objects)."""
     matrix = _MatrixF()
     size = _char_size(textpage, index)
     upright = True
@@ -951,7 +972,10 @@ def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, i
     font = _text_font(obj)
     below = c_float()
     descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
-    info = _TextObject(_font_name(obj), size, reason, heading, upright, descent)
+    name = names.get(font or 0)
+    if name is None:
+        name = names[font or 0] = _font_name(font or 0)
+    info = _TextObject(name, size, reason, heading, upright, descent)
     info.order = order
     info.font = font or 0
     return info
