@@ -82,7 +82,7 @@ ENGINE_ID: str = "svcx-layout"
 ENGINE_VERSION: str = "1.12.2"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
-PDFIUM_ENGINE_VERSION: str = "0.1.3"
+PDFIUM_ENGINE_VERSION: str = "0.1.4"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -76,8 +76,8 @@ MAX_FORM_DEPTH = 32
 ADVANCE_TOLERANCE = 0.05
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
-# Points within which a glyph's loose box is taken for the font's (the font size tall, from
-# the origin): PDFium computes it in single precision.
+# Points within which a glyph's loose box is taken for the font's (starting at the origin, as
+# tall as its text object's first glyph's): PDFium computes it in single precision.
 _LOOSE_TOLERANCE = 1e-3
 # Objects or characters between two polls of should_stop and the page clock (the pdfminer
 # source polls every 512 layout objects; a character costs less here).
@@ -768,6 +768,7 @@ class _PageText:
         last_obj = glyph_obj = 0
         # Points from the foot of the text object's loose glyph boxes to ours (None: not known).
         foot: float | None = None
+        loose_height = 0.0  # the height of the text object's loose glyph boxes
         info: _TextObject | None = None
         size = descent = 0.0
         upright = True
@@ -824,17 +825,18 @@ class _PageText:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
                 # some glyphs: only its left and right are taken.) Where the loose box is the
-                # font's (the font size tall, from the origin), its foot lies a fixed distance
-                # from the origin for every glyph of the text object: the origin, one call per
-                # glyph, is read once per object.
-                loose = -_LOOSE_TOLERANCE < rect.top - rect.bottom - size < _LOOSE_TOLERANCE
-                if loose and foot is not None and not rtl:
+                # font's (from the origin, as tall as the text object's first glyph's), its
+                # foot lies a fixed distance from the origin for every glyph of the text
+                # object: the origin, one call per glyph, is read once per object.
+                height = rect.top - rect.bottom
+                if foot is not None and not rtl and -_LOOSE_TOLERANCE < height - loose_height < _LOOSE_TOLERANCE:
                     bottom = rect.bottom + foot
                 else:
                     _char_origin(textpage, i, origin_x_ref, origin_y_ref)
                     bottom = origin_y.value - descent
-                    if loose and foot is None and abs(left - origin_x.value) < _LOOSE_TOLERANCE:
+                    if foot is None and abs(left - origin_x.value) < _LOOSE_TOLERANCE:
                         foot = bottom - rect.bottom
+                        loose_height = height
                 top = bottom + size
                 if rtl:
                     # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
