@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.hostile.bombs import cmap_bomb, content_bomb, deflate_repeated, xobject_bomb
+from bench.hostile.bombs import _pdf, _stream, cmap_bomb, content_bomb, deflate_repeated, xobject_bomb
 from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, EngineError, convert, layout, pdfium_source
 from conversion.engine.convert import ConvertOptions
 from conversion.engine.limits import LIMITS
@@ -22,24 +22,6 @@ from conversion.engine.limits import LIMITS
 MiB = 1024 * 1024
 ENGINES = [ENGINE_ID, PDFIUM_ENGINE_ID]
 _HELVETICA = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-
-
-def _pdf(objects: list[bytes]) -> bytes:
-    """A PDF of these objects (1 is the catalog, 2 the page tree, 3 the one page)."""
-    out = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
-
-
-def _stream(data: bytes, entries: bytes = b"") -> bytes:
-    return b"<< %s /Length %d /Filter /FlateDecode >>\nstream\n" % (entries, len(data)) + data + b"\nendstream"
 
 
 def _one_page(resources: bytes, content: bytes, *more: bytes) -> bytes:
