@@ -114,12 +114,15 @@ def engine_withdrawn(options: Mapping[str, Any]) -> ServiceError | None:
     offered = offered_engines()
     if chosen in offered:
         return None
+    # The parameter as the client names it: `engine` on the raw operations, as `pages`.
+    param = "engine" if options.get("pages_param") == "pages" else "options.engine"
     return ServiceError(
         ErrorCode.ENGINE_NOT_FOUND,
-        f"The engine {caller_text(chosen)!r} chosen in `options.engine` is no longer offered: the operator "
-        f"turned it off after the request was accepted. Send it again with one GET /v1/engines lists: "
-        f"{', '.join(offered)}.",
-        param="options.engine",
+        f"The engine {caller_text(chosen)!r} this work was to run on (the request's `{param}`, or the "
+        f"organization's default engine) is no longer offered: the operator turned it off after the request "
+        f"was accepted. Send the request again: without `{param}` it runs on the default engine; GET "
+        f"/v1/engines lists those offered: {', '.join(offered)}.",
+        param=param,
         details={"accepted": list(offered)},
     )
 

@@ -220,12 +220,17 @@ def offered_engines_only(result: dict[str, Any], **kwargs: Any) -> dict[str, Any
     knows: the PDFium engine only where the operator turns it on (SVCX_PDFIUM_ENGINE)."""
     known = set(engine.ENGINES)
     offered = offered_engines()
+    # drf-spectacular describes an enumeration's values too, one line each: "* `id` - id".
+    withdrawn = tuple(f"* `{e}` - " for e in known - set(offered))
 
     def visit(node: Any) -> None:
         if isinstance(node, dict):
             values = node.get("enum")
             if isinstance(values, list) and values and set(values) == known:
                 node["enum"] = list(offered)
+            text = node.get("description")
+            if withdrawn and isinstance(text, str) and any(w in text for w in withdrawn):
+                node["description"] = "\n".join(ln for ln in text.split("\n") if not ln.startswith(withdrawn))
             for value in node.values():
                 visit(value)
         elif isinstance(node, list):

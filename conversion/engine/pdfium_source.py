@@ -333,7 +333,10 @@ MAX_PAGE_PARSE_BYTES = LIMITS.max_decoded_bytes
 # bitmap (4 bytes a pixel) stays under the stream budget. A larger one covers nothing.
 MAX_RENDERED_PIXELS = LIMITS.max_decoded_bytes // 4
 _PARSE_REASON = f"more than {MAX_PAGE_PARSE_BYTES // (1024 * 1024)} MiB of content, forms counted at each draw"
-_DRAWN = re.compile(rb"/([^\s/\[\]<>(){}%]+)\s*Do(?![^\s/\[\]<>(){}%])")
+# A form drawn: its name, then `Do`, with white space (NUL is white space in PDF) or comments
+# between them, as PDFium's parser reads them.
+_DRAWN = re.compile(rb"/([^\s\x00/\[\]<>(){}%]+)(?:[\s\x00]|%[^\r\n]*)*Do(?![^\s\x00/\[\]<>(){}%])")
+_DEPTH_REASON = f"forms nested more than {MAX_FORM_DEPTH} deep"
 _HEX_ESCAPE = re.compile(rb"#([0-9A-Fa-f]{2})")
 _FONT_STREAMS = ("/FontFile", "/FontFile2", "/FontFile3")
 _CMAP_KEYS = ("/ToUnicode", "/Encoding")
@@ -386,6 +389,7 @@ class _Budgets:
         self._fonts: set[tuple[int, int]] = set()
         # A form's bytes of content with those of the forms it draws, each counted per draw.
         self._forms: dict[tuple[int, int], int] = {}
+        self._page_xobjects: pikepdf.Dictionary | None = None
 
     def check(self, number: int) -> None:
         """Decode what PDFium decodes to load page `number` under the budgets.
@@ -398,6 +402,9 @@ class _Budgets:
         """
         page = self._structure.pages[number - 1].obj
         resources = _inherited(page, "/Resources")
+        # PDFium looks a name a form's resources lack up in the page's (its fallback).
+        page_xobjects = resources.get("/XObject") if isinstance(resources, pikepdf.Dictionary) else None
+        self._page_xobjects = page_xobjects if isinstance(page_xobjects, pikepdf.Dictionary) else None
         contents = page.get("/Contents")
         streams = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
         data = b"".join(
@@ -418,16 +425,21 @@ class _Budgets:
         if isinstance(fonts, pikepdf.Dictionary):
             for font in fonts.values():
                 self._font(font, depth)
-        xobjects = resources.get("/XObject")
-        if not isinstance(xobjects, pikepdf.Dictionary) or b"Do" not in data or depth >= MAX_FORM_DEPTH:
+        if b"Do" not in data:
             return total
+        own = resources.get("/XObject")
+        tables = [t for t in (own, self._page_xobjects) if isinstance(t, pikepdf.Dictionary)]
         draws: dict[str, int] = {}
         for match in _DRAWN.finditer(data):
             key = _name(match.group(1))
             draws[key] = draws.get(key, 0) + 1
         for key, times in draws.items():
-            form = xobjects.get(key)
+            form = next((t.get(key) for t in tables if key in t), None)
             if isinstance(form, pikepdf.Stream) and form.get("/Subtype") == pikepdf.Name.Form:
+                if depth >= MAX_FORM_DEPTH:
+                    # PDFium parses forms deeper than the pdfminer source draws them: more
+                    # nesting than that is refused, not left uncounted.
+                    raise PageTooComplex(_DEPTH_REASON)
                 total += times * self._form(form, resources, depth + 1, open_forms)
                 if total > MAX_PAGE_PARSE_BYTES:
                     return total
@@ -451,7 +463,8 @@ class _Budgets:
             )
         finally:
             open_forms.discard(key)
-        if key != (0, 0):
+        if key != (0, 0) and isinstance(own, pikepdf.Dictionary):
+            # (A form without resources of its own reads its drawer's: its cost depends on them.)
             self._forms[key] = size
         return size
 

@@ -47,28 +47,24 @@ def untrack(line: Line) -> None:
     xs = line.glyph_x
     line.glyph_x = [v for i in keep for v in (xs[2 * i], xs[2 * i + 1])]
     line.glyph_text = [glyphs[i] for i in keep]
-    # Each span loses the dropped glyphs it held.
+    # Each span loses the dropped glyphs it held: glyphs and spans walked once, side by side.
     spans: list[tuple[str, int]] = []
-    at = 0
+    at = 0  # where the glyph starts in the joined text
+    g = 0
+    start = 0
     for span_text, style in line.spans:
-        end = at + len(span_text)
-        kept = "".join(g for i, g in _glyphs_in(glyphs, at, end) if i not in drop)
+        end = start + len(span_text)
+        kept: list[str] = []
+        while g < len(glyphs) and at < end:
+            if g not in drop:
+                kept.append(glyphs[g])
+            at += len(glyphs[g])
+            g += 1
         if kept:
-            spans.append((kept, style))
-        at = end
+            spans.append(("".join(kept), style))
+        start = end
     line.spans = spans
     line.text = "".join(t for t, _ in spans)
-
-
-def _glyphs_in(glyphs: list[str], start: int, end: int) -> list[tuple[int, str]]:
-    """The glyphs (index, text) whose characters lie in [start, end) of the joined text."""
-    out = []
-    at = 0
-    for i, g in enumerate(glyphs):
-        if start <= at < end:
-            out.append((i, g))
-        at += len(g)
-    return out
 
 
 def _tracked_spaces(glyph_x: list[float], glyphs: list[str], size: float) -> set[int]:

@@ -272,6 +272,8 @@ def test_an_html_table_whose_header_does_not_fit_with_a_row_is_reopened_without_
     budget = 60
     assert count_tokens(head + rows[3] + "\n</tbody>\n</table>") > budget
     chunks = chunk_result(_result([table]), ChunkOptions(max_tokens=budget))
+    assert len(chunks) > 2
+    assert chunks[0].markdown.startswith(head)
     for chunk in chunks[1:]:
         assert chunk.markdown.startswith("<table>\n<tbody>\n<tr>")
         assert chunk.markdown.endswith("\n</tbody>\n</table>")

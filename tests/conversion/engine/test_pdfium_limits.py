@@ -51,25 +51,38 @@ def font_program_bomb(mib: int) -> bytes:
     )
 
 
-def form_fanout(levels: int, fanout: int) -> bytes:
-    """A page drawing form 0, each form drawing the next `fanout` times, `levels` deep: a
-    small file whose parse draws fanout ** levels rectangles."""
+def form_chain(draws: list[int], *, sep: bytes = b" ", page_resources: bool = False) -> bytes:
+    """A page drawing form 0, form i drawing form i + 1 `draws[i]` times (`/X<i+1>`, then `sep`,
+    then `Do`), the last form a rectangle. With `page_resources` the forms' resources list no
+    forms: PDFium looks their names up in the page's, which list every form."""
     objects: list[bytes] = []
     first = 5
-    for level in range(levels):
-        if level == levels - 1:
+    count = len(draws) + 1
+    for level in range(count):
+        if level == count - 1:
             body = b"0 0 1 1 re f\n"
             resources = b""
         else:
-            body = b"/X Do\n" * fanout
-            resources = b"/Resources << /XObject << /X %d 0 R >> >>" % (first + level + 1)
+            body = (b"/X%d" % (level + 1) + sep + b"Do\n") * draws[level]
+            own = (
+                b"/ProcSet [/PDF]" if page_resources else b"/XObject << /X%d %d 0 R >>" % (level + 1, first + level + 1)
+            )
+            resources = b"/Resources << %s >>" % own
         objects.append(_stream(zlib.compress(body), b"/Type /XObject /Subtype /Form /BBox [0 0 612 792] " + resources))
+    listed = range(count) if page_resources else range(1)
+    xobjects = b" ".join(b"/X%d %d 0 R" % (i, first + i) for i in listed)
     return _one_page(
-        b"<< /Font << /F1 %d 0 R >> /XObject << /X %d 0 R >> >>" % (first + levels, first),
-        b"BT /F1 12 Tf 72 720 Td (Fans) Tj ET\n/X Do\n",
+        b"<< /Font << /F1 %d 0 R >> /XObject << %s >> >>" % (first + count, xobjects),
+        b"BT /F1 12 Tf 72 720 Td (Fans) Tj ET\n/X0" + sep + b"Do\n",
         *objects,
         _HELVETICA,
     )
+
+
+def form_fanout(levels: int, fanout: int) -> bytes:
+    """A page drawing form 0, each form drawing the next `fanout` times, `levels` deep: a
+    small file whose parse draws fanout ** levels rectangles."""
+    return form_chain([fanout] * (levels - 1))
 
 
 def many_glyphs(count: int) -> bytes:
@@ -143,6 +156,44 @@ def test_forms_drawn_a_hundred_million_times_stop_both_engines(tmp_path: Path, m
         "page": 1,
         "reason": "more than 64 MiB of content, forms counted at each draw",
     }
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        form_chain([10] * 8, sep=b" %comment\n"),
+        form_chain([10] * 8, sep=b"\x00"),
+        form_chain([10] * 8, page_resources=True),
+    ],
+    ids=["comment_before_Do", "nul_before_Do", "names_from_the_page_resources"],
+)
+def test_every_draw_pdfium_reads_is_counted(tmp_path: Path, page: bytes) -> None:
+    # PDFium reads a comment or a NUL between a form's name and Do as white space, and looks a
+    # name a form's resources lack up in the page's: 10^8 draws each, bounded before the parse.
+    path = tmp_path / "fanout.pdf"
+    path.write_bytes(page)
+    started = time.monotonic()
+    error = _error(path, PDFIUM_ENGINE_ID)
+    assert time.monotonic() - started < 2
+    assert (error.code, error.details) == (
+        "document_too_complex",
+        {"page": 1, "reason": "more than 64 MiB of content, forms counted at each draw"},
+    )
+
+
+def test_forms_nested_deeper_than_the_walk_are_refused_not_left_uncounted(tmp_path: Path) -> None:
+    # 31 forms each drawing the next once, then eight levels of ten draws: past the depth the
+    # budget walks, PDFium would parse 10^8 draws.
+    path = tmp_path / "deep.pdf"
+    path.write_bytes(form_chain([1] * 31 + [10] * 8))
+    error = _error(path, PDFIUM_ENGINE_ID)
+    assert (error.code, error.details) == (
+        "document_too_complex",
+        {"page": 1, "reason": "forms nested more than 32 deep"},
+    )
+    shallow = tmp_path / "shallow.pdf"
+    shallow.write_bytes(form_chain([1] * 20))
+    assert "Fans" in convert(shallow, options=ConvertOptions(engine=PDFIUM_ENGINE_ID)).markdown
 
 
 def test_forms_drawn_many_times_within_the_budget_convert(tmp_path: Path) -> None:
