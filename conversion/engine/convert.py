@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.12.2"
+ENGINE_VERSION: str = "1.12.3"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 PDFIUM_ENGINE_VERSION: str = "0.1.0"

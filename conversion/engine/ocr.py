@@ -177,6 +177,14 @@ class OcrParams:
     # Seconds one page's recognition may take (Tesseract's own deadline); the layout
     # stage's per-page budget.
     page_seconds: float = 45.0
+    # Columns: a text layer's line ends where the next glyph is more than twice its size
+    # away (pdfminer's char_margin, 2.0), but Tesseract's page segmentation may read a line
+    # on across the gutter between two columns (beside shaded code blocks it takes the two
+    # columns for one table). Words further apart than this many of the line's font size are
+    # the pieces a text layer would give; where the engine's column detection
+    # (`order.find_gutter`) finds the page's gutter among those pieces, the lines reaching
+    # over it are cut there, and nowhere else (a gap in aligned code is no gutter).
+    gutter_gap_ems: float = 2.0
 
 
 PARAMS = OcrParams()
@@ -695,6 +703,61 @@ def _snap_sizes(lines: Sequence[Line], snap: float) -> None:
         ln.size = to[ln.size]
 
 
+def _split(line: OcrLine, *at: float) -> list[OcrLine]:
+    """The line cut at each x of `at` (pixels) that falls between two of its words (words
+    keep their reading order within each piece)."""
+    if not at or len(line.words) < 2:
+        return [line]
+    ordered = sorted(line.words, key=lambda w: w.box[0])
+    cuts = sorted(x for x in at if any(a.box[2] <= x <= b.box[0] for a, b in itertools.pairwise(ordered)))
+    if not cuts:
+        return [line]
+    pieces: list[OcrLine] = []
+    for lo, hi in itertools.pairwise([-math.inf, *cuts, math.inf]):
+        words = [w for w in line.words if lo <= (w.box[0] + w.box[2]) / 2 < hi]
+        if words:
+            pieces.append(OcrLine(words, line.row_height, line.descenders, line.baseline, line.x_heights))
+    return pieces
+
+
+def _cut_at_gutters(
+    lines: Sequence[OcrLine],
+    sizes: Sequence[float],
+    scale: float,
+    page_width: float,
+    params: OcrParams,
+    pitch: float | None,
+    body: Mapping[str, float],
+) -> tuple[list[OcrLine], list[float]]:
+    """The lines cut where they reach over the page's gutter, and their sizes: the gutter the
+    engine's column detection finds among the pieces a text layer would have (words more
+    than `params.gutter_gap_ems` of their size apart start a new piece). Only the page's
+    gutter: columns within a column are left to the reading order."""
+    from .order import Item, find_gutter
+
+    pieces: list[Item] = []
+    for ln, size in zip(lines, sizes, strict=True):
+        ordered = sorted(ln.words, key=lambda w: w.box[0])
+        wide = [
+            (a.box[2] + b.box[0]) / 2
+            for a, b in itertools.pairwise(ordered)
+            if b.box[0] - a.box[2] > params.gutter_gap_ems * size * scale
+        ]
+        pieces += [_line(piece, scale, size, params, pitch, body) for piece in _split(ln, *wide)]
+    if len(pieces) == len(lines):
+        return list(lines), list(sizes)
+    gutter = find_gutter(pieces, page_width)  # points
+    if gutter is None:
+        return list(lines), list(sizes)
+    out: list[OcrLine] = []
+    out_sizes: list[float] = []
+    for ln, size in zip(lines, sizes, strict=True):
+        for piece in _split(ln, gutter * scale):
+            out.append(piece)
+            out_sizes.append(size)
+    return out, out_sizes
+
+
 def page_model(result: Recognised, number: int, scale: float, params: OcrParams = PARAMS) -> PageModel:
     """The recognised page as the text-layer path's page model (upright; pixels / `scale`
     are points)."""
@@ -704,7 +767,8 @@ def page_model(result: Recognised, number: int, scale: float, params: OcrParams 
     pitch = statistics.median(long_mono) if long_mono else None
     body = body_stroke(result.lines, params)
     sizes = _sizes(result.lines, scale, params)
-    lines = [_line(ln, scale, size, params, pitch, body) for ln, size in zip(result.lines, sizes, strict=True)]
+    ocr_lines, sizes = _cut_at_gutters(result.lines, sizes, scale, result.width / scale, params, pitch, body)
+    lines = [_line(ln, scale, size, params, pitch, body) for ln, size in zip(ocr_lines, sizes, strict=True)]
     _snap_sizes(lines, params.size_snap)
     rtl = sum(len(ln.text) for ln in lines if ln.rtl)
     model = PageModel(

@@ -574,3 +574,64 @@ def test_words_are_judged_bold_against_the_body_text_of_their_own_script() -> No
     assert [ln.style & BOLD for ln in body_lines] == [0] * 6
     assert not any(style & BOLD for ln in body_lines for _, style in ln.spans)
     assert title.style & BOLD
+
+
+# --- columns -----------------------------------------------------------------------------------
+
+
+def _columns(left: list[str], right: list[str], *, gap_x: float = 1450) -> list[tuple[list[Word], float]]:
+    """Rows read across two columns (as Tesseract reads some pages): each row holds the
+    words of a left line (from x 300) and of the right line beside it (from `gap_x`)."""
+    rows = []
+    for n, (a, b) in enumerate(zip(left, right, strict=True)):
+        top = 400 + 60 * n
+        ws = []
+        x = 300.0
+        for text in a.split():
+            ws.append(_word(text, x, top, 22 * len(text)))
+            x += 22 * len(text) + 22
+        x = gap_x
+        for text in b.split():
+            ws.append(_word(text, x, top, 22 * len(text)))
+            x += 22 * len(text) + 22
+        rows.append((ws, 46.0))
+    return rows
+
+
+LEFT = [
+    "The committee met on the fourth of March to",
+    "review the budget and the plans for the roads",
+    "of the coming year with the mayor and her staff",
+    "who answered every question the members had",
+    "about the costs of the new bridge over the river",
+    "and the school that is to open in the autumn",
+    "next year after the works on the roof are done",
+]
+RIGHT = [
+    "Spending on roads rose by twelve percent over",
+    "the previous year while the money for parks",
+    "stayed where it was for the third year in a row",
+    "and the library was given a new reading room",
+    "for the children of the town and the villages",
+    "around it which the council will pay for out of",
+    "the savings made on the lighting of the streets",
+]
+
+
+def test_lines_read_across_a_gutter_are_cut_at_it() -> None:
+    model = page_model(_recognised(_columns(LEFT, RIGHT)), 1, 300 / 72)
+
+    gutter = 1400 / (300 / 72)  # points: between the columns
+    assert all(ln.x1 < gutter or ln.x0 > gutter for ln in model.lines)
+    assert [ln.text for ln in model.lines if ln.x1 < gutter] == LEFT
+    assert [ln.text for ln in model.lines if ln.x0 > gutter] == RIGHT
+
+
+def test_wide_gaps_inside_one_column_are_not_cut() -> None:
+    # Code with its comments aligned: every line has a wide gap at the same place, but the
+    # pieces are no columns of text.
+    code = ["let a = 1;", "let bb = 22;", "let c = 3;", "let dd = 44;", "let e = 5;", "let ff = 66;", "let g = 7;"]
+    notes = ["// one", "// two", "// three", "// four", "// five", "// six", "// seven"]
+    model = page_model(_recognised(_columns(code, notes, gap_x=800)), 1, 300 / 72)
+
+    assert [ln.text for ln in model.lines] == [f"{a} {b}" for a, b in zip(code, notes, strict=True)]
