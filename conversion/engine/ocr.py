@@ -735,17 +735,23 @@ def _cut_at_gutters(
     gutter: columns within a column are left to the reading order."""
     from .order import Item, find_gutter
 
-    pieces: list[Item] = []
+    gaps: list[list[float]] = []  # per line, the x (pixels) of its wide gaps
     for ln, size in zip(lines, sizes, strict=True):
         ordered = sorted(ln.words, key=lambda w: w.box[0])
-        wide = [
-            (a.box[2] + b.box[0]) / 2
-            for a, b in itertools.pairwise(ordered)
-            if b.box[0] - a.box[2] > params.gutter_gap_ems * size * scale
-        ]
-        pieces += [_line(piece, scale, size, params, pitch, body) for piece in _split(ln, *wide)]
-    if len(pieces) == len(lines):
+        gaps.append(
+            [
+                (a.box[2] + b.box[0]) / 2
+                for a, b in itertools.pairwise(ordered)
+                if b.box[0] - a.box[2] > params.gutter_gap_ems * size * scale
+            ]
+        )
+    if not any(gaps):
         return list(lines), list(sizes)
+    pieces: list[Item] = [
+        _line(piece, scale, size, params, pitch, body)
+        for ln, size, wide in zip(lines, sizes, gaps, strict=True)
+        for piece in _split(ln, *wide)
+    ]
     gutter = find_gutter(pieces, page_width)  # points
     if gutter is None:
         return list(lines), list(sizes)
