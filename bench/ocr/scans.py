@@ -17,8 +17,9 @@ import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from bench.paths import AUTHORED_CORPUS_DIR, CORPUS_DIR
+from bench.paths import AUTHORED_CORPUS_DIR, CORPUS_DIR, DOCX_CORPUS_DIR
 from bench.real.sets import HELD_OUT
 
 # Documents per authored family (short ones: the whole document is scanned, so its
@@ -51,19 +52,26 @@ class Source:
     family: str
     languages: tuple[str, ...]
     reference: Path | None
+    fold: str = "tune"
+
+
+def _authored(manifest: dict[str, Any], family: str, held: bool) -> list[str]:
+    """The short documents of an authored family in one fold, every so many by name."""
+    names = sorted(
+        n
+        for n, d in manifest.items()
+        if d["family"] == family and (d["source"] in HELD_OUT) == held and d["pages"] <= MAX_PAGES
+    )
+    step = max(1, len(names) // PER_FAMILY)
+    return names[::step][:PER_FAMILY]
 
 
 def sources() -> list[Source]:
+    """The documents of the ``tune`` fold (those OCR rules are developed on)."""
     manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
     out: list[Source] = []
     for family in FAMILIES:
-        names = sorted(
-            n
-            for n, d in manifest.items()
-            if d["family"] == family and d["source"] not in HELD_OUT and d["pages"] <= MAX_PAGES
-        )
-        step = max(1, len(names) // PER_FAMILY)
-        for n in names[::step][:PER_FAMILY]:
+        for n in _authored(manifest, family, held=False):
             out.append(Source(n, AUTHORED_CORPUS_DIR / f"{n}.pdf", family, ("eng",), AUTHORED_CORPUS_DIR / f"{n}.md"))
     rtl = sorted(n for n, d in manifest.items() if d["source"] == RTL_SOURCE and d["pages"] <= MAX_PAGES)
     for n in rtl[:RTL_DOCUMENTS]:
@@ -74,6 +82,37 @@ def sources() -> list[Source]:
         stem = Path(f).stem
         ref = CORPUS_DIR / "groundtruth" / f"{stem}__{stem.split('__', 1)[1]}.md"
         out.append(Source(Path(f).stem, CORPUS_DIR / "files" / f, "real", ("eng",), ref if ref.exists() else None))
+    return out
+
+
+def held_sources() -> list[Source]:
+    """The documents of the ``held`` fold, chosen by the same rules: short documents of each
+    authored family from the held-out sources (the web family's held source, PEPs, has none
+    of two pages or fewer; the held right-to-left sources are Hebrew and Persian, whose
+    models are not installed), and short Word documents of docling's tests (the ``docx``
+    set, with docling's reading of the Word XML as reference) for the real documents."""
+    import pypdfium2 as pdfium
+
+    manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
+    out: list[Source] = []
+    for family in FAMILIES:
+        for n in _authored(manifest, family, held=True):
+            pdf = AUTHORED_CORPUS_DIR / f"{n}.pdf"
+            out.append(Source(n, pdf, family, ("eng",), AUTHORED_CORPUS_DIR / f"{n}.md", "held"))
+    short: list[Path] = []
+    for md in sorted(DOCX_CORPUS_DIR.glob("*.md")):
+        pdf = md.with_suffix(".pdf")
+        if md.name == "README.md" or not pdf.exists():
+            continue
+        doc = pdfium.PdfDocument(pdf)
+        try:
+            if len(doc) <= MAX_PAGES:
+                short.append(pdf)
+        finally:
+            doc.close()
+    step = max(1, len(short) // PER_FAMILY)
+    for pdf in short[::step][:PER_FAMILY]:
+        out.append(Source(f"docx__{pdf.stem}", pdf, "real", ("eng",), pdf.with_suffix(".md"), "held"))
     return out
 
 
@@ -149,8 +188,11 @@ def make(out_dir: Path) -> dict[str, object]:
 
     rng = random.Random(27)
     scans: list[dict[str, object]] = []
-    chosen = sources()
-    for index, src in enumerate(chosen):
+    tune, held = sources(), held_sources()
+    chosen = [*tune, *held]
+    # The held documents after the tune ones (the tune scans stay as they were), their
+    # variants dealt in turn from the first again.
+    for index, src in [*enumerate(tune), *enumerate(held)]:
         texts, markdown = truth(src.pdf)
         variants = [CLEAN, DEGRADED[index % len(DEGRADED)]]
         if index % ROTATE_EVERY == 0:
@@ -176,6 +218,7 @@ def make(out_dir: Path) -> dict[str, object]:
                         "id": f"{variant}/{src.name}",
                         "document": src.name,
                         "family": src.family,
+                        "fold": src.fold,
                         "variant": variant,
                         "dpi": dpi,
                         "pdf": str(pdf),
@@ -188,7 +231,7 @@ def make(out_dir: Path) -> dict[str, object]:
                 )
         finally:
             doc.close()
-    manifest = {"documents": len(chosen), "scans": scans}
+    manifest = {"documents": len(chosen), "documents_by_fold": {"tune": len(tune), "held": len(held)}, "scans": scans}
     (out_dir / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1))
     return manifest
 

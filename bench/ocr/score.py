@@ -72,6 +72,7 @@ def score(manifest: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[
                         "page": fact["page"],
                         "variant": scan["variant"],
                         "family": scan["family"],
+                        "fold": scan.get("fold", "tune"),
                         "dpi": scan["dpi"],
                         "degradation": fact["degradation"],
                         "text_fidelity": fidelity(fact["truth"], got["text"]),
@@ -86,6 +87,7 @@ def score(manifest: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[
                         "page": fact["page"],
                         "variant": scan["variant"],
                         "family": scan["family"],
+                        "fold": scan.get("fold", "tune"),
                         "dpi": scan["dpi"],
                         "degradation": fact["degradation"],
                         "text_fidelity": 0.0,
@@ -104,6 +106,7 @@ def score(manifest: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[
                     {
                         "id": row["id"],
                         "variant": scan["variant"],
+                        "fold": scan.get("fold", "tune"),
                         "headings": ocr.total,
                         "found_ocr": ocr.hit,
                         "found_text_layer": layer.hit,
