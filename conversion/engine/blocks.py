@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .elements import Box, ElementType
 from .figures import Figure
-from .layout import BOLD, MONO, Line, far_sizes, is_rtl
+from .layout import BOLD, MONO, Line, alnum_at_least, far_sizes, is_rtl, letters_at_least
 from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker, tab_numbered
 from .order import Item
 from .params import DEFAULT, BlockParams, HeadingParams
@@ -16,6 +16,14 @@ from .stats import DocStats
 from .tables import Table
 
 _LEADER = re.compile(r"(?:\.\s?){5,}\s*\S{1,8}\s*$|(?:\.\s?){5,}$")
+
+
+def _leader(text: str) -> bool:
+    """Whether `text` ends in dot leaders (and a page number). Searched only where the line
+    has the five dots a leader needs: the search tries every position of the line."""
+    return text.count(".") >= 5 and _LEADER.search(text) is not None
+
+
 # A caption opens with its label and number ("Figure 3-1", "Table 2:", "[표 1]"): it names
 # what it captions and is never a section heading, whatever its size or weight.
 CAPTION = re.compile(
@@ -212,7 +220,7 @@ def _continues(
     if cur.under is not None and line.x0 <= cur.under + p.marker_clearance_em * line.size:
         # Back at the item's marker or further out: the item's paragraph has ended.
         return False
-    if _LEADER.search(prev.text) or _LEADER.search(line.text):
+    if _leader(prev.text) or _leader(line.text):
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
     ends = prev.text.rstrip()[-1:]
@@ -238,6 +246,9 @@ def _continues(
 
 # A section number opening a heading or an outline entry ("1.", "2.3", "IV.", "B)"): an
 # outline may give it where the page does not, or the other way round.
+# What is neither a letter nor a digit: re's word characters are those of str.isalnum and
+# the underscore, so what this leaves is exactly the characters isalnum keeps.
+_NOT_ALNUM = re.compile(r"[\W_]+")
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:[.\-]\d+)*[.):]?|[IVXLCDM]+[.):]|[A-Za-z][.)])\s+")
 
 
@@ -245,8 +256,8 @@ def outline_key(text: str) -> str:
     """What an outline entry and a heading on the page are matched by: their letters and
     digits, casefolded, after a section number."""
     stripped = _SECTION_NUMBER.sub("", text, count=1)
-    key = "".join(ch for ch in stripped.casefold() if ch.isalnum())
-    return key or "".join(ch for ch in text.casefold() if ch.isalnum())
+    key = _NOT_ALNUM.sub("", stripped.casefold())
+    return key or _NOT_ALNUM.sub("", text.casefold())
 
 
 def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: float, p: BlockParams) -> bool:
@@ -355,7 +366,7 @@ def classify_headings(
             continue
         if outline_complete and level != 1:
             continue
-        if level is not None and sum(ch.isalpha() for ch in text) >= p.min_letters:
+        if level is not None and letters_at_least((text,), p.min_letters):
             block.kind, block.level = "h", level
             continue
         if (
@@ -438,7 +449,7 @@ def keep_introducing_headings(blocks: list[Block], body: float, params: HeadingP
     for block in reversed(blocks):
         if block.kind == "h" and not block.pinned and not _introduces(block, nxt, body, params):
             block.kind, block.level = "p", 0
-        if block.kind != "p" or sum(ch.isalnum() for ln in block.lines for ch in ln.text) >= params.content_min_alnum:
+        if block.kind != "p" or alnum_at_least((ln.text for ln in block.lines), params.content_min_alnum):
             nxt = block  # a stray mark ("®", a bullet alone) introduces nothing
 
 

@@ -11,7 +11,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -853,6 +853,32 @@ def _glyph_line(
         hidden=reason,
     )
     return built, sorted(set(splits)), visible
+
+
+def letters_at_least(texts: Iterable[str], count: int) -> bool:
+    """Whether `texts` hold `count` letters (str.isalpha) or more between them: the text is
+    read only as far as the count-th letter, which in words is a few characters in."""
+    found = 0
+    for text in texts:
+        for ch in text:
+            if ch.isalpha():
+                found += 1
+                if found >= count:
+                    return True
+    return found >= count
+
+
+def alnum_at_least(texts: Iterable[str], count: int) -> bool:
+    """Whether `texts` hold `count` letters or digits (str.isalnum) or more between them, read
+    only as far as the count-th."""
+    found = 0
+    for text in texts:
+        for ch in text:
+            if ch.isalnum():
+                found += 1
+                if found >= count:
+                    return True
+    return found >= count
 
 
 def far_sizes(a: float, b: float) -> bool:

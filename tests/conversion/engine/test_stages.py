@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conversion.engine.blocks import Block, build_blocks, classify_headings
+from conversion.engine.blocks import Block, build_blocks, classify_headings, outline_key
 from conversion.engine.elements import ElementType
-from conversion.engine.layout import BOLD, HIDDEN_INVISIBLE, MONO, Line, PageModel
+from conversion.engine.layout import (
+    BOLD,
+    HIDDEN_INVISIBLE,
+    MONO,
+    Line,
+    PageModel,
+    alnum_at_least,
+    letters_at_least,
+)
 from conversion.engine.params import DEFAULT, BlockParams, EngineParams, HeadingParams, PageParams, TableParams
 from conversion.engine.stats import DocStats
 from conversion.engine.structure import (
@@ -336,3 +344,28 @@ def test_hidden_lines_within_a_line_height_of_each_other_are_one_element() -> No
         "white text here",
         "and its next line",
     ]
+
+
+# Per-line helpers of the stages (read a line only as far as the decision needs)
+
+
+def test_letters_and_digits_are_counted_across_texts_up_to_the_count() -> None:
+    assert letters_at_least(["a1", "-b"], 2)
+    assert not letters_at_least(["a1", "-2"], 2)
+    assert alnum_at_least(["®", "1"], 1)
+    assert not alnum_at_least(["®", "•"], 1)
+    assert letters_at_least([], 0)
+
+
+def test_outline_key_keeps_exactly_letters_and_digits_after_a_section_number() -> None:
+    assert outline_key("2.3 Über_die Maße: ½ (Teil Ⅻ)") == "überdiemasse½teilⅻ"
+    assert outline_key("1.") == "1"
+
+
+def test_a_table_of_contents_line_stands_alone() -> None:
+    stats = body_stats()
+    entry = line("Introduction . . . . . . . . 4", 72, 100)
+    after = line("and the text that follows it on the page", 72, 114)
+    segment: list = [entry, after]
+
+    assert kinds(build_blocks([segment], stats, 3.0)) == [("p", 1), ("p", 1)]
