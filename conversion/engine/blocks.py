@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .elements import Box, ElementType
 from .figures import Figure
-from .layout import BOLD, MONO, Line, alnum_at_least, far_sizes, is_rtl, letters_at_least
+from .layout import BOLD, MONO, Line, chars_at_least, far_sizes, is_rtl
 from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker, tab_numbered
 from .order import Item
 from .params import DEFAULT, BlockParams, HeadingParams
@@ -366,7 +366,7 @@ def classify_headings(
             continue
         if outline_complete and level != 1:
             continue
-        if level is not None and letters_at_least((text,), p.min_letters):
+        if level is not None and chars_at_least((text,), p.min_letters):
             block.kind, block.level = "h", level
             continue
         if (
@@ -449,7 +449,7 @@ def keep_introducing_headings(blocks: list[Block], body: float, params: HeadingP
     for block in reversed(blocks):
         if block.kind == "h" and not block.pinned and not _introduces(block, nxt, body, params):
             block.kind, block.level = "p", 0
-        if block.kind != "p" or alnum_at_least((ln.text for ln in block.lines), params.content_min_alnum):
+        if block.kind != "p" or chars_at_least((ln.text for ln in block.lines), params.content_min_alnum, str.isalnum):
             nxt = block  # a stray mark ("®", a bullet alone) introduces nothing
 
 

@@ -855,26 +855,14 @@ def _glyph_line(
     return built, sorted(set(splits)), visible
 
 
-def letters_at_least(texts: Iterable[str], count: int) -> bool:
-    """Whether `texts` hold `count` letters (str.isalpha) or more between them: the text is
-    read only as far as the count-th letter, which in words is a few characters in."""
+def chars_at_least(texts: Iterable[str], count: int, kind: Callable[[str], bool] = str.isalpha) -> bool:
+    """Whether `texts` hold `count` characters of a `kind` (letters: str.isalpha; letters or
+    digits: str.isalnum) or more between them: the text is read only as far as the count-th,
+    which in words is a few characters in."""
     found = 0
     for text in texts:
         for ch in text:
-            if ch.isalpha():
-                found += 1
-                if found >= count:
-                    return True
-    return found >= count
-
-
-def alnum_at_least(texts: Iterable[str], count: int) -> bool:
-    """Whether `texts` hold `count` letters or digits (str.isalnum) or more between them, read
-    only as far as the count-th."""
-    found = 0
-    for text in texts:
-        for ch in text:
-            if ch.isalnum():
+            if kind(ch):
                 found += 1
                 if found >= count:
                     return True

@@ -13,8 +13,7 @@ from conversion.engine.layout import (
     MONO,
     Line,
     PageModel,
-    alnum_at_least,
-    letters_at_least,
+    chars_at_least,
 )
 from conversion.engine.params import DEFAULT, BlockParams, EngineParams, HeadingParams, PageParams, TableParams
 from conversion.engine.stats import DocStats
@@ -350,11 +349,11 @@ def test_hidden_lines_within_a_line_height_of_each_other_are_one_element() -> No
 
 
 def test_letters_and_digits_are_counted_across_texts_up_to_the_count() -> None:
-    assert letters_at_least(["a1", "-b"], 2)
-    assert not letters_at_least(["a1", "-2"], 2)
-    assert alnum_at_least(["®", "1"], 1)
-    assert not alnum_at_least(["®", "•"], 1)
-    assert letters_at_least([], 0)
+    assert chars_at_least(["a1", "-b"], 2)
+    assert not chars_at_least(["a1", "-2"], 2)
+    assert chars_at_least(["®", "1"], 1, str.isalnum)
+    assert not chars_at_least(["®", "•"], 1, str.isalnum)
+    assert chars_at_least([], 0)
 
 
 def test_outline_key_keeps_exactly_letters_and_digits_after_a_section_number() -> None:
