@@ -28,6 +28,9 @@ class Organization(models.Model):
     debug_policy = models.CharField(max_length=10, choices=DebugPolicy.choices, default=DebugPolicy.ENABLED)
     # Per-organization overrides of the rate-limit and quota defaults: {"requests": 1200, ...}.
     limits = models.JSONField(default=dict, blank=True)
+    # The engine (GET /v1/engines) that converts the organization's requests that choose none,
+    # set by the operator command; empty: the service's default. A request's `engine` overrides it.
+    default_engine = models.CharField(max_length=40, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

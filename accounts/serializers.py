@@ -28,6 +28,7 @@ def organization_dict(organization: Organization) -> dict[str, Any]:
         "delinquent_debt": organization.delinquent_debt,
         "debug_policy": organization.debug_policy,
         "limits": organization.limits,
+        "default_engine": organization.default_engine or None,
         "created_at": iso(organization.created_at),
     }
 

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts import keyformat
+from accounts.engines import engines_known
 from accounts.keyformat import Environment
 from accounts.limits import LIMIT_NAMES
 from accounts.models import ApiKey, AuditEvent, KeyReveal, Membership, Organization
@@ -163,6 +164,27 @@ def organization_set_limit(*, organization: Organization, meter: str, value: int
             target=organization.id,
             meter=meter,
             value=value,
+        )
+    organization.refresh_from_db()
+    return organization
+
+
+def organization_set_default_engine(*, organization: Organization, engine: str, actor: Actor = None) -> Organization:
+    """The engine that converts the organization's requests that choose none (their `engine`
+    option overrides it); "" for the service's default."""
+    known = engines_known()
+    if engine and engine not in known:
+        raise AccountError(f"unknown engine {engine!r}; engines are {', '.join(known)}")
+    with transaction.atomic():
+        locked = Organization.objects.select_for_update().get(pk=organization.pk)
+        locked.default_engine = engine
+        locked.save(update_fields=["default_engine"])
+        audit_record(
+            actor=actor,
+            action="organization.set_default_engine",
+            organization=organization,
+            target=organization.id,
+            engine=engine,
         )
     organization.refresh_from_db()
     return organization

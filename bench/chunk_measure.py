@@ -22,8 +22,8 @@ from conversion.engine.tokens import count_tokens, encoding
 
 _PROSE = {ElementType.PARAGRAPH, ElementType.LIST_ITEM, ElementType.CAPTION, ElementType.FOOTNOTE}
 # The end of a sentence, for the measure (simpler than the chunker's own rule on purpose).
-_SENTENCE_END = re.compile(r"[.!?\u2026:;][\"'\u201d\u2019)\]*_`]*$")
-_ANY_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_`]*\s")
+_SENTENCE_END = re.compile(r"[.!?\u2026:;\u3002\uff01\uff1f][\"'\u201d\u2019)\]*_`]*$")
+_ANY_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_`]*\s|[\u3002\uff01\uff1f][\"'\u201d\u2019)\]*_`]*")
 _WORDS = re.compile(r"\w+")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 # Words of a chunk's first text looked for in the reference.

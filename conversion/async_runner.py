@@ -44,7 +44,7 @@ from conversion.figures import FigureFiles
 from conversion.files import figure_files_discard, figure_files_keep
 from conversion.jobs import queue_depth
 from conversion.models import Job, JobPart
-from conversion.options import engine_error
+from conversion.options import engine_error, engine_withdrawn
 from conversion.results import page_payload, result_payload
 from conversion.runner import StopClock
 from conversion.sealing import password_unsealed
@@ -162,6 +162,10 @@ def _parse_part(job: Job, part: JobPart, source: Path, password: str | None) -> 
         JobPart.objects.filter(pk=part.pk, status=JobPart.Status.RUNNING).update(heartbeat_at=timezone.now())
 
     pages = job.pages[part.start : part.end]
+    withdrawn = engine_withdrawn(job.options)
+    if withdrawn is not None:
+        _part_failed(part, withdrawn)
+        return
     try:
         with (
             _Beat(f"part-{job.id}-{part.index}", beat),
@@ -295,6 +299,11 @@ def async_job_lead(*, job_id: str, worker: str = "") -> None:
         async_job_fail(
             job_id=job.id, error=_lost_error(f"The job's worker stopped {MAX_ATTEMPTS} times; it was given up.")
         )
+        return
+    withdrawn = engine_withdrawn(job.options)
+    if withdrawn is not None:
+        # Its hold released, nothing billed: the job never runs on an engine the service withdrew.
+        async_job_fail(job_id=job.id, error=withdrawn)
         return
     deadline = time.monotonic() + max(
         0.0, float(settings.SVCX_JOB_TIME_LIMIT) - (timezone.now() - job.created_at).total_seconds()

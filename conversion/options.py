@@ -104,6 +104,26 @@ def offered_engines() -> list[str]:
     return [e for e in engine.ENGINES if e != engine.PDFIUM_ENGINE_ID or settings.SVCX_PDFIUM_ENGINE]
 
 
+def engine_withdrawn(options: Mapping[str, Any]) -> ServiceError | None:
+    """engine_not_found for a queued conversion or job whose chosen engine (its options'
+    `engine`) the service no longer offers: the operator turned it off after it was accepted.
+    It must fail, never run on an engine the service has withdrawn; None when it may run."""
+    chosen = options.get("engine")
+    if not chosen:
+        return None
+    offered = offered_engines()
+    if chosen in offered:
+        return None
+    return ServiceError(
+        ErrorCode.ENGINE_NOT_FOUND,
+        f"The engine {caller_text(chosen)!r} chosen in `options.engine` is no longer offered: the operator "
+        f"turned it off after the request was accepted. Send it again with one GET /v1/engines lists: "
+        f"{', '.join(offered)}.",
+        param="options.engine",
+        details={"accepted": list(offered)},
+    )
+
+
 def json_type_name(value: Any) -> str:
     """How a client's JSON calls the type of a parsed value: `null`, `a number`, ..."""
     if value is None:

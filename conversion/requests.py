@@ -8,6 +8,7 @@ while the endpoint works on a typed `DocumentRequest`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from conversion.intake import (
     declared_length,
     spool_body,
 )
-from conversion.options import Options
+from conversion.options import Options, offered_engines
 from conversion.parsers import (
     JsonSourceParser,
     MultipartSourceParser,
@@ -189,7 +190,7 @@ class DocumentApi(IdempotentApi):
                 caller=caller,
                 raw=raw,
                 source=source,
-                options=valid.get("options") or Options(),
+                options=organization_engine(valid.get("options") or Options(), caller),
                 password=valid.get("password"),
                 metadata=valid.get("metadata"),
                 debug=valid.get("debug", False),
@@ -201,6 +202,16 @@ class DocumentApi(IdempotentApi):
                 return self.perform(document)
         finally:
             source.close()
+
+
+def organization_engine(options: Options, caller: Caller) -> Options:
+    """The options with the organization's default engine (set by the operator command) when the
+    request chose none. A default the service does not offer (the operator turned the engine
+    off) is not used: the service's default converts."""
+    default = caller.organization.default_engine
+    if options.engine is not None or not default or default not in offered_engines():
+        return options
+    return dataclasses.replace(options, engine=default)
 
 
 def debug_check(document: DocumentRequest) -> None:

@@ -25,7 +25,7 @@ from conversion.figures import FigureFiles
 from conversion.files import figure_files_discard, figure_files_keep
 from conversion.jobs import WAITER_LOST_AFTER, job_abandon_unwatched, job_inputs_discard, job_notify_done
 from conversion.models import CachedResult, ConversionJob
-from conversion.options import engine_error
+from conversion.options import engine_error, engine_withdrawn
 from conversion.results import result_payload
 from conversion.sealing import password_open
 from conversion.services import conversion_hold, conversion_hold_renew, conversion_meters_charge, conversion_release
@@ -231,6 +231,9 @@ def job_time_limit_hit(*, request_id: str, pages_completed: int | None = None) -
 
 def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) -> None:
     options = job.options
+    withdrawn = engine_withdrawn(options)
+    if withdrawn is not None:
+        raise withdrawn  # before the hold: nothing is held or billed
     pages_param = options.get("pages_param", "options.pages")
     try:
         info = engine.preflight(source, password=password)

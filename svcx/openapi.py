@@ -8,6 +8,8 @@ from typing import Any
 
 from drf_spectacular.openapi import AutoSchema
 
+from conversion import engine
+from conversion.options import offered_engines
 from core.errors import CATALOGUE, ERROR_TYPES, ErrorCode
 
 # Codes any authenticated endpoint can answer, before its own.
@@ -209,4 +211,26 @@ def add_request_id(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
                         "type": "string",
                         "description": "The request's id, the same as the X-Request-Id header.",
                     }
+    return result
+
+
+def offered_engines_only(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Postprocessing hook: every enumeration of the engines (the option `engine`, its query
+    parameter) lists those the service offers (`offered_engines`), not every engine the code
+    knows: the PDFium engine only where the operator turns it on (SVCX_PDFIUM_ENGINE)."""
+    known = set(engine.ENGINES)
+    offered = offered_engines()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            values = node.get("enum")
+            if isinstance(values, list) and values and set(values) == known:
+                node["enum"] = list(offered)
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(result)
     return result

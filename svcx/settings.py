@@ -186,6 +186,7 @@ SPECTACULAR_SETTINGS = {
         "svcx.openapi.add_envelope",
         "svcx.openapi.close_request_bodies",
         "svcx.openapi.add_request_id",
+        "svcx.openapi.offered_engines_only",
     ],
     "AUTHENTICATION_WHITELIST": [],
     "SERVERS": [{"url": SVCX_PUBLIC_URL}],

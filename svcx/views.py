@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts import keyformat
+from conversion.options import offered_engines
 from core.api import ApiView
 from core.errors import CATALOGUE, ErrorCode, ServiceError, caller_text, error_code
 from core.handlers import error_response, for_a_person, person_error_page, request_id_of
@@ -54,9 +55,15 @@ class HealthApi(ApiView):
         return Response(HealthSerializer({"status": "ok", "checks": checks, "request_id": request_id_of(request)}).data)
 
 
-@cache
 def openapi_document() -> dict[str, Any]:
-    """The OpenAPI description served at /v1/openapi.json, generated once per process."""
+    """The OpenAPI description served at /v1/openapi.json, generated once per process and set
+    of engines offered (the settings that offer them are read at each request)."""
+    return _openapi_document(tuple(offered_engines()))
+
+
+@cache
+def _openapi_document(offered: tuple[str, ...]) -> dict[str, Any]:
+    # `offered` keys the cache: the document lists the engines offered (`offered_engines_only`).
     return SchemaGenerator().get_schema(request=None, public=True)
 
 

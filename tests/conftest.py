@@ -219,6 +219,9 @@ def start_worker(
         "REDIS_URL": settings.REDIS_URL,
         "SVCX_WORKER_HEARTBEAT_INTERVAL": "1s",
         "SVCX_WEBHOOKS_ALLOW_PRIVATE": "true",
+        # Workers offer the PDFium engine: whether a request may choose it is the web side's
+        # settings, per test. Tests of an engine withdrawn while work waited start theirs without.
+        "SVCX_PDFIUM_ENGINE": "true",
         **(env or {}),
     }
     process = subprocess.Popen(

@@ -15,8 +15,10 @@ The rules, in order of precedence:
 - a section larger than a chunk is cut between its blocks (paragraphs, list items, tables,
   code blocks); a block that does not fit in what remains starts the next chunk, and one
   larger than a chunk is cut: a paragraph or a list item between sentences, a sentence
-  larger than a chunk between words; a table between rows, its header repeated; code
-  between lines;
+  larger than a chunk between words; a table between rows, its header repeated where it
+  fits in a chunk with the row; code between lines. Chinese and Japanese, written without
+  spaces, end their sentences at the full-width stops (。！？) and are cut between
+  characters where a sentence is larger than a chunk;
 - elements joined across a page break (a table that runs on, a word hyphenated over the
   break: their document spans touch) are one block;
 - `overlap_tokens` starts a chunk that continues a section with the last whole sentences
@@ -250,14 +252,21 @@ def _finish(
 
 # Cutting ------------------------------------------------------------------------------------
 
-# The end of a sentence: its punctuation, what may close around it, and the space after.
-_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\u061f\u06d4][\"'\u201d\u2019)\]*_]*\s+")
+# The end of a sentence: its punctuation, what may close around it, and the space after. The
+# full-width stops of Chinese and Japanese (。！？) end one with or without a space: those
+# scripts put none between sentences.
+_CLOSERS = "\"'\u201d\u2019)\\]*_\u300d\u300f\uff09"
+_SENTENCE_END = re.compile(rf"[.!?\u2026\u061f\u06d4][{_CLOSERS}]*\s+|[\u3002\uff01\uff1f][{_CLOSERS}]*\s*")
 # Words after which a full stop does not end the sentence.
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "etc", "vs", "cf", "fig", "figs", "no", "nos", "vol", "pp", "p", "ch", "sec", "eq", "eqs"}
     | {"dr", "mr", "mrs", "ms", "prof", "st", "al", "approx", "ca", "inc", "ltd", "co", "jr", "sr"}
 )
-_WORD = re.compile(r"\S+")
+# Han ideographs and kana: scripts written without spaces between words, where a chunk may be
+# cut after any character (as UAX #29's word boundaries allow); what follows one up to the
+# next of them or a space (punctuation, a Latin run) stays with it.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_WORD = re.compile(rf"[{_UNSPACED}][^\s{_UNSPACED}]*|[^\s{_UNSPACED}]+")
 
 
 def sentence_spans(text: str) -> list[Span]:
@@ -292,6 +301,7 @@ def _word_spans(text: str) -> list[Span]:
 
 _PIPE_DELIMITER = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
 _HTML_BODY = "<tbody>\n"
+_HTML_OPEN = "<table>\n<tbody>\n"
 _HTML_CLOSE = "\n</tbody>\n</table>"
 
 
@@ -406,10 +416,18 @@ class _Packer:
                 self._add([row], row.tokens)
                 return
             self._flush()
-            self._start(head=row.head)
+            self._start(head=self._head_for(row))
             self._add([row], row.tokens)
             return
         self._place_unit(row)
+
+    def _head_for(self, row: _Piece) -> str:
+        """The header a chunk that continues a table repeats before `row`: the table's own, when
+        it fits in a chunk with the row; else only what opens the table (an HTML table's
+        `<table><tbody>`; nothing for a pipe table), so that the budget holds."""
+        if count_tokens(row.head + self.md[row.start : row.end] + row.tail) <= self.max:
+            return row.head
+        return _HTML_OPEN if row.head.startswith("<table>") else ""
 
     def _place_unit(self, piece: _Piece) -> None:
         if self._fits([piece], piece.tokens):

@@ -254,14 +254,20 @@ def _walk_outline(first: Any, resolve: Any) -> list[OutlineEntry]:
 # paragraph with an outline level (Heading 1-10) as a bookmark unless told not to:
 # LibreOffice's "Export outlines" is on by default. Their outline is the list of headings.
 HEADINGS_OUTLINE_PRODUCERS = ("LibreOffice",)
+# The application of such a producer (the start of /Creator) whose outline is its paragraphs'
+# outline levels: LibreOffice's word processor. Its other applications write other outlines
+# (Impress the slides' names, "Slide 1" unless renamed; Calc the sheets' names), which list
+# no headings.
+HEADINGS_OUTLINE_CREATORS = ("Writer",)
 
 
 def _headings_outline(pdf: pikepdf.Pdf) -> bool:
     try:
         producer = str(pdf.docinfo.get("/Producer", ""))
+        creator = str(pdf.docinfo.get("/Creator", ""))
     except (pikepdf.PdfError, ValueError, TypeError, KeyError):
         return False
-    return producer.startswith(HEADINGS_OUTLINE_PRODUCERS)
+    return producer.startswith(HEADINGS_OUTLINE_PRODUCERS) and creator.startswith(HEADINGS_OUTLINE_CREATORS)
 
 
 def _outline(pdf: pikepdf.Pdf) -> list[OutlineEntry]:

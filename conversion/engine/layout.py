@@ -40,6 +40,7 @@ from pdfminer.utils import Matrix, mult_matrix
 from .bidi import reorder, strong_direction
 from .limits import LIMITS, PageAborted, decode_budget
 from .occlusion import CoveringInterpreter, Covers, PaintState
+from .tracking import untrack
 
 __all__ = [
     "BOLD",
@@ -730,6 +731,7 @@ def _keep(model: PageModel, line: Line | None, visible: int) -> None:
     hidden by how it was drawn)."""
     if line is None:
         return
+    untrack(line)
     model.chars += visible
     if not line.hidden:
         if line.x1 <= 0 or line.x0 >= model.width or line.bottom <= 0 or line.top >= model.height:

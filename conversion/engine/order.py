@@ -186,6 +186,10 @@ def _label_column(labels: list[Line], prose: list[Line]) -> bool:
     return shared < 0.5 * len(labels)
 
 
+# A word: two letters or more in a row.
+_WORD = re.compile(r"[^\W\d_]{2}")
+
+
 def _merge_row_markers(row: list[Item]) -> list[Item]:
     """Join a lone list marker with the text that follows it on the same row."""
     out: list[Item] = []
@@ -199,8 +203,10 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
             # Nothing readable follows (glyphs without Unicode): no item to number.
             out.append(it)
             continue
-        if BARE_NUMBER.match(marker) and it.x0 - prev.x1 >= it.size:
-            # A number alone before a tab stop numbers an item ("1" <tab> "First section").
+        if BARE_NUMBER.match(marker) and it.x0 - prev.x1 >= it.size and _WORD.search(it.text):
+            # A number alone before a tab stop numbers an item ("1" <tab> "First section");
+            # numbers apart on a row with no word after them (a printer's key "1 3 5 7", a
+            # row of figures, a formula's "2 g") number nothing.
             marker += "."
         if LONE_MARKER.match(marker) or (bullet_glyph(marker) and it.x0 - prev.x1 >= it.size):
             # Any symbol before a tab stop is a word processor's bullet (`glyph_bullet`).

@@ -16,11 +16,15 @@ font size tall from there, as pdfminer builds it).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import ctypes
 import io
+import itertools
 import os
 import re
 import time
+import zlib
 from collections.abc import Callable
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
 from typing import Any
@@ -33,6 +37,7 @@ from pdfminer.utils import apply_matrix_pt, mult_matrix
 
 from .layout import (
     HIDDEN_COVERED,
+    MAX_LAYOUT_OBJECTS_PER_PAGE,
     MAX_SECONDS_PER_PAGE,
     PageAborted,
     PageModel,
@@ -45,6 +50,7 @@ from .layout import (
     hidden_by_state,
     mark_headings,
 )
+from .limits import LIMITS, StreamTooLarge, _inflate, _unlzw, _unrunlength, checkpoint
 from .occlusion import (
     INK_BAND,
     MIN_COVER_SIDE,
@@ -65,10 +71,19 @@ CHAR_MARGIN = 2.0
 WORD_MARGIN = 0.1
 # Form XObjects nested deeper than this are not walked (pdfminer's figures stop there too).
 MAX_FORM_DEPTH = 32
+# How far (in ems) the next glyph may start from where a glyph's advance ends for the glyph's
+# box to be taken to reach it (`_advance_to_next`).
+ADVANCE_TOLERANCE = 0.05
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
-# Characters between two polls of should_stop and the page clock.
+# Points within which a glyph's loose box is taken for the font's (starting at the origin, as
+# tall as its text object's first glyph's): PDFium computes it in single precision.
+_LOOSE_TOLERANCE = 1e-3
+# Objects or characters between two polls of should_stop and the page clock (the pdfminer
+# source polls every 512 layout objects; a character costs less here).
 _POLL_EVERY = 4096
+# Page objects walked between two counts of them on the page's budget.
+_WALK_POLL_EVERY = 512
 
 Matrix = tuple[float, float, float, float, float, float]
 _IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
@@ -99,6 +114,7 @@ _is_generated = _fn("FPDFText_IsGenerated", c_int, c_void_p, c_int)
 _text_object = _fn("FPDFText_GetTextObject", c_void_p, c_void_p, c_int)
 _loose_box = _fn("FPDFText_GetLooseCharBox", c_int, c_void_p, c_int, POINTER(_RectF))
 _char_origin = _fn("FPDFText_GetCharOrigin", c_int, c_void_p, c_int, POINTER(c_double), POINTER(c_double))
+_glyph_width = _fn("FPDFFont_GetGlyphWidth", c_int, c_void_p, c_uint, c_float, POINTER(c_float))
 _font_descent = _fn("FPDFFont_GetDescent", c_int, c_void_p, c_float, POINTER(c_float))
 _char_size = _fn("FPDFText_GetFontSize", c_double, c_void_p, c_int)
 _char_matrix = _fn("FPDFText_GetMatrix", c_int, c_void_p, c_int, POINTER(_MatrixF))
@@ -138,6 +154,7 @@ _media_box = _fn(
 )
 _rotation = _fn("FPDFPage_GetRotation", c_int, c_void_p)
 _rendered_picture = _fn("FPDFImageObj_GetRenderedBitmap", c_void_p, c_void_p, c_void_p, c_void_p)
+_pixel_size = _fn("FPDFImageObj_GetImagePixelSize", c_int, c_void_p, POINTER(c_uint), POINTER(c_uint))
 _bitmap_format = _fn("FPDFBitmap_GetFormat", c_int, c_void_p)
 _bitmap_width = _fn("FPDFBitmap_GetWidth", c_int, c_void_p)
 _bitmap_height = _fn("FPDFBitmap_GetHeight", c_int, c_void_p)
@@ -201,7 +218,7 @@ def _page_frame(page: int) -> tuple[Matrix, float, float]:
 class _TextObject:
     """What the characters of one text object share."""
 
-    __slots__ = ("descent", "fontname", "heading", "order", "reason", "size", "upright")
+    __slots__ = ("descent", "font", "fontname", "heading", "order", "reason", "size", "upright")
 
     def __init__(self, fontname: str, size: float, reason: str, heading: int, upright: bool, descent: float) -> None:
         self.fontname = fontname
@@ -211,10 +228,11 @@ class _TextObject:
         self.upright = upright
         self.descent = descent  # points from the baseline down to the foot of a glyph's box
         self.order = -1  # its place among the page's objects in drawing order (set by the walk)
+        self.font = 0  # PDFium's handle of its font (0: none known)
 
 
-def _font_name(text_object: int) -> str:
-    font = _text_font(text_object)
+def _font_name(font: int) -> str:
+    """The base font name of a font handle ("unknown" for none)."""
     if not font:
         return "unknown"
     size = _base_font_name(font, None, 0)
@@ -298,6 +316,194 @@ def _clip_box(obj: int, to_page: Matrix) -> _Box | None:
     return box
 
 
+# --- the decoding budgets, checked before PDFium reads a page --------------------------
+#
+# PDFium decodes and parses a page's streams in C++ when the page is loaded (its content,
+# the forms it draws, its fonts' programs and CMaps), with no budget of ours and out of
+# reach of the page clock. Each such stream is first decoded here, from pikepdf's reading
+# of the file, under the budgets the pdfminer source decodes it under (`limits`): a stream
+# past its budget stops the page as it does there, and what PDFium then parses is bounded.
+
+# Bytes of content one page's parse may read, a form counted at each of its draws: the work
+# of PDFium's parse of a page grows with it (a form drawing a form ten times, nine deep,
+# is a billion draws of a few bytes). The stream budget: a page may draw its largest
+# stream once, or many small forms many times.
+MAX_PAGE_PARSE_BYTES = LIMITS.max_decoded_bytes
+# A picture drawn over text is rendered (`_opaque_picture`) only under this many pixels: its
+# bitmap (4 bytes a pixel) stays under the stream budget. A larger one covers nothing.
+MAX_RENDERED_PIXELS = LIMITS.max_decoded_bytes // 4
+_PARSE_REASON = f"more than {MAX_PAGE_PARSE_BYTES // (1024 * 1024)} MiB of content, forms counted at each draw"
+_DRAWN = re.compile(rb"/([^\s/\[\]<>(){}%]+)\s*Do(?![^\s/\[\]<>(){}%])")
+_HEX_ESCAPE = re.compile(rb"#([0-9A-Fa-f]{2})")
+_FONT_STREAMS = ("/FontFile", "/FontFile2", "/FontFile3")
+_CMAP_KEYS = ("/ToUnicode", "/Encoding")
+
+
+def _decoded(stream: pikepdf.Stream, limit: int) -> bytes:
+    """The stream's data through its expanding filters, at most `limit` bytes of it (the
+    predictors, which never expand, are left out). Data a filter cannot read ends there.
+
+    Raises:
+        StreamTooLarge: the data passes `limit`.
+    """
+    data = bytes(stream.read_raw_bytes())
+    filters = stream.get("/Filter")
+    chain = list(filters) if isinstance(filters, pikepdf.Array) else [filters] if filters is not None else []
+    for item in chain:
+        name = str(item)
+        try:
+            if name in ("/FlateDecode", "/Fl"):
+                data = _inflate(data, limit)
+            elif name in ("/LZWDecode", "/LZW"):
+                data = _unlzw(data, limit)
+            elif name in ("/RunLengthDecode", "/RL"):
+                data = _unrunlength(data, limit)
+            elif name in ("/ASCIIHexDecode", "/AHx"):
+                hexdigits = re.sub(rb"[^0-9A-Fa-f]", b"", data.split(b">", 1)[0])
+                data = binascii.unhexlify(hexdigits + b"0" * (len(hexdigits) % 2))
+            elif name in ("/ASCII85Decode", "/A85"):
+                body = re.sub(rb"\s", b"", data.split(b"~>", 1)[0])
+                data = base64.a85decode(body.removeprefix(b"<~"))
+            else:
+                break  # an image's filter: not data PDFium parses as content
+        except (zlib.error, ValueError, binascii.Error, EOFError, IndexError):
+            break
+    if len(data) > limit:
+        raise StreamTooLarge(limit)
+    return data
+
+
+def _name(raw: bytes) -> str:
+    return "/" + _HEX_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), raw).decode("latin-1")
+
+
+class _Budgets:
+    """The decoding budgets of the PDFium source, checked on pikepdf's reading of the file
+    before PDFium loads a page. A stream shared by pages (a font, a form) is decoded once."""
+
+    def __init__(self, structure: pikepdf.Pdf) -> None:
+        self._structure = structure
+        self._fonts: set[tuple[int, int]] = set()
+        # A form's bytes of content with those of the forms it draws, each counted per draw.
+        self._forms: dict[tuple[int, int], int] = {}
+
+    def check(self, number: int) -> None:
+        """Decode what PDFium decodes to load page `number` under the budgets.
+
+        Raises:
+            StreamTooLarge: a stream decodes past its budget.
+            PageTooComplex: the page's content, forms counted per draw, passes
+                `MAX_PAGE_PARSE_BYTES`.
+            PageAborted: should_stop asked to stop.
+        """
+        page = self._structure.pages[number - 1].obj
+        resources = _inherited(page, "/Resources")
+        contents = page.get("/Contents")
+        streams = list(contents) if isinstance(contents, pikepdf.Array) else [contents]
+        data = b"".join(
+            _decoded(stream, LIMITS.max_decoded_bytes) for stream in streams if isinstance(stream, pikepdf.Stream)
+        )
+        total = self._content(data, resources, 0, set())
+        if total > MAX_PAGE_PARSE_BYTES:
+            raise PageTooComplex(_PARSE_REASON)
+
+    def _content(self, data: bytes, resources: Any, depth: int, open_forms: set[tuple[int, int]]) -> int:
+        """Bytes of content `data` makes PDFium parse, with the fonts and forms of `resources`
+        it uses decoded under their budgets."""
+        checkpoint()
+        total = len(data)
+        if not isinstance(resources, pikepdf.Dictionary):
+            return total
+        fonts = resources.get("/Font")
+        if isinstance(fonts, pikepdf.Dictionary):
+            for font in fonts.values():
+                self._font(font, depth)
+        xobjects = resources.get("/XObject")
+        if not isinstance(xobjects, pikepdf.Dictionary) or b"Do" not in data or depth >= MAX_FORM_DEPTH:
+            return total
+        draws: dict[str, int] = {}
+        for match in _DRAWN.finditer(data):
+            key = _name(match.group(1))
+            draws[key] = draws.get(key, 0) + 1
+        for key, times in draws.items():
+            form = xobjects.get(key)
+            if isinstance(form, pikepdf.Stream) and form.get("/Subtype") == pikepdf.Name.Form:
+                total += times * self._form(form, resources, depth + 1, open_forms)
+                if total > MAX_PAGE_PARSE_BYTES:
+                    return total
+        return total
+
+    def _form(self, form: pikepdf.Stream, outer: Any, depth: int, open_forms: set[tuple[int, int]]) -> int:
+        key = form.objgen
+        known = self._forms.get(key)
+        if known is not None:
+            return known
+        if key in open_forms:
+            return 0  # a form that draws itself: PDFium draws it once
+        open_forms.add(key)
+        try:
+            own = form.get("/Resources")
+            size = self._content(
+                _decoded(form, LIMITS.max_decoded_bytes),
+                own if isinstance(own, pikepdf.Dictionary) else outer,
+                depth,
+                open_forms,
+            )
+        finally:
+            open_forms.discard(key)
+        if key != (0, 0):
+            self._forms[key] = size
+        return size
+
+    def _font(self, font: Any, depth: int) -> None:
+        if not isinstance(font, pikepdf.Dictionary):
+            return
+        key = font.objgen
+        if key in self._fonts:
+            return
+        if key != (0, 0):
+            self._fonts.add(key)
+        for name in _CMAP_KEYS:
+            stream = font.get(name)
+            if isinstance(stream, pikepdf.Stream):
+                _decoded(stream, LIMITS.max_cmap_bytes)
+        descriptors = [font.get("/FontDescriptor")]
+        descendants = font.get("/DescendantFonts")
+        if isinstance(descendants, pikepdf.Array):
+            for descendant in descendants:
+                if isinstance(descendant, pikepdf.Dictionary):
+                    descriptors.append(descendant.get("/FontDescriptor"))
+        for descriptor in descriptors:
+            if isinstance(descriptor, pikepdf.Dictionary):
+                for name in _FONT_STREAMS:
+                    stream = descriptor.get(name)
+                    if isinstance(stream, pikepdf.Stream):
+                        _decoded(stream, LIMITS.max_decoded_bytes)
+        procs = font.get("/CharProcs")
+        if isinstance(procs, pikepdf.Dictionary):
+            # A Type3 font's glyphs are content streams, with the font's resources.
+            resources = font.get("/Resources")
+            total = 0
+            for proc in procs.values():
+                if isinstance(proc, pikepdf.Stream):
+                    total += self._content(_decoded(proc, LIMITS.max_decoded_bytes), resources, depth + 1, set())
+                    if total > MAX_PAGE_PARSE_BYTES:
+                        raise PageTooComplex(_PARSE_REASON)
+
+
+def _inherited(page: pikepdf.Dictionary, key: str) -> Any:
+    """A page attribute that may be inherited from the page tree."""
+    node: Any = page
+    for _ in range(64):
+        if not isinstance(node, pikepdf.Dictionary):
+            return None
+        value = node.get(key)
+        if value is not None:
+            return value
+        node = node.get("/Parent")
+    return None
+
+
 def open_pdfium(
     path: str | os.PathLike[str],
     password: str | None,
@@ -305,8 +511,12 @@ def open_pdfium(
     structure: pikepdf.Pdf | None = None,
 ) -> PdfiumPageParser | None:
     """A parser of the pages of the PDF at `path`, opened with PDFium; `close()` it. A file
-    PDFium cannot open is read as `structure` (pikepdf's reading of it, repairs made) saves it;
-    None when PDFium cannot open it either way (the caller reads it with pdfminer.six)."""
+    PDFium cannot open is read as `structure` (pikepdf's reading of it, repairs made) saves it.
+    None (the caller reads the file with pdfminer.six, under its own budgets) when PDFium
+    cannot open it either way, or when the decoding budgets cannot be checked: pikepdf could
+    not read the file (`structure` is None) or counts other pages than PDFium."""
+    if structure is None:
+        return None
     try:
         pdf = pdfium.PdfDocument(str(path), password=password)
     except pdfium.PdfiumError:
@@ -318,7 +528,12 @@ def open_pdfium(
             pdf = pdfium.PdfDocument(buffer.getvalue())
         except (pdfium.PdfiumError, pikepdf.PdfError):
             pdf = None
-    return PdfiumPageParser(pdf, should_stop, structure) if pdf is not None else None
+    if pdf is None:
+        return None
+    if len(pdf) != len(structure.pages):
+        pdf.close()
+        return None
+    return PdfiumPageParser(pdf, should_stop, structure)
 
 
 class PdfiumPageParser:
@@ -333,6 +548,7 @@ class PdfiumPageParser:
         self._pdf = pdf
         self._should_stop = should_stop
         self._structure = structure  # the document as pikepdf reads it, open as long as this
+        self._budgets = _Budgets(structure) if structure is not None else None
         self._rtl = False  # the page being parsed has right-to-left text
 
     def close(self) -> None:
@@ -344,10 +560,13 @@ class PdfiumPageParser:
 
         Raises:
             PageAborted: should_stop returned True during the page.
-            PageTooComplex: the page exceeded its time budget.
+            PageTooComplex: the page exceeded its work budget (objects, content or seconds).
+            StreamTooLarge: a stream the page needs decodes past its budget.
             Exception: whatever PDFium raises on a page it cannot load (caller maps it).
         """
         started = time.monotonic()
+        if self._budgets is not None:
+            self._budgets.check(number)
         page = self._pdf[number - 1]
         try:
             page_handle = _handle(page)
@@ -356,10 +575,13 @@ class PdfiumPageParser:
             # The page objects first: rulings and pictures, the drawing order of the text
             # objects, and what may cover text drawn before it.
             document = _handle(self._pdf)
-            walk = _Walk(model, ctm, height, lambda picture: _opaque_picture(document, page_handle, picture))
+            clock = _Clock(started, self._should_stop)
+            walk = _Walk(model, ctm, height, lambda picture: _opaque_picture(document, page_handle, picture), clock)
             walk.objects(page_handle, _count_objects(page_handle), _page_object, _IDENTITY, 0, False)
             textpage = page.get_textpage()
             try:
+                # The objects walked since the walk last counted them, and the page's characters.
+                clock.count(walk.order % _WALK_POLL_EVERY + max(0, _count_chars(_handle(textpage))))
                 spaces = walk.spaces
                 page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started)
                 page_text.read()
@@ -373,6 +595,7 @@ class PdfiumPageParser:
                     # pass after it, read glyphs as drawn: text object by text object, each
                     # from left to right as PDF producers write it.
                     chars.sort(key=_drawn)
+                    _advance_to_next(chars)
                 if spaces:
                     chars = _with_spaces(chars, spaces)
                 if walk.covers:
@@ -387,8 +610,14 @@ class PdfiumPageParser:
                 if walk.covers:
                     for char in _covered(page_text.drawn_over, walk.covers, (0.0, 0.0, width, height), walk.image_area):
                         hidden.setdefault(id(char), HIDDEN_COVERED)
+            filed = 0
             for objs, bbox in lines:
+                filed += len(objs)
+                if filed >= _POLL_EVERY:
+                    filed = 0
+                    clock.check()
                 add_glyphs(model, objs, bbox, False, height, hidden)
+            clock.check()
             finish_model(model)
             if page_text.heading_boxes:
                 mark_headings(model, page_text.heading_boxes, height)
@@ -397,10 +626,45 @@ class PdfiumPageParser:
             page.close()
 
 
+class _Clock:
+    """The page's work budget, as the pdfminer source keeps it (`layout._BudgetedAggregator`):
+    the objects of the page (page objects, forms' included, and characters) at most
+    `MAX_LAYOUT_OBJECTS_PER_PAGE` (counted every `_WALK_POLL_EVERY` objects walked, the
+    characters at once), the page clock and should_stop polled every `_POLL_EVERY` objects or
+    characters."""
+
+    __slots__ = ("_next", "_should_stop", "objects", "started")
+
+    def __init__(self, started: float, should_stop: Callable[[], bool] | None) -> None:
+        self.started = started
+        self._should_stop = should_stop
+        self.objects = 0
+        self._next = _POLL_EVERY
+
+    def count(self, added: int) -> None:
+        """`added` more objects made or read; polls when a step of them has passed."""
+        self.objects += added
+        if self.objects > MAX_LAYOUT_OBJECTS_PER_PAGE:
+            raise PageTooComplex(f"more than {MAX_LAYOUT_OBJECTS_PER_PAGE:,} layout objects")
+        if self.objects >= self._next:
+            self._next = self.objects + _POLL_EVERY
+            self.check()
+
+    def check(self) -> None:
+        """Raise when the page's time is up or should_stop asks to stop."""
+        if time.monotonic() - self.started > MAX_SECONDS_PER_PAGE:
+            raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
+        if self._should_stop is not None and self._should_stop():
+            raise PageAborted()
+
+
 def _opaque_picture(document: int, page: int, picture: int) -> bool:
     """Whether an image object paints every pixel of its box: rendered with its masks (a mask,
     a soft mask, a colour key), no pixel is transparent. (PDFium does not tell whether an
     image has a mask; only pictures drawn after text, those that may cover it, are rendered.)"""
+    columns, rows = c_uint(), c_uint()
+    if not _pixel_size(picture, byref(columns), byref(rows)) or columns.value * rows.value > MAX_RENDERED_PIXELS:
+        return False
     bitmap = _rendered_picture(document, page, picture)
     if not bitmap:
         return False
@@ -498,8 +762,13 @@ class _PageText:
         kept = self.chars
         lines = self.lines
         space = _SPACE
-        should_stop = self.parser._should_stop
+        clock = self.walk.clock
+        poll = _POLL_EVERY
+        font_names: dict[int, str] = {}
         last_obj = glyph_obj = 0
+        # Points from the foot of the text object's loose glyph boxes to ours (None: not known).
+        foot: float | None = None
+        loose_height = 0.0  # the height of the text object's loose glyph boxes
         info: _TextObject | None = None
         size = descent = 0.0
         upright = True
@@ -532,7 +801,9 @@ class _PageText:
             if obj != last_obj:
                 info = objects.get(obj)
                 if info is None:
-                    info = objects[obj] = _text_object_info(textpage, i, obj, self.headings, order.get(obj, 0))
+                    info = objects[obj] = _text_object_info(
+                        textpage, i, obj, self.headings, order.get(obj, 0), font_names
+                    )
                 size, upright, reason, heading, descent = (
                     info.size,
                     info.upright,
@@ -541,6 +812,7 @@ class _PageText:
                     info.descent,
                 )
                 last_obj = obj
+                foot = None
                 if sj < n_spaces and spaces[sj][0] < info.order:
                     # Space objects drawn before this one (PDFium's text page has not their glyphs).
                     pending = []
@@ -552,9 +824,19 @@ class _PageText:
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
-                # some glyphs: only its left and right are taken.)
-                _char_origin(textpage, i, origin_x_ref, origin_y_ref)
-                bottom = origin_y.value - descent
+                # some glyphs: only its left and right are taken.) Where the loose box is the
+                # font's (from the origin, as tall as the text object's first glyph's), its
+                # foot lies a fixed distance from the origin for every glyph of the text
+                # object: the origin, one call per glyph, is read once per object.
+                height = rect.top - rect.bottom
+                if foot is not None and not rtl and -_LOOSE_TOLERANCE < height - loose_height < _LOOSE_TOLERANCE:
+                    bottom = rect.bottom + foot
+                else:
+                    _char_origin(textpage, i, origin_x_ref, origin_y_ref)
+                    bottom = origin_y.value - descent
+                    if foot is None and abs(left - origin_x.value) < _LOOSE_TOLERANCE:
+                        foot = bottom - rect.bottom
+                        loose_height = height
                 top = bottom + size
                 if rtl:
                     # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
@@ -595,11 +877,10 @@ class _PageText:
                 hidden[id(c)] = reason
             if heading:
                 heading_boxes.append((heading, x0, y0, x1, y1))
-            if not i % _POLL_EVERY and i:
-                if time.monotonic() - self.started > MAX_SECONDS_PER_PAGE:
-                    raise PageTooComplex(f"more than {MAX_SECONDS_PER_PAGE:.0f} seconds")
-                if should_stop is not None and should_stop():
-                    raise PageAborted()
+            poll -= 1
+            if not poll:
+                poll = _POLL_EVERY
+                clock.check()
             # (The previous glyph's: whether a space of this text object, and its width.)
             after_space, after_width = space_obj, space_width
             if ch == " ":
@@ -670,8 +951,11 @@ class _PageText:
             lines.append((line, (lx0, ly0, lx1, ly1)))
 
 
-def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, int], order: int) -> _TextObject:
-    """What the characters of the text object `obj` share, read at its character `index`."""
+def _text_object_info(
+    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, names: dict[int, str]
+) -> _TextObject:
+    """What the characters of the text object `obj` share, read at its character `index`;
+    `names` keeps the page's font names by font handle (a font serves many text objects)."""
     matrix = _MatrixF()
     size = _char_size(textpage, index)
     upright = True
@@ -690,8 +974,12 @@ def _text_object_info(textpage: int, index: int, obj: int, headings: dict[int, i
     font = _text_font(obj)
     below = c_float()
     descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
-    info = _TextObject(_font_name(obj), size, reason, heading, upright, descent)
+    name = names.get(font or 0)
+    if name is None:
+        name = names[font or 0] = _font_name(font or 0)
+    info = _TextObject(name, size, reason, heading, upright, descent)
     info.order = order
+    info.font = font or 0
     return info
 
 
@@ -796,6 +1084,26 @@ def _dropped_spaces(x1: float, y0: float, next_x0: float, next_y0: float, width:
     return int(gap / width + 0.5)
 
 
+def _advance_to_next(chars: list[tuple[LTChar, _TextObject]]) -> None:
+    """Glyph boxes that end where the next glyph begins when that is where the glyph's
+    advance (its font's width of it) ends: pdfminer's box spans the advance. On
+    right-to-left pages PDFium's box of a shaped glyph is its ink, narrower than its
+    advance: the gap left inside a word was read as a word space."""
+    width = c_float()
+    for (a, info), (b, next_info) in itertools.pairwise(chars):
+        if (
+            a.x1 < b.x0
+            and info.upright
+            and next_info.fontname == info.fontname
+            and abs(b.y0 - a.y0) < 0.01
+            and info.font
+            and len(a._text) == 1
+            and _glyph_width(info.font, ord(a._text), c_float(info.size), byref(width))
+            and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
+        ):
+            a.x1 = b.x0
+
+
 def _drawn(item: tuple[LTChar, _TextObject]) -> tuple[int, float]:
     char, info = item
     return info.order, char.x0 if info.upright else 0.0
@@ -806,8 +1114,11 @@ class _Walk:
     of each text object in drawing order, and the opaque rectangles and pictures drawn after
     text (covers)."""
 
-    def __init__(self, model: PageModel, ctm: Matrix, page_top: float, opaque: Callable[[int], bool]) -> None:
+    def __init__(
+        self, model: PageModel, ctm: Matrix, page_top: float, opaque: Callable[[int], bool], clock: _Clock
+    ) -> None:
         self.model = model
+        self.clock = clock
         self.opaque = opaque  # whether a picture (image object) paints every pixel of its box
         self.ctm = ctm
         self.page_top = page_top
@@ -831,6 +1142,8 @@ class _Walk:
             if not obj:
                 continue
             self.order += 1
+            if not self.order % _WALK_POLL_EVERY:
+                self.clock.count(_WALK_POLL_EVERY)
             kind = _object_type(obj)
             if kind == _TEXT:
                 self.text_order[obj] = self.order

@@ -15,9 +15,10 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from accounts import keyformat
-from accounts.models import ApiKey, Organization
+from accounts.models import ApiKey, AuditEvent, Organization
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
+from conversion import engine
 from tests.conftest import ROOT, database_url_for_children
 from tests.factories import bearer
 
@@ -50,6 +51,21 @@ def test_org_state_commands_print_the_organization() -> None:
     limits = svcx("org", "set-limit", org_id, "requests", "5")
     assert limits["limits"]["requests"] == 5
     assert limits["overrides"] == {"requests": 5}
+
+
+def test_org_set_engine_sets_the_organizations_default_engine() -> None:
+    org_id = svcx("org", "create", "--name", "Acme")["id"]
+
+    chosen = svcx("org", "set-engine", org_id, engine.PDFIUM_ENGINE_ID)
+
+    assert chosen["default_engine"] == engine.PDFIUM_ENGINE_ID
+    assert Organization.objects.get(pk=org_id).default_engine == engine.PDFIUM_ENGINE_ID
+    assert AuditEvent.objects.filter(action="organization.set_default_engine", organization_id=org_id).count() == 1
+    assert svcx("org", "set-engine", org_id, "default")["default_engine"] is None
+    assert Organization.objects.get(pk=org_id).default_engine == ""
+    with pytest.raises(CommandError, match="unknown engine 'docling'"):
+        call_command("svcx", "org", "set-engine", org_id, "docling", stdout=io.StringIO())
+    assert Organization.objects.get(pk=org_id).default_engine == ""
 
 
 def test_credits_grant_prints_the_ledger_row() -> None:

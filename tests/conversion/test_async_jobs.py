@@ -158,7 +158,10 @@ def test_a_lead_alone_parses_every_part_and_writes_its_pages_as_it_goes(account:
     assert movements(job) == [("capture", -14), ("hold", -14)]
 
 
-def test_a_job_of_the_pdfium_engine_parses_its_parts_with_it(account: dict[str, Any], book: Path) -> None:
+def test_a_job_of_the_pdfium_engine_parses_its_parts_with_it(
+    account: dict[str, Any], book: Path, settings: Any
+) -> None:
+    settings.SVCX_PDFIUM_ENGINE = True
     job = create(account, book, options={"engine": engine.PDFIUM_ENGINE_ID})
 
     async_job_lead(job_id=job.id)

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from accounts.services import organization_set_default_engine
 from conversion import engine
 from conversion.models import ConversionJob
 from tests.conftest import WorkerProcess
@@ -103,3 +104,31 @@ def test_the_pdfium_engine_is_not_offered_unless_the_operator_turns_it_on(
     error = assert_envelope(response, 404, "engine_not_found")
     assert (error["param"], error["details"]) == ("engine", {"accepted": [engine.ENGINE_ID]})
     assert not ConversionJob.objects.filter(organization=account["org"]).exists()
+
+
+def test_an_organizations_default_engine_converts_unless_the_request_chooses(
+    client: Client, account: dict[str, Any], pdf: Path, settings: Any
+) -> None:
+    organization_set_default_engine(organization=account["org"], engine=engine.PDFIUM_ENGINE_ID)
+    secret = account["key"].secret
+
+    def engine_of(query: str = "") -> str:
+        response = client.post(
+            f"/v1/convert/raw{query}", data=pdf.read_bytes(), content_type="application/pdf", **bearer(secret)
+        )
+        assert response.status_code == 200, response.content
+        return str(response.json()["engine"]["id"])
+
+    assert engine_of() == engine.PDFIUM_ENGINE_ID
+    # The request's option overrides the organization's default.
+    assert engine_of(f"?engine={engine.ENGINE_ID}") == engine.ENGINE_ID
+    # A default the service no longer offers is not used: the service's default converts.
+    settings.SVCX_PDFIUM_ENGINE = False
+    assert engine_of() == engine.ENGINE_ID
+    # Another organization's requests are the service's default's.
+    other = make_key(make_org(credits=100))
+    settings.SVCX_PDFIUM_ENGINE = True
+    response = client.post(
+        "/v1/convert/raw", data=pdf.read_bytes(), content_type="application/pdf", **bearer(other.secret)
+    )
+    assert response.json()["engine"]["id"] == engine.ENGINE_ID

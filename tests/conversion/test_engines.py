@@ -69,3 +69,33 @@ def test_engines_need_a_key_and_take_no_query(client: Client) -> None:
     assert_envelope(client.get("/v1/engines"), 401, "missing_api_key")
     assert_envelope(client.get("/v1/engines?verbose=1", **bearer(minted.secret)), 400, "unknown_parameter")
     assert_envelope(client.post("/v1/engines", **bearer(minted.secret)), 405, "method_not_allowed")
+
+
+def _engine_enums(document: Any) -> list[list[str]]:
+    """Every enumeration of the OpenAPI document that lists an engine."""
+    found: list[list[str]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            values = node.get("enum")
+            if isinstance(values, list) and engine.ENGINE_ID in values:
+                found.append(values)
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(document)
+    return found
+
+
+def test_the_openapi_document_lists_the_engines_offered(client: Client, settings: Any) -> None:
+    # The option `engine` of each encoding (a component) and the raw operations' query parameter.
+    enums = _engine_enums(client.get("/v1/openapi.json").json())
+    assert len(enums) >= 2
+    assert enums == [[engine.ENGINE_ID]] * len(enums)
+
+    settings.SVCX_PDFIUM_ENGINE = True
+    enums = _engine_enums(client.get("/v1/openapi.json").json())
+    assert enums == [[engine.ENGINE_ID, engine.PDFIUM_ENGINE_ID]] * len(enums)

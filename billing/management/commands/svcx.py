@@ -1,6 +1,7 @@
 """The operator command of decisions.md section 9.
 
     python manage.py svcx org create --name NAME [--credits N] [--debug-policy enabled|disabled]
+    python manage.py svcx org set-engine ORG ENGINE|default
     python manage.py svcx key create --org ORG [--env live|test] [--preset full|restricted|read_only] ...
     python manage.py svcx member add ORG USER [--role owner|admin|member] [--email EMAIL]
 
@@ -74,6 +75,9 @@ class Command(BaseCommand):
         delinquent = org.add_parser("delinquent")
         delinquent.add_argument("org")
         delinquent.add_argument("--debt", type=int, required=True)
+        set_engine = org.add_parser("set-engine", help='ENGINE: an engine id (GET /v1/engines), or "default"')
+        set_engine.add_argument("org")
+        set_engine.add_argument("engine")
         set_limit = org.add_parser("set-limit")
         set_limit.add_argument("org")
         set_limit.add_argument("meter")
@@ -171,6 +175,9 @@ class Command(BaseCommand):
             organization = services.organization_mark_delinquent(organization=organization, debt=o["debt"])
         elif action == "clear-delinquent":
             organization = services.organization_clear_delinquent(organization=organization)
+        elif action == "set-engine":
+            chosen = "" if o["engine"] == "default" else o["engine"]
+            organization = services.organization_set_default_engine(organization=organization, engine=chosen)
         else:  # set-limit
             organization = services.organization_set_limit(
                 organization=organization, meter=o["meter"], value=o["value"]

@@ -220,3 +220,59 @@ def test_a_sentence_that_fits_a_chunk_but_not_under_its_long_heading_is_cut_by_w
     assert all(c.token_count <= 100 for c in chunks)
     assert chunks[0].markdown.startswith("## Heading")
     assert not chunks[0].markdown.endswith(heading)  # the heading goes on with text
+
+
+def test_chinese_and_japanese_sentences_end_at_full_width_stops_without_a_space() -> None:
+    text = "公司董事会保证报告内容的真实。所有董事均已出席会议！これは日本語の文です。Then English."
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "公司董事会保证报告内容的真实。",
+        "所有董事均已出席会议！",
+        "これは日本語の文です。",
+        "Then English.",
+    ]
+
+
+def test_a_chinese_paragraph_larger_than_the_budget_is_cut_between_sentences_then_characters() -> None:
+    sentence = "公司董事会、监事会及董事保证季度报告内容的真实、准确、完整，不存在虚假记载。"
+    text = sentence * 12 + "负责人" * 60 + "声明。"
+    assert count_tokens(sentence) <= 60 < count_tokens("负责人" * 60)
+    chunks = chunk_result(_result([_p(text)]), ChunkOptions(max_tokens=60))
+    # Without spaces the whole paragraph was one word, kept whole far over the budget.
+    assert all(c.token_count <= 60 for c in chunks)
+    assert "".join(c.markdown for c in chunks) == text
+    # Sentences that fit are never cut: every cut within the sentences falls after a stop.
+    cuts = [c.doc_span[1] for c in chunks[:-1] if c.doc_span[1] <= len(sentence) * 12]
+    assert len(cuts) >= 6
+    assert all(end % len(sentence) == 0 for end in cuts)
+
+
+def test_a_header_too_large_to_repeat_with_a_row_is_left_out_and_the_budget_holds() -> None:
+    names = [f"Column heading number {i} with a long description" for i in range(4)]
+    header = "| " + " | ".join(names) + " |\n| --- | --- | --- | --- |"
+    rows = [f"| item {i} | {i * 7} | {i * 9} | ok |" for i in range(40)]
+    table = _el(ElementType.TABLE, header + "\n" + "\n".join(rows))
+    budget = 50
+    assert count_tokens(header + "\n" + rows[5]) > budget >= count_tokens(rows[5]) * 3
+    chunks = chunk_result(_result([table]), ChunkOptions(max_tokens=budget))
+    assert len(chunks) > 3
+    # The table's own first chunk holds its header; the others their rows alone, whole.
+    assert chunks[0].markdown.startswith(header)
+    body = [line for c in chunks for line in c.markdown.split("\n") if line in rows]
+    assert body == rows
+    for chunk in chunks[1:]:
+        assert chunk.token_count <= budget
+        assert all(line in rows for line in chunk.markdown.split("\n"))
+
+
+def test_an_html_table_whose_header_does_not_fit_with_a_row_is_reopened_without_it() -> None:
+    head = "<table>\n<thead>\n<tr>" + "".join(f"<th>Heading {i} of a wide table</th>" for i in range(6)) + "</tr>\n"
+    head += "</thead>\n<tbody>\n"
+    rows = [f"<tr><td>row {i}</td><td>{i}</td></tr>" for i in range(30)]
+    table = _el(ElementType.TABLE, head + "\n".join(rows) + "\n</tbody>\n</table>")
+    budget = 60
+    assert count_tokens(head + rows[3] + "\n</tbody>\n</table>") > budget
+    chunks = chunk_result(_result([table]), ChunkOptions(max_tokens=budget))
+    for chunk in chunks[1:]:
+        assert chunk.markdown.startswith("<table>\n<tbody>\n<tr>")
+        assert chunk.markdown.endswith("\n</tbody>\n</table>")
+        assert chunk.token_count <= budget

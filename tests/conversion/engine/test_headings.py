@@ -291,9 +291,10 @@ def test_a_centred_section_heading_after_body_text_stays_a_heading(tmp_path: Pat
     assert "\n\n## Budget\n\nThe committee met" in out
 
 
-def _produced_by(path: Path, producer: str) -> Path:
+def _produced_by(path: Path, producer: str, creator: str = "Writer") -> Path:
     with pikepdf.open(path, allow_overwriting_input=True) as pdf:
         pdf.docinfo["/Producer"] = producer
+        pdf.docinfo["/Creator"] = creator
         pdf.save(path)
     return path
 
@@ -327,6 +328,16 @@ def test_a_libreoffice_export_without_outline_has_no_section_headings(tmp_path: 
     assert out.startswith("# Annual Review\n\n")
     assert out.count("#") == 1
     assert "\n\nFindings\n\nThe committee met" in out
+
+
+def test_a_libreoffice_presentation_outline_names_slides_not_headings(tmp_path: Path) -> None:
+    # LibreOffice's Impress writes one bookmark per slide, named "Slide 1" unless renamed, and
+    # Calc one per sheet: only its word processor (Creator "Writer") outlines the headings.
+    pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
+    _produced_by(add_outline(pdf, [(1, "Slide 1", 0)]), "LibreOffice 7.4", "Impress")
+    out = md(pdf)
+    assert "\n\n## Findings\n\n" in out
+    assert "\n\n### Next steps\n\n" in out
 
 
 def test_other_producers_keep_headings_their_outline_leaves_out(tmp_path: Path) -> None:

@@ -411,6 +411,7 @@ def _libreoffice(path: Path, outline: list[tuple[int, str, int]]) -> Path:
     add_outline(path, outline)
     with pikepdf.open(path, allow_overwriting_input=True) as pdf:
         pdf.docinfo["/Producer"] = "LibreOffice 7.4"
+        pdf.docinfo["/Creator"] = "Writer"
         pdf.save(path)
     return path
 
@@ -568,3 +569,15 @@ def test_symbol_bullets_before_tabbed_columns_are_a_list_and_row_numbers_a_table
     for k, (name, phone) in enumerate(rows):
         ops += [Text(90, 700 - 14 * k, str(k + 1)), Text(126, 700 - 14 * k, name), Text(250, 700 - 14 * k, phone)]
     assert "| 1 | Reception | extension 100 |" in md(make_pdf(tmp_path / "b.pdf", [ops]))
+
+
+def test_a_number_before_a_tab_stop_numbers_words_not_other_numbers(tmp_path: Path) -> None:
+    # "1" <tab> "First section" is Word's numbering; a row of numbers set apart (a printer's
+    # key under the imprint, a row of figures) numbers nothing and invents no full stop.
+    key = [Text(150 + 30 * i, 500, n) for i, n in enumerate(["1", "3", "5", "7", "9", "10", "8", "6", "4", "2"])]
+    numbered = [Text(90, 600, "1"), Text(120, 600, "First section of the agreement")]
+    pdf = make_pdf(tmp_path / "a.pdf", [[Text(72, 700, "Printed in the United States of America"), *key, *numbered]])
+    out = md(pdf)
+    assert "1. First section of the agreement" in out
+    assert "1 3 5 7 9 10 8 6 4 2" in out
+    assert "5." not in out
