@@ -8,13 +8,22 @@ from dataclasses import dataclass, field
 
 from .elements import Box, ElementType
 from .figures import Figure
-from .layout import BOLD, MONO, Line, far_sizes, is_rtl
+from .layout import BOLD, MONO, Line, chars_at_least, far_sizes, is_rtl
 from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker, tab_numbered
 from .order import Item
+from .params import DEFAULT, BlockParams, HeadingParams
 from .stats import DocStats
 from .tables import Table
 
 _LEADER = re.compile(r"(?:\.\s?){5,}\s*\S{1,8}\s*$|(?:\.\s?){5,}$")
+
+
+def _leader(text: str) -> bool:
+    """Whether `text` ends in dot leaders (and a page number). Searched only where the line
+    has the five dots a leader needs: the search tries every position of the line."""
+    return text.count(".") >= 5 and _LEADER.search(text) is not None
+
+
 # A caption opens with its label and number ("Figure 3-1", "Table 2:", "[표 1]"): it names
 # what it captions and is never a section heading, whatever its size or weight.
 CAPTION = re.compile(
@@ -50,9 +59,11 @@ def build_blocks(
     outline_titles: dict[str, int] | None = None,
     *,
     outline_complete: bool = False,
+    params: BlockParams = DEFAULT.blocks,
 ) -> list[Block]:
     """The blocks of a page's segments. `outline_complete`: the outline lists every heading
     (a word processor's export), so a line it leaves out is no heading."""
+    p = params
     body = stats.body_size
     mono_is_code = stats.mono_is_code
     blocks: list[Block] = []
@@ -60,7 +71,7 @@ def build_blocks(
         seg_lines = [it for it in segment if isinstance(it, Line)]
         seg_right = max((ln.x1 for ln in seg_lines), default=0.0)
         seg_left = min((ln.x0 for ln in seg_lines), default=0.0)
-        cur = _carry_over(blocks, segment, body)
+        cur = _carry_over(blocks, segment, body, p)
         items = segment
         if cur is not None:
             cur.lines.append(segment[0])  # type: ignore[arg-type]
@@ -99,7 +110,9 @@ def build_blocks(
             sibling: Block | None = None  # the option of the same row before this one
             if cur is not None and not titled and not cur.pinned:
                 prev = cur.lines[-1]
-                same_row = line.top < prev.bottom - 0.5 * line.height and not far_sizes(line.size, prev.size)
+                same_row = line.top < prev.bottom - p.same_row_overlap_heights * line.height and not far_sizes(
+                    line.size, prev.size
+                )
                 gap = line.top - prev.bottom
                 if same_row and marker is not None and marker[0].startswith("- ["):
                     # Options of a row each open an item: "[ ] Yes  [ ] No".
@@ -107,8 +120,8 @@ def build_blocks(
                 elif same_row:
                     cur.lines.append(line)
                     continue
-                if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body):
-                    if not _starts_item_paragraph(cur, prev, line, seg_right, gap, paragraphs=outline_complete):
+                if _continues(cur, prev, line, is_code, marker, gap, page_gap, seg_left, seg_right, body, p):
+                    if not _starts_item_paragraph(cur, prev, line, seg_right, gap, p, paragraphs=outline_complete):
                         cur.lines.append(line)
                         continue
                     # The item's own paragraph under its title: no more of the item's text.
@@ -126,7 +139,7 @@ def build_blocks(
                     marker_x=line.x1 if rtl else line.x0,
                     # Outline numbers nest by their depth where the items share one indent.
                     indent=(seg_right - line.x1 if rtl else line.x0 - seg_left)
-                    + 2 * line.size * label_depth(marker[1]),
+                    + p.label_depth_em * line.size * label_depth(marker[1]),
                     rtl=rtl,
                 )
                 if sibling is not None:
@@ -139,13 +152,13 @@ def build_blocks(
     return blocks
 
 
-def _carry_over(blocks: list[Block], segment: list[Item], body: float) -> Block | None:
+def _carry_over(blocks: list[Block], segment: list[Item], body: float, p: BlockParams) -> Block | None:
     """The paragraph a new column continues, if the previous column ended mid-sentence."""
     if not blocks or blocks[-1].kind not in ("p", "li") or blocks[-1].pinned or not segment:
         return None
     first = segment[0]
     last = blocks[-1].lines[-1]
-    if not isinstance(first, Line) or first.vertical or abs(first.size - last.size) > 0.6:
+    if not isinstance(first, Line) or first.vertical or abs(first.size - last.size) > p.size_tolerance_pt:
         return None
     if list_marker(first, body) is not None or first.style & MONO:
         return None
@@ -166,23 +179,25 @@ def _continues(
     seg_left: float,
     seg_right: float,
     body: float,
+    p: BlockParams = DEFAULT.blocks,
 ) -> bool:
     """Whether `line` continues block `cur` whose last line is `prev`."""
     if marker is not None:
         return False
     size = max(prev.size, line.size)
     # Leading grows with the font size, so the allowed gap scales with it too.
-    if gap > page_gap * size / body + 0.45 * size or gap < -2 * size:
+    if gap > page_gap * size / body + p.leading_slack_em * size or gap < -p.overlap_max_em * size:
         return False
-    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right, gap):
+    if cur.kind == "li" and _wrapped_into(cur, prev, line, seg_right, gap, p):
         return True
     if (cur.kind == "code") != is_code:
         return False
     if cur.kind == "code":
         return True
-    if (abs(prev.size - line.size) > 0.6 and not (cur.kind == "li" and cur.rtl and _code_sized(prev, line))) or (
-        prev.heading != line.heading
-    ):
+    if (
+        abs(prev.size - line.size) > p.size_tolerance_pt
+        and not (cur.kind == "li" and cur.rtl and _code_sized(prev, line, p))
+    ) or (prev.heading != line.heading):
         # A tagged PDF says where a heading ends.
         return False
     if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
@@ -190,35 +205,50 @@ def _continues(
         return False
     if cur.kind == "li" and cur.rtl:
         # Continuation lines of a right-to-left item end left of its marker.
-        return line.x1 < cur.marker_x - 0.5 * line.size
+        return line.x1 < cur.marker_x - p.marker_clearance_em * line.size
     if cur.kind == "li":
-        if line.x0 > cur.marker_x + 0.5 * line.size:
+        if line.x0 > cur.marker_x + p.marker_clearance_em * line.size:
             return True
         # Continuation lines flush with the marker: only while the sentence runs on, and
         # not after a short line (an item's title with a paragraph below it).
-        short = prev.x1 < seg_right - 3 * size and line.text[:1].isupper()
-        return line.x0 > cur.marker_x - 0.5 * line.size and prev.text.rstrip()[-1:] not in ".!?:;" and not short
-    if cur.under is not None and line.x0 <= cur.under + 0.5 * line.size:
+        short = prev.x1 < seg_right - p.short_line_em * size and line.text[:1].isupper()
+        return (
+            line.x0 > cur.marker_x - p.marker_clearance_em * line.size
+            and prev.text.rstrip()[-1:] not in ".!?:;"
+            and not short
+        )
+    if cur.under is not None and line.x0 <= cur.under + p.marker_clearance_em * line.size:
         # Back at the item's marker or further out: the item's paragraph has ended.
         return False
-    if _LEADER.search(prev.text) or _LEADER.search(line.text):
+    if _leader(prev.text) or _leader(line.text):
         # A table-of-contents entry (dot leaders, then a page number) stands alone.
         return False
     ends = prev.text.rstrip()[-1:]
     if prev.rtl:
         # Right-to-left lines start at the right edge and end short of the left one.
-        if ends in ".!?:\u061f" and prev.x0 > seg_left + 3 * size:
+        if ends in ".!?:\u061f" and prev.x0 > seg_left + p.short_line_em * size:
             return False
-        return not (line.x1 < prev.x1 - size and seg_right - prev.x1 < 0.5 * size and line.x0 < seg_left + 2 * size)
-    if ends in ".!?:" and prev.x1 < seg_right - 3 * size and line.text[:1].isupper():
+        return not (
+            line.x1 < prev.x1 - size
+            and seg_right - prev.x1 < p.rtl_flush_em * size
+            and line.x0 < seg_left + p.rtl_full_em * size
+        )
+    if ends in ".!?:" and prev.x1 < seg_right - p.short_line_em * size and line.text[:1].isupper():
         return False
     # A full-width line indented under a flush-left one is a first-line indent, so a new
     # paragraph. (Centred lines do not reach the right edge.)
-    return not (line.x0 > prev.x0 + 1.0 * size and prev.x0 - seg_left < 0.5 * size and line.x1 > seg_right - 2 * size)
+    return not (
+        line.x0 > prev.x0 + p.first_indent_em * size
+        and prev.x0 - seg_left < p.flush_left_em * size
+        and line.x1 > seg_right - p.full_width_em * size
+    )
 
 
 # A section number opening a heading or an outline entry ("1.", "2.3", "IV.", "B)"): an
 # outline may give it where the page does not, or the other way round.
+# What is neither a letter nor a digit: re's word characters are those of str.isalnum and
+# the underscore, so what this leaves is exactly the characters isalnum keeps.
+_NOT_ALNUM = re.compile(r"[\W_]+")
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:[.\-]\d+)*[.):]?|[IVXLCDM]+[.):]|[A-Za-z][.)])\s+")
 
 
@@ -226,55 +256,30 @@ def outline_key(text: str) -> str:
     """What an outline entry and a heading on the page are matched by: their letters and
     digits, casefolded, after a section number."""
     stripped = _SECTION_NUMBER.sub("", text, count=1)
-    key = "".join(ch for ch in stripped.casefold() if ch.isalnum())
-    return key or "".join(ch for ch in text.casefold() if ch.isalnum())
+    key = _NOT_ALNUM.sub("", stripped.casefold())
+    return key or _NOT_ALNUM.sub("", text.casefold())
 
 
-# A list item's line that ends this close to its column's right edge (in ems) was broken
-# by wrapping: the next line under its text continues it, whatever its font (a line that
-# is mostly inline code is set in a smaller monospaced font).
-WRAPPED_EM = 2.0
-
-
-# Inline code is set in a monospaced font this much smaller than the text around it at
-# most (a share of the text's size): a line that is mostly code has that smaller size.
-CODE_SIZE_SHARE = 0.25
-# A line of inline code after a line break follows at the leading of the text above it,
-# give or take this (in ems of its font size: its own box is a little taller); a code
-# block stands apart by its padding (browsers: an em and more).
-LEADING_SLACK_EM = 0.25
-
-
-def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: float) -> bool:
+def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: float, p: BlockParams) -> bool:
     """Whether `line` is the wrapped rest of list item `cur` (left to right): it stands
     under the item's text, and either the line before it ran to the column's edge or the
     two differ in size only as a line of inline code does."""
-    if cur.rtl or line.vertical or line.x0 <= cur.marker_x + 0.5 * line.size:
+    if cur.rtl or line.vertical or line.x0 <= cur.marker_x + p.marker_clearance_em * line.size:
         return False
-    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;" and not _at_item_leading(cur, gap, line.size):
+    if line.style & MONO and prev.text.rstrip()[-1:] in ".:!?;" and not _at_item_leading(cur, gap, line.size, p):
         # A line all of code after a finished sentence is a code block under the item;
         # following at the leading of the item's own wrapped lines, it is inline code
         # after a line break.
         return False
-    if prev.x1 >= seg_right - WRAPPED_EM * prev.size:
+    if prev.x1 >= seg_right - p.wrapped_em * prev.size:
         return True
     code = any(style & MONO for ln in (prev, line) for _, style in ln.spans)
     big = max(prev.size, line.size)
-    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * big and prev.style & BOLD == line.style & BOLD
-
-
-# An item's text starts at most this far after its marker, in ems (browsers: about one;
-# word processors' hanging indents: up to two and a half). A paragraph further in is no
-# paragraph of the item (a column beside the list, a quotation).
-ITEM_TEXT_EM = 3.0
-# Room beyond the width of the next line's first word (in ems) that a line must leave at
-# its end for its break to be the writer's, not the layout's: a space and a margin for the
-# right edge, which is known only from the longest line of the column.
-BREAK_ROOM_EM = 1.0
+    return code and abs(prev.size - line.size) <= p.code_size_share * big and prev.style & BOLD == line.style & BOLD
 
 
 def _starts_item_paragraph(
-    cur: Block, prev: Line, line: Line, seg_right: float, gap: float, *, paragraphs: bool
+    cur: Block, prev: Line, line: Line, seg_right: float, gap: float, p: BlockParams, *, paragraphs: bool
 ) -> bool:
     """Whether `line`, which would continue block `cur`, starts a paragraph of list item
     `cur` (left to right) under its text: `prev` ends before the column's right edge by
@@ -286,54 +291,60 @@ def _starts_item_paragraph(
     where the item's text does (further in, it is a quotation inside the item) unless a word
     processor set the page (`paragraphs`): its item is one paragraph, and every paragraph
     after it one of its own, however far in."""
-    if cur.kind != "li" or cur.rtl or line.x0 <= cur.marker_x + 0.5 * line.size:
+    if cur.kind != "li" or cur.rtl or line.x0 <= cur.marker_x + p.marker_clearance_em * line.size:
         return False
     first = line.text[:1]
     if not (first.isupper() or first.isdigit()) or not line.glyph_text:
         return False
-    if not paragraphs and line.x0 > cur.marker_x + ITEM_TEXT_EM * line.size:
+    if not paragraphs and line.x0 > cur.marker_x + p.item_text_em * line.size:
         return False
-    if _wrapped_into(cur, prev, line, seg_right, gap):
+    if _wrapped_into(cur, prev, line, seg_right, gap, p):
         return False
     xs, glyphs = line.glyph_x, line.glyph_text
     k = 0
     while k + 1 < len(glyphs) and not glyphs[k + 1].isspace():
         k += 1
     word = xs[2 * k + 1] - xs[0]
-    return seg_right - prev.x1 > word + BREAK_ROOM_EM * line.size
+    return seg_right - prev.x1 > word + p.break_room_em * line.size
 
 
-def _code_sized(prev: Line, line: Line) -> bool:
+def _code_sized(prev: Line, line: Line, p: BlockParams) -> bool:
     """Whether two lines differ in size only as lines with inline code do (a line's size is
     that of most of its glyphs, which may be those of its code)."""
     code = any(
         bool(ln.code_glyphs and any(ln.code_glyphs)) or any(st & MONO for _, st in ln.spans) for ln in (prev, line)
     )
-    return code and abs(prev.size - line.size) <= CODE_SIZE_SHARE * max(prev.size, line.size)
+    return code and abs(prev.size - line.size) <= p.code_size_share * max(prev.size, line.size)
 
 
-def _at_item_leading(cur: Block, gap: float, size: float) -> bool:
+def _at_item_leading(cur: Block, gap: float, size: float, p: BlockParams) -> bool:
     """Whether a line `gap` below item `cur` follows at the leading of the item's own
     wrapped lines (known once the item has two)."""
     if len(cur.lines) < 2:
         return False
     a, b = cur.lines[-2], cur.lines[-1]
-    return gap <= b.top - a.bottom + LEADING_SLACK_EM * size
+    return gap <= b.top - a.bottom + p.item_leading_slack_em * size
 
 
 def classify_headings(
-    blocks: list[Block], stats: DocStats, outline_titles: dict[str, int], *, outline_complete: bool = False
+    blocks: list[Block],
+    stats: DocStats,
+    outline_titles: dict[str, int],
+    *,
+    outline_complete: bool = False,
+    params: HeadingParams = DEFAULT.headings,
 ) -> None:
     """Mark the headings among the paragraphs. With `outline_complete` the outline lists
     every section heading (a word processor's export writes its Heading paragraphs as the
     outline), so a line the outline leaves out is no section, whatever its style: a bold
     term, a lead-in, a subtitle; the title (`#`, a style no outline level has) still is."""
+    p = params
     body = stats.body_size
     for i, block in enumerate(blocks):
-        if block.kind != "p" or len(block.lines) > 3:
+        if block.kind != "p" or len(block.lines) > p.max_lines:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
-        if len(text) > 200 or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
+        if len(text) > p.max_chars or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
             continue
         tagged = block.lines[0].heading
         if tagged:
@@ -355,11 +366,11 @@ def classify_headings(
             continue
         if outline_complete and level != 1:
             continue
-        if level is not None and sum(ch.isalpha() for ch in text) >= 2:
+        if level is not None and chars_at_least((text,), p.min_letters):
             block.kind, block.level = "h", level
             continue
         if (
-            len(block.lines) <= 2
+            len(block.lines) <= p.bold_max_lines
             # A line at the body size right above a table is its title (a spreadsheet's title
             # row, a report's table name), not a section heading.
             and not (i + 1 < len(blocks) and blocks[i + 1].kind == "table")
@@ -368,19 +379,14 @@ def classify_headings(
                 (all(ln.style & BOLD for ln in block.lines) and not all(ln.style & MONO for ln in block.lines))
                 or (stats.mono_display and all(ln.style & MONO for ln in block.lines))
             )
-            and len(text) <= 100
+            and len(text) <= p.bold_max_chars
             and text.rstrip()[-1:] not in ".,;:"
-            and size >= body - 0.5
+            and size >= body - p.bold_below_body_pt
         ):
             block.kind, block.level = "h", stats.bold_heading_level
 
 
-# A line is centred under the title when the centres of the two lie this many ems (of the
-# line's size) apart at most.
-_CENTRED_EMS = 1.0
-
-
-def title_front_matter(blocks: list[Block]) -> None:
+def title_front_matter(blocks: list[Block], params: HeadingParams = DEFAULT.headings) -> None:
     """Turn back into paragraphs the lines centred under the title: its front matter.
 
     A title is followed by its subtitle, authors, date or the word "Abstract", each set in a
@@ -396,7 +402,7 @@ def title_front_matter(blocks: list[Block]) -> None:
             if other.kind != "h" or other.pinned or other.level == 1:
                 break
             size = max(ln.size for ln in other.lines)
-            if abs(_centre(other) - centre) > _CENTRED_EMS * size or _width(other) >= _width(block):
+            if abs(_centre(other) - centre) > params.centred_em * size or _width(other) >= _width(block):
                 break
             other.kind, other.level = "p", 0
 
@@ -409,7 +415,7 @@ def _width(block: Block) -> float:
     return max(ln.x1 for ln in block.lines) - min(ln.x0 for ln in block.lines)
 
 
-def keep_introducing_headings(blocks: list[Block], body: float) -> None:
+def keep_introducing_headings(blocks: list[Block], body: float, params: HeadingParams = DEFAULT.headings) -> None:
     """Turn back into paragraphs the headings that introduce nothing.
 
     A section heading stands above its content: body text, a list, a table, or a heading
@@ -437,13 +443,13 @@ def keep_introducing_headings(blocks: list[Block], body: float) -> None:
         if block.kind in ("p", "li"):
             for ln in block.lines:
                 sizes[ln.size] += len(ln.text)
-    if sizes and sizes[body] < 0.2 * sum(sizes.values()):
+    if sizes and sizes[body] < params.page_body_share * sum(sizes.values()):
         body = min(body, max(sizes.items(), key=lambda kv: (kv[1], -kv[0]))[0])
     nxt: Block | None = None
     for block in reversed(blocks):
-        if block.kind == "h" and not block.pinned and not _introduces(block, nxt, body):
+        if block.kind == "h" and not block.pinned and not _introduces(block, nxt, body, params):
             block.kind, block.level = "p", 0
-        if block.kind != "p" or sum(ch.isalnum() for ln in block.lines for ch in ln.text) >= 2:
+        if block.kind != "p" or chars_at_least((ln.text for ln in block.lines), params.content_min_alnum, str.isalnum):
             nxt = block  # a stray mark ("®", a bullet alone) introduces nothing
 
 
@@ -460,31 +466,32 @@ def _style_key(block: Block) -> tuple[float, bool]:
     return max(ln.size for ln in block.lines), all(ln.style & BOLD for ln in block.lines)
 
 
-def _introduces(heading: Block, nxt: Block | None, body: float) -> bool:
+def _introduces(heading: Block, nxt: Block | None, body: float, p: HeadingParams) -> bool:
     if nxt is None or nxt.kind in ("li", "code", "table", "figure"):
         return True
     if nxt.kind == "h":
         # A line far smaller than the heading below it is that heading's kicker ("Front
         # cover" above a title); one nearly as large heads a part of its own.
-        return nxt.level >= heading.level or _style_key(heading)[0] >= 0.75 * _style_key(nxt)[0]
+        return nxt.level >= heading.level or _style_key(heading)[0] >= p.kicker_share * _style_key(nxt)[0]
     # Text below a heading is set smaller than the heading (or as large, where the heading
     # stands out by its weight), and not in small print.
     size = max(ln.size for ln in nxt.lines)
-    if size < body - 0.6:
+    if size < body - p.small_print_pt:
         return False
     heading_size, heading_bold = _style_key(heading)
-    if size <= 1.15 * body or size < heading_size - 0.3:
+    if size <= p.body_text_share * body or size < heading_size - p.heading_size_margin_pt:
         return True
-    return size <= heading_size + 0.3 and heading_bold and not _style_key(nxt)[1]
+    return size <= heading_size + p.heading_size_margin_pt and heading_bold and not _style_key(nxt)[1]
 
 
-def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:
+def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.headings) -> list[Block]:
     """Join a heading with the next one when it is the same heading wrapped onto a new line.
 
     A title that spans the columns of a two-column page can wrap so that its last line
     sits inside the first column; reading order then puts that line into the column's
     segment, and it becomes a heading of its own.
     """
+    p = params
     out: list[Block] = []
     for block in blocks:
         prev = out[-1] if out else None
@@ -501,13 +508,19 @@ def merge_wrapped_headings(blocks: list[Block]) -> list[Block]:
             gap = below.top - above.bottom
             # A display title may set its second line a size smaller, but tight below
             # the first: still one heading. A sub-heading keeps its distance.
-            smaller = 0.85 * size <= below.size < size - 0.6 and gap <= 0.3 * size
+            smaller = (
+                p.wrap_smaller_share * size <= below.size < size - p.wrap_size_tolerance_pt
+                and gap <= p.wrap_smaller_gap_em * size
+            )
             if (
-                ((abs(below.size - size) <= 0.6 and prev.level == block.level) or smaller)
+                ((abs(below.size - size) <= p.wrap_size_tolerance_pt and prev.level == block.level) or smaller)
                 and (above.style & BOLD) == (below.style & BOLD)
-                and -0.2 * size <= gap <= 0.6 * size
-                and (abs(below.x0 - above.x0) <= size or abs(below.x0 + below.x1 - above.x0 - above.x1) <= 2 * size)
-                and len(prev.lines) + len(block.lines) <= 3
+                and p.wrap_gap_min_em * size <= gap <= p.wrap_gap_max_em * size
+                and (
+                    abs(below.x0 - above.x0) <= p.wrap_left_em * size
+                    or abs(below.x0 + below.x1 - above.x0 - above.x1) <= p.wrap_centre_em * size
+                )
+                and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
             ):
                 prev.lines.extend(block.lines)
                 continue

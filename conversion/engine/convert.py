@@ -979,6 +979,7 @@ def _convert_opened(
                     tables=options.tables,
                     outline_titles=outline.get(number),
                     outline_complete=info.headings_outline,
+                    timings=timings,
                 )
                 markdown, elements = rendered.markdown, rendered.elements
                 if read_by_ocr is not None:

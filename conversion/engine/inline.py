@@ -8,9 +8,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-from .blocks import CAPTION, ITEM_TEXT_EM, Block
+from .blocks import CAPTION, Block
 from .elements import Cell, Element, ElementType, union
 from .layout import BOLD, ITALIC, MONO, Line
+from .params import DEFAULT
 from .tables import Table
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")  # Hangul is spaced: not here
@@ -305,7 +306,10 @@ def _inside_item(block: Block, item: Block) -> bool:
     if item.rtl or block.rtl or all(ln.style & MONO for ln in block.lines):
         # (A line of code under an item is a code block of its own, not item text.)
         return False
-    return all(item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + ITEM_TEXT_EM * ln.size for ln in block.lines)
+    return all(
+        item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + DEFAULT.blocks.item_text_em * ln.size
+        for ln in block.lines
+    )
 
 
 FIGURE_MARKDOWN = "<!-- figure -->"

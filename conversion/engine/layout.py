@@ -11,7 +11,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -855,6 +855,20 @@ def _glyph_line(
         hidden=reason,
     )
     return built, sorted(set(splits)), visible
+
+
+def chars_at_least(texts: Iterable[str], count: int, kind: Callable[[str], bool] = str.isalpha) -> bool:
+    """Whether `texts` hold `count` characters of a `kind` (letters: str.isalpha; letters or
+    digits: str.isalnum) or more between them: the text is read only as far as the count-th,
+    which in words is a few characters in."""
+    found = 0
+    for text in texts:
+        for ch in text:
+            if kind(ch):
+                found += 1
+                if found >= count:
+                    return True
+    return found >= count
 
 
 def far_sizes(a: float, b: float) -> bool:

@@ -12,7 +12,7 @@ from collections import Counter
 
 from .census import PageFonts
 from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
-from .layout import BOLD, MONO, Line, PageModel
+from .layout import BOLD, MONO, Line, PageModel, chars_at_least
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
 # styles read this way: Title `#`, Heading 1 `##`.)
@@ -130,7 +130,7 @@ class DocStats:
                 # column of Korean or Chinese holds fewer characters than one of Latin.
                 # Long monospaced lines are code, unless the document is typewritten.
                 (self._mono_prose_chars if line.style & MONO else self._prose_chars)[line.size] += n
-            worded = sum(ch.isalpha() for ch in line.text) >= 2
+            worded = chars_at_least((line.text,), 2)
             if worded and id(line) not in candidates and (n >= 30 or line.x1 - line.x0 >= _PROSE_EMS * line.size):
                 # The text block: prose of words, not a margin's furniture.
                 prose_top = min(prose_top, line.top)

@@ -10,6 +10,7 @@ from itertools import pairwise
 
 from .layout import Line, PageModel, compat_text, is_rtl
 from .lists import BARE_NUMBER, lone_list_marker
+from .params import DEFAULT, TableParams
 
 
 @dataclass
@@ -276,10 +277,15 @@ def _grid_table(
     page_area: float,
     page_rtl: bool = False,
     min_rows: int = 2,
+    params: TableParams = DEFAULT.tables,
 ) -> tuple[Table | None, set[int]]:
+    p = params
     x0, x1, top, bottom = xs[0], xs[-1], ys[0], ys[-1]
+    slack = p.grid_edge_slack_pt
     inside = [
-        i for i, ln in enumerate(lines) if x0 - 1 <= (ln.x0 + ln.x1) / 2 <= x1 + 1 and top - 1 <= ln.cy <= bottom + 1
+        i
+        for i, ln in enumerate(lines)
+        if x0 - slack <= (ln.x0 + ln.x1) / 2 <= x1 + slack and top - slack <= ln.cy <= bottom + slack
     ]
     over = _text_over(lines, inside, vs)
     inside = [i for i in inside if i not in over]
@@ -312,7 +318,7 @@ def _grid_table(
             if text.strip():
                 pieces.setdefault(owner[(row, col)], []).append((ln.top, ln.bottom, x, text.strip()))
             x += 1e-3  # keep runs of one line in order
-    if len(pieces) < min_rows + 1 or torn > max(1, len(inside) // 10):
+    if len(pieces) < min_rows + 1 or torn > max(1, len(inside) // p.grid_torn_lines_per):
         # Words cut by rulings: lines and boxes of a figure drawn over text, not cells.
         return None, set()
     # A table has a row that starts two cells with text and a column that starts two
@@ -322,11 +328,12 @@ def _grid_table(
     if max(rows_starting.values()) < 2 or max(columns_starting.values()) < min(2, min_rows):
         return None, set()
     # A box holding a quarter of the page is a frame around the page's text.
-    if any((ys[cells[k][2]] - ys[cells[k][0]]) * (xs[cells[k][3]] - xs[cells[k][1]]) > page_area / 4 for k in pieces):
+    frame = page_area * p.grid_frame_area_share
+    if any((ys[cells[k][2]] - ys[cells[k][0]]) * (xs[cells[k][3]] - xs[cells[k][1]]) > frame for k in pieces):
         return None, set()
     filled = [k in pieces for k in range(len(cells))]
-    col_at = _compact_lines([(c[1], c[3]) for c in cells], xs, filled, 10)
-    row_at = _compact_lines([(c[0], c[2]) for c in cells], ys, filled, 5)
+    col_at = _compact_lines([(c[1], c[3]) for c in cells], xs, filled, p.grid_thin_column_pt)
+    row_at = _compact_lines([(c[0], c[2]) for c in cells], ys, filled, p.grid_thin_row_pt)
     n_rows, n_cols = max(row_at.values()), max(col_at.values())
     if n_rows < min_rows or n_cols < 2:
         return None, set()
@@ -448,14 +455,18 @@ def _text_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
     return _cluster(edges, 0.5)
 
 
-def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], list[Line]]:
+def find_ruled_tables(
+    page: PageModel, lines: list[Line], params: TableParams = DEFAULT.tables
+) -> tuple[list[Table], list[Line]]:
     """Tables drawn with vertical and horizontal rulings; returns (tables, other lines)."""
     if not page.vrules or not page.hrules:
         return [], lines
+    p = params
     hs = _merge_segments(page.hrules)
     vs = _merge_segments(page.vrules)
-    if len(hs) > 2000 or len(vs) > 2000:
+    if len(hs) > p.grid_max_rulings or len(vs) > p.grid_max_rulings:
         return [], lines
+    join = p.grid_join_pt
     parent = list(range(len(hs) + len(vs)))
 
     def find(i: int) -> int:
@@ -466,7 +477,7 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
 
     for hi, (y, hx0, hx1) in enumerate(hs):
         for vi, (x, vt, vb) in enumerate(vs):
-            if hx0 - 2 <= x <= hx1 + 2 and vt - 2 <= y <= vb + 2:
+            if hx0 - join <= x <= hx1 + join and vt - join <= y <= vb + join:
                 parent[find(hi)] = find(len(hs) + vi)
     comps: dict[int, tuple[list[int], list[int]]] = {}
     for hi in range(len(hs)):
@@ -482,9 +493,9 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
         right = max(hs[i][2] for i in h_ids)
         top = min(vs[i][1] for i in v_ids)
         bottom = max(vs[i][2] for i in v_ids)
-        xs = _cluster([vs[i][0] for i in v_ids] + [left, right], 3)
-        ys = _cluster([hs[i][0] for i in h_ids] + [top, bottom], 2)
-        if len(xs) < 3 or right - left < 20 or bottom - top < 8:
+        xs = _cluster([vs[i][0] for i in v_ids] + [left, right], p.grid_column_cluster_pt)
+        ys = _cluster([hs[i][0] for i in h_ids] + [top, bottom], p.grid_row_cluster_pt)
+        if len(xs) < 3 or right - left < p.grid_min_width_pt or bottom - top < p.grid_min_height_pt:
             continue
         h_rules = [hs[i] for i in h_ids]
         v_rules = [vs[i] for i in v_ids]
@@ -499,7 +510,7 @@ def find_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], 
                 # One row of wrapped cells first in its column: the rest of a table ruled
                 # throughout that a page or column break cut (its header is not repeated).
                 min_rows = 1
-        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl, min_rows)
+        table, used = _grid_table(lines, xs, ys, h_rules, v_rules, page.width * page.height, page.rtl, min_rows, params)
         if table is not None and not (used & consumed):
             tables.append(table)
             consumed |= used
@@ -524,7 +535,11 @@ def group_rows(lines: list[Line]) -> list[list[Line]]:
 
 
 def find_unruled_tables(
-    page: PageModel, lines: list[Line], body: float, gutter: float | None = None
+    page: PageModel,
+    lines: list[Line],
+    body: float,
+    gutter: float | None = None,
+    params: TableParams = DEFAULT.tables,
 ) -> tuple[list[Table], list[Line]]:
     """Tables laid out by column alignment only.
 
@@ -536,13 +551,13 @@ def find_unruled_tables(
     gaps; a table found only that way needs three columns. The lines left over are then
     searched again as they are.
     """
-    tables, lines = _unruled_pass(page, lines, gutter, split=True)
-    more, lines = _unruled_pass(page, lines, gutter, split=False)
+    tables, lines = _unruled_pass(page, lines, gutter, params, split=True)
+    more, lines = _unruled_pass(page, lines, gutter, params, split=False)
     return tables + more, lines
 
 
 def _unruled_pass(
-    page: PageModel, lines: list[Line], gutter: float | None, *, split: bool
+    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams, *, split: bool
 ) -> tuple[list[Table], list[Line]]:
     parent: dict[int, Line] = {}
     chunks: list[Line] = []
@@ -556,15 +571,17 @@ def _unruled_pass(
     consumed: set[int] = set()
     run: list[list[Line]] = []
 
+    p = params
+
     def flush() -> None:
-        if len(run) >= 3:
-            table = _band_table(run, page)
+        if len(run) >= p.band_min_rows:
+            table = _band_table(run, page, params)
             if table is not None and gutter is not None and table.x0 < gutter < table.x1:
                 # Rows that meet across a column gutter are two columns of text.
                 table = None
             if (
                 table is not None
-                and len(table.rows[0]) < 3
+                and len(table.rows[0]) < p.band_split_min_columns
                 and any(parent[id(ln)] is not ln for row in run for ln in row)
             ):
                 # Two "columns" found only inside lines are more often aligned code
@@ -577,12 +594,12 @@ def _unruled_pass(
         run.clear()
 
     for row in rows:
-        multi = len(row) >= 2 and all(b.x0 - a.x1 >= 0.8 * min(a.size, b.size) for a, b in pairwise(row))
+        multi = len(row) >= 2 and all(b.x0 - a.x1 >= p.band_gap_em * min(a.size, b.size) for a, b in pairwise(row))
         if multi:
             if run:
                 prev_bottom = max(ln.bottom for ln in run[-1])
                 gap = min(ln.top for ln in row) - prev_bottom
-                if gap > 2.2 * max(ln.height for ln in row):
+                if gap > p.band_run_gap_heights * max(ln.height for ln in row):
                     flush()
             run.append(row)
         else:
@@ -657,7 +674,8 @@ def _list_rows(rows: list[list[str]]) -> bool:
     return 2 * marked > len(rows)
 
 
-def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
+def _band_table(run: list[list[Line]], page: PageModel, params: TableParams = DEFAULT.tables) -> Table | None:
+    p = params
     spans = sorted((ln.x0, ln.x1) for row in run for ln in row)
     bands: list[list[float]] = []
     for a, b in spans:
@@ -672,7 +690,9 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
         cells = [""] * len(bands)
         for ln in row:
             cx = (ln.x0 + ln.x1) / 2
-            col = next((i for i, (a, b) in enumerate(bands) if a - 1 <= cx <= b + 1), 0)
+            col = next(
+                (i for i, (a, b) in enumerate(bands) if a - p.band_edge_slack_pt <= cx <= b + p.band_edge_slack_pt), 0
+            )
             text = ln.text.strip()
             cells[col] = f"{cells[col]} {text}" if cells[col] else text
         rows_out.append(cells)
@@ -692,13 +712,14 @@ def _band_table(run: list[list[Line]], page: PageModel) -> Table | None:
     # Prose columns side by side look like a two- or three-band table; their bands are
     # each as wide as a text column, while a table has at least one narrow band.
     extents = [b - a for a, b in bands]
+    prose = p.band_prose_width_share * page.width
     if len(bands) == 2:
-        if min(extents) > 0.22 * page.width:
+        if min(extents) > prose:
             return None
-    elif all(e > 0.22 * page.width for e in extents):
+    elif all(e > prose for e in extents):
         return None
     filled_rows = sum(1 for r in rows_out if sum(1 for c in r if c) >= 2)
-    if filled_rows < 3:
+    if filled_rows < p.band_min_filled_rows:
         return None
     x0 = min(ln.x0 for row in run for ln in row)
     x1 = max(ln.x1 for row in run for ln in row)
@@ -768,7 +789,9 @@ def _stretch_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
     return [c for c in cuts if top < c < bottom]
 
 
-def find_row_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Table], list[Line]]:
+def find_row_ruled_tables(
+    page: PageModel, lines: list[Line], params: TableParams = DEFAULT.tables
+) -> tuple[list[Table], list[Line]]:
     """Tables ruled by rows only (pandoc's HTML, booktabs): horizontal rules of one width, a
     rule above and below the header and one at the bottom, with no vertical rulings. The
     columns are the blank strips through all the text between the rules, the rows the rules
@@ -793,7 +816,7 @@ def find_row_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Tabl
         i = 0
         while i < len(rules) - 1:
             for j in range(len(rules) - 1, i, -1):
-                found = _row_ruled_table(page, lines, rules[i : j + 1], consumed)
+                found = _row_ruled_table(page, lines, rules[i : j + 1], consumed, params)
                 if found is not None:
                     table, used = found
                     tables.append(table)
@@ -808,7 +831,11 @@ def find_row_ruled_tables(page: PageModel, lines: list[Line]) -> tuple[list[Tabl
 
 
 def _row_ruled_table(
-    page: PageModel, lines: list[Line], rules: list[tuple[float, float, float]], consumed: set[int]
+    page: PageModel,
+    lines: list[Line],
+    rules: list[tuple[float, float, float]],
+    consumed: set[int],
+    params: TableParams = DEFAULT.tables,
 ) -> tuple[Table, set[int]] | None:
     """The table between the first and the last of `rules` (one width), or None where the
     text between them is not laid out in columns. A header is ruled off: three rules at least,
@@ -836,7 +863,7 @@ def _row_ruled_table(
     ys = sorted(ys)
     hs = [(y, x0, x1) for y in ys]
     vs = [(x, top, bottom) for x in xs]
-    table, used = _grid_table(lines, xs, ys, hs, vs, page.width * page.height, page.rtl)
+    table, used = _grid_table(lines, xs, ys, hs, vs, page.width * page.height, page.rtl, params=params)
     if table is None or _list_rows(table.rows) or used != set(band):
         return None
     # Most rows of a table fill two cells or more; a chart's gridlines hold one label a row.

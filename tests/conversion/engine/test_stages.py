@@ -1,0 +1,370 @@
+"""The page stages one by one, on lines and page models built here (no PDF), and the
+parameters each stage reads: a parameter changed changes the stage's decision."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conversion.engine.blocks import Block, build_blocks, classify_headings, outline_key
+from conversion.engine.elements import ElementType
+from conversion.engine.layout import (
+    BOLD,
+    HIDDEN_INVISIBLE,
+    MONO,
+    Line,
+    PageModel,
+    chars_at_least,
+)
+from conversion.engine.params import DEFAULT, BlockParams, EngineParams, HeadingParams, PageParams, TableParams
+from conversion.engine.stats import DocStats
+from conversion.engine.structure import (
+    PAGE_STAGES,
+    PageWork,
+    blocks_stage,
+    furniture_stage,
+    headings_stage,
+    hidden_elements,
+    order_stage,
+    render_page,
+    tables_stage,
+    vertical_stage,
+)
+from conversion.engine.tables import find_ruled_tables, find_unruled_tables
+
+WIDTH, HEIGHT = 612.0, 792.0
+BODY = "The committee met twice in the spring and agreed on a"  # a body line (long, regular)
+
+
+def line(text: str, x0: float, top: float, size: float = 10.0, style: int = 0, *, vertical: bool = False) -> Line:
+    """A line of `text` from `x0`, each glyph half an em wide."""
+    w = 0.5 * size
+    xs = [x for i in range(len(text)) for x in (x0 + i * w, x0 + (i + 1) * w)]
+    return Line(
+        x0,
+        top,
+        x0 + w * len(text),
+        top + size,
+        text,
+        [(text, style)],
+        size,
+        style,
+        xs,
+        list(text),
+        vertical=vertical,
+    )
+
+
+def page_of(
+    lines: list[Line],
+    hrules: list[tuple[float, float, float]] | None = None,
+    vrules: list[tuple[float, float, float]] | None = None,
+) -> PageModel:
+    return PageModel(1, WIDTH, HEIGHT, lines, hrules=hrules or [], vrules=vrules or [])
+
+
+def stats_of(page: PageModel) -> DocStats:
+    stats = DocStats()
+    stats.add_page(page)
+    return stats
+
+
+def body_stats() -> DocStats:
+    """A document whose body is set in 10 point regular type."""
+    return stats_of(page_of([line(BODY, 72, 100 + 14 * i) for i in range(6)]))
+
+
+def work_of(page: PageModel, stats: DocStats | None = None, params: EngineParams = DEFAULT) -> PageWork:
+    work = PageWork(page, stats or stats_of(page), params=params)
+    work.lines = list(page.lines)
+    return work
+
+
+def kinds(blocks: list[Block]) -> list[tuple[str, int]]:
+    return [(b.kind, len(b.lines)) for b in blocks]
+
+
+# The pipeline
+
+
+def test_page_stages_run_in_order_and_each_stage_time_is_recorded() -> None:
+    lines = [line("Results", 72, 80, 10, BOLD), *(line(BODY, 72, 100 + 14 * i) for i in range(4))]
+    page = page_of(lines)
+    stats = stats_of(page)
+    timings: dict[str, float] = {}
+
+    timed = render_page(page, stats, tables="markdown", timings=timings)
+    plain = render_page(page, stats, tables="markdown")
+
+    assert [s.name for s in PAGE_STAGES] == [
+        "furniture",
+        "vertical",
+        "tables",
+        "order",
+        "blocks",
+        "headings",
+        "inline",
+        "elements",
+    ]
+    assert set(timings) == {f"structure.{s.name}" for s in PAGE_STAGES}
+    assert all(t >= 0.0 for t in timings.values())
+    assert timed.markdown == plain.markdown
+    assert timed.markdown == "## Results\n\n" + " ".join([BODY] * 4)
+
+
+def test_stage_times_add_up_over_pages() -> None:
+    page = page_of([line(BODY, 72, 100 + 14 * i) for i in range(3)])
+    stats = stats_of(page)
+    timings = {"structure.blocks": 5.0}
+
+    render_page(page, stats, tables="markdown", timings=timings)
+
+    assert timings["structure.blocks"] > 5.0
+
+
+# furniture, vertical, order
+
+
+def test_furniture_stage_takes_margin_line_numbers_out_of_the_content() -> None:
+    text = [line(BODY, 90, 100 + 14 * i) for i in range(6)]
+    numbers = [line(str(i + 1), 60, 100 + 14 * i) for i in range(6)]
+    work = work_of(page_of([*text, *numbers]))
+
+    furniture_stage(work)
+
+    assert work.lines == text
+    assert sorted(ln.text for ln in work.running) == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_vertical_lines_come_first_in_reading_order_where_they_dominate() -> None:
+    across = line("Note", 72, 700)
+    down = [line("縦書きの文章が続きます", 500 - 20 * i, 100, vertical=True) for i in range(3)]
+    work = work_of(page_of([across, *down]))
+
+    vertical_stage(work)
+    order_stage(work)
+
+    assert work.lines == [across]
+    assert work.segments[0] == down  # read right to left
+    assert [across] in work.segments
+
+
+# tables: TableParams
+
+
+def _grid_page(size: float) -> PageModel:
+    """A table of two rows and two columns ruled throughout, each cell `size` points square."""
+    x0, y0 = 50.0, 100.0
+    xs = [x0, x0 + size, x0 + 2 * size]
+    ys = [y0, y0 + size, y0 + 2 * size]
+    cells = [line(t, x + 10, y + 10) for (t, x, y) in (("Name", xs[0], ys[0]), ("Value", xs[1], ys[0]))]
+    cells += [line(t, x + 10, y + 10) for (t, x, y) in (("Alpha", xs[0], ys[1]), ("1", xs[1], ys[1]))]
+    return page_of(
+        cells,
+        hrules=[(y, xs[0], xs[-1]) for y in ys],
+        vrules=[(x, ys[0], ys[-1]) for x in xs],
+    )
+
+
+def test_tables_stage_reads_a_ruled_grid_as_a_table() -> None:
+    work = work_of(_grid_page(200.0))
+
+    tables_stage(work)
+
+    assert [t.rows for t in work.tables] == [[["Name", "Value"], ["Alpha", "1"]]]
+    assert work.lines == []
+
+
+def test_a_grid_cell_larger_than_the_frame_share_of_the_page_is_a_frame_not_a_table() -> None:
+    page = _grid_page(200.0)  # cells of 40,000 square points: a tenth of the page's area
+    framed = replace(DEFAULT.tables, grid_frame_area_share=0.05)
+
+    assert len(find_ruled_tables(page, page.lines)[0]) == 1
+    assert find_ruled_tables(page, page.lines, framed) == ([], page.lines)
+
+
+def _band_lines() -> list[Line]:
+    """Four rows of a label and a number, in two narrow columns without rulings."""
+    labels = ["Alpha", "Beta", "Gamma", "Delta"]
+    return [ln for i, t in enumerate(labels) for ln in (line(t, 72, 100 + 14 * i), line(f"{i}.5", 300, 100 + 14 * i))]
+
+
+def test_unruled_columns_narrower_than_prose_are_a_table() -> None:
+    lines = _band_lines()
+    page = page_of(lines)
+
+    tables, rest = find_unruled_tables(page, lines, 10.0)
+
+    assert [t.rows for t in tables] == [[["Alpha", "0.5"], ["Beta", "1.5"], ["Gamma", "2.5"], ["Delta", "3.5"]]]
+    assert rest == []
+
+
+def test_band_prose_width_share_decides_whether_columns_are_prose() -> None:
+    lines = _band_lines()
+    page = page_of(lines)
+    # Columns of 20 and 25 points: prose where a tenth of an inch makes a prose column.
+    narrow_prose = TableParams(band_prose_width_share=0.01)
+
+    assert find_unruled_tables(page, lines, 10.0, params=narrow_prose) == ([], lines)
+
+
+def test_band_min_filled_rows_decides_how_many_rows_make_a_table() -> None:
+    lines = _band_lines()
+    page = page_of(lines)
+
+    assert find_unruled_tables(page, lines, 10.0, params=TableParams(band_min_filled_rows=5)) == ([], lines)
+
+
+# blocks: PageParams and BlockParams
+
+
+def _two_lines(gap: float) -> list[Line]:
+    first = line("The first line of a paragraph runs on and", 72, 100)
+    return [first, line("ends on the next line.", 72, first.bottom + gap)]
+
+
+def test_a_line_within_the_leading_and_its_slack_continues_the_paragraph() -> None:
+    stats = body_stats()
+    segment: list = _two_lines(6.0)  # leading 3 points + 0.45 em = 7.5 points allowed
+
+    assert kinds(build_blocks([segment], stats, 3.0)) == [("p", 2)]
+    assert kinds(build_blocks([segment], stats, 3.0, params=BlockParams(leading_slack_em=0.2))) == [
+        ("p", 1),
+        ("p", 1),
+    ]
+
+
+def test_a_full_width_line_indented_under_a_flush_left_one_opens_a_paragraph() -> None:
+    stats = body_stats()
+    above = line("A paragraph ends on this full line of text.", 72, 100)
+    below = line("An indented line opens the next paragraph", 84, 114)
+    segment: list = [above, below]  # 12 points in: more than 1 em
+
+    assert kinds(build_blocks([segment], stats, 3.0)) == [("p", 1), ("p", 1)]
+    assert kinds(build_blocks([segment], stats, 3.0, params=BlockParams(first_indent_em=1.5))) == [("p", 2)]
+
+
+def test_blocks_stage_assumes_a_common_leading_where_too_few_lines_measure_it() -> None:
+    stats = body_stats()
+    segments: list = [_two_lines(6.0)]
+    tight = replace(DEFAULT, page=PageParams(default_leading_em=0.1))  # 1 + 4.5 points < 6
+
+    default = work_of(page_of([]), stats)
+    default.segments = segments
+    blocks_stage(default)
+    changed = work_of(page_of([]), stats, tight)
+    changed.segments = segments
+    blocks_stage(changed)
+
+    assert kinds(default.blocks) == [("p", 2)]
+    assert kinds(changed.blocks) == [("p", 1), ("p", 1)]
+
+
+def test_blocks_stage_makes_a_lone_monospaced_line_a_paragraph() -> None:
+    stats = body_stats()
+    segments: list = [[line("print(total)", 72, 100, style=MONO)]]
+
+    default = work_of(page_of([]), stats)
+    default.segments = segments
+    blocks_stage(default)
+    one_line_code = work_of(page_of([]), stats, replace(DEFAULT, page=PageParams(code_min_lines=1)))
+    one_line_code.segments = segments
+    blocks_stage(one_line_code)
+
+    assert kinds(default.blocks) == [("p", 1)]
+    assert kinds(one_line_code.blocks) == [("code", 1)]
+
+
+def test_blocks_stage_marks_a_paragraph_of_footnote_lines_as_a_footnote() -> None:
+    note = line("1 A note at the foot of the page.", 72, 700, 8)
+    work = work_of(page_of([]), body_stats())
+    work.segments, work.notes = [[note]], {id(note)}
+
+    blocks_stage(work)
+
+    assert [(b.kind, b.role) for b in work.blocks] == [("p", ElementType.FOOTNOTE)]
+
+
+# headings: HeadingParams
+
+
+def _bold_then_body(title: str) -> list[Block]:
+    return [Block("p", [line(title, 72, 80, style=BOLD)]), Block("p", [line(BODY, 72, 100)])]
+
+
+def test_a_short_bold_line_at_the_body_size_is_a_heading() -> None:
+    stats = body_stats()
+    blocks = _bold_then_body("Results of the spring survey")
+
+    classify_headings(blocks, stats, {})
+
+    assert [(b.kind, b.level) for b in blocks] == [("h", stats.bold_heading_level), ("p", 0)]
+
+
+def test_bold_max_chars_decides_how_long_a_bold_heading_may_be() -> None:
+    blocks = _bold_then_body("Results of the spring survey")  # 28 characters
+
+    classify_headings(blocks, body_stats(), {}, params=HeadingParams(bold_max_chars=20))
+
+    assert [b.kind for b in blocks] == ["p", "p"]
+
+
+def test_headings_stage_turns_back_a_heading_over_small_print() -> None:
+    stats = body_stats()
+
+    def blocks() -> list[Block]:
+        return [
+            Block("p", [line("Legend", 72, 80, style=BOLD)]),
+            Block("p", [line("Labels of a chart", 72, 96, 8)]),
+            Block("p", [line(BODY, 72, 200)]),
+        ]
+
+    work = work_of(page_of([]), stats)
+    work.blocks = blocks()
+    kept = work_of(page_of([]), stats, replace(DEFAULT, headings=HeadingParams(small_print_pt=3.0)))
+    kept.blocks = blocks()
+
+    headings_stage(work)
+    headings_stage(kept)
+
+    assert [b.kind for b in work.blocks] == ["p", "p", "p"]  # 8 points: small print under 10
+    assert [b.kind for b in kept.blocks] == ["h", "p", "p"]
+
+
+# elements: PageParams
+
+
+def test_hidden_lines_within_a_line_height_of_each_other_are_one_element() -> None:
+    hidden = [line("white text here", 72, 100), line("and its next line", 72, 118)]  # 8 points apart
+    for ln in hidden:
+        ln.hidden = HIDDEN_INVISIBLE
+
+    assert [e.text for e in hidden_elements(hidden)] == ["white text here and its next line"]
+    assert [e.text for e in hidden_elements(hidden, PageParams(hidden_gap_heights=0.5))] == [
+        "white text here",
+        "and its next line",
+    ]
+
+
+# Per-line helpers of the stages (read a line only as far as the decision needs)
+
+
+def test_letters_and_digits_are_counted_across_texts_up_to_the_count() -> None:
+    assert chars_at_least(["a1", "-b"], 2)
+    assert not chars_at_least(["a1", "-2"], 2)
+    assert chars_at_least(["®", "1"], 1, str.isalnum)
+    assert not chars_at_least(["®", "•"], 1, str.isalnum)
+    assert chars_at_least([], 0)
+
+
+def test_outline_key_keeps_exactly_letters_and_digits_after_a_section_number() -> None:
+    assert outline_key("2.3 Über_die Maße: ½ (Teil Ⅻ)") == "überdiemasse½teilⅻ"
+    assert outline_key("1.") == "1"
+
+
+def test_a_table_of_contents_line_stands_alone() -> None:
+    stats = body_stats()
+    entry = line("Introduction . . . . . . . . 4", 72, 100)
+    after = line("and the text that follows it on the page", 72, 114)
+    segment: list = [entry, after]
+
+    assert kinds(build_blocks([segment], stats, 3.0)) == [("p", 1), ("p", 1)]
