@@ -170,9 +170,20 @@ def job_held_running(stack: dict[str, Any], org: Any, secret: str) -> Iterator[d
         )
         thread, out = in_background(convert, stack["base"], secret, pdf)
         wait_for(lambda: job_status(org) == ConversionJob.Status.RUNNING)
+        # Running is set when the worker claims the job, before its page meters (Redis): the job
+        # is held only once the worker waits for the locked row, past them.
+        wait_for(lambda: _waits_for_a_lock(lock))
         yield out
         lock.rollback()
     thread.join(timeout=60)
+
+
+def _waits_for_a_lock(lock: psycopg.Connection[Any]) -> bool:
+    """Whether another session waits for a lock the session `lock` holds."""
+    row = lock.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def assert_delivered_once(out: dict[str, Any], org: Any) -> None:
