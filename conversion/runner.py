@@ -31,6 +31,7 @@ from conversion.sealing import password_open
 from conversion.services import conversion_hold, conversion_hold_renew, conversion_meters_charge, conversion_release
 from conversion.store import Store, job_input
 from core.errors import ErrorCode, ServiceError
+from core.handlers import outage_error
 from workers.memory import mark_heap_suspect, memory_ceiling
 
 logger = logging.getLogger("svcx.worker")
@@ -180,10 +181,16 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
         mark_heap_suspect()
         conversion_release(request_id=request_id)
         _fail(job, _out_of_memory())
-    except Exception:
-        logger.exception("conversion crashed", extra={"request_id": request_id})
+    except Exception as exc:
+        # PostgreSQL or Redis away mid-conversion (the page meters, the heartbeat) is the outage
+        # the web side answers 503 for, retryable; anything else is a fault of ours.
+        outage = outage_error(exc)
+        if outage is None:
+            logger.exception("conversion crashed", extra={"request_id": request_id})
+        else:
+            logger.error("conversion stopped by an outage", exc_info=exc, extra={"request_id": request_id})
         conversion_release(request_id=request_id)
-        _fail(job, ServiceError(ErrorCode.INTERNAL_ERROR))
+        _fail(job, outage or ServiceError(ErrorCode.INTERNAL_ERROR))
     finally:
         heartbeat.stop()
         _figures_discard(request_id)

@@ -164,6 +164,19 @@ def _invalid_input(detail: Any) -> ServiceError:
     return ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, param=first)
 
 
+def outage_error(exc: BaseException) -> ServiceError | None:
+    """503 `service_unavailable` (retryable) when `exc` says PostgreSQL or Redis (cache, meters,
+    broker, job notifications) is down or restarting, else None. The web side and the conversion
+    worker answer the same outage alike."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return ServiceError(
+            ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": "down"}}
+        )
+    if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
+        return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
+    return None
+
+
 def to_service_error(exc: BaseException, request: Any) -> ServiceError:
     """Map any exception to the catalogue error it means for the client."""
     if isinstance(exc, ServiceError):
@@ -187,15 +200,15 @@ def to_service_error(exc: BaseException, request: Any) -> ServiceError:
         return ServiceError(
             ErrorCode.BAD_REQUEST, "A value in the request contains a NUL character, which is not accepted."
         )
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        logger.error("database unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
-        return ServiceError(
-            ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": "down"}}
+    outage = outage_error(exc)
+    if outage is not None:
+        logger.error(
+            "%s unavailable",
+            next(iter(outage.details["checks"])),
+            exc_info=exc,
+            extra={"request_id": request_id_of(request)},
         )
-    if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
-        # Redis (cache, meters, broker, job notifications) is down or restarting: retryable.
-        logger.error("redis unavailable", exc_info=exc, extra={"request_id": request_id_of(request)})
-        return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
+        return outage
     if isinstance(exc, DatabaseError):
         logger.error("database error", exc_info=exc, extra={"request_id": request_id_of(request)})
         return ServiceError(ErrorCode.INTERNAL_ERROR)

@@ -11,8 +11,8 @@ from accounts.models import Organization
 from billing.ledger import credits_grant
 from conversion import engine
 from conversion.async_jobs import JobSource, async_job_create
-from conversion.models import Job, new_job_id
-from conversion.store import Store, object_put
+from conversion.models import ConversionJob, Job, new_job_id
+from conversion.store import Store, job_input_key, object_put
 from core.ids import new_request_id
 
 
@@ -57,4 +57,26 @@ def make_job(
         pages=pages or list(range(1, count + 1)),
         page_count=count,
         **kwargs,
+    )
+
+
+def make_queued_conversion(
+    organization: Organization, request_id: str, pdf: Path, *, engine_id: str | None = None
+) -> ConversionJob:
+    """A version 1 conversion as the web side queues it for a worker: its PDF in the jobs store
+    (the test points STORAGES["jobs"] at a folder of its own), default options, nothing held yet
+    (the worker holds). `conversion.runner.job_run(request_id=...)` runs it here."""
+    options: dict[str, Any] = {"pages": None, "tables": "markdown", "fallback": "empty", "flavor": "gfm"}
+    if engine_id is not None:
+        options["engine"] = engine_id
+    return ConversionJob.objects.create(
+        request_id=request_id,
+        organization=organization,
+        environment="live",
+        api_key_id="key_test",
+        source_store=Store.JOBS,
+        source_key=object_put(Store.JOBS, job_input_key(request_id), pdf),
+        sha256="0" * 64,
+        options=options,
+        max_pages=200,
     )

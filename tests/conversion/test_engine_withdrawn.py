@@ -15,7 +15,6 @@ from billing.selectors import credits_get
 from conversion import engine
 from conversion.models import ConversionJob, Job, JobPart
 from conversion.runner import job_run
-from conversion.store import Store, job_input_key, object_put
 from tests.conftest import WorkerProcess, start_worker
 from tests.conversion.test_async_jobs import (
     JOB_ENV,
@@ -27,7 +26,7 @@ from tests.conversion.test_async_jobs import (
     movements,
     wait_ended,
 )
-from tests.factories import make_org
+from tests.factories import make_org, make_queued_conversion
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 __all__ = ["account", "book", "job_settings"]  # fixtures
@@ -93,24 +92,7 @@ def test_a_queued_conversion_of_a_withdrawn_engine_fails_before_its_hold(
     # taken after the operator turned it off (or, as a control, while it is still on).
     settings.SVCX_PDFIUM_ENGINE = offered
     org = make_org(credits=100)
-    key = object_put(Store.JOBS, job_input_key("req_withdrawn"), book)
-    ConversionJob.objects.create(
-        request_id="req_withdrawn",
-        organization=org,
-        environment="live",
-        api_key_id="key_test",
-        source_store=Store.JOBS,
-        source_key=key,
-        sha256="0" * 64,
-        options={
-            "pages": None,
-            "tables": "markdown",
-            "fallback": "empty",
-            "flavor": "gfm",
-            "engine": engine.PDFIUM_ENGINE_ID,
-        },
-        max_pages=200,
-    )
+    make_queued_conversion(org, "req_withdrawn", book, engine_id=engine.PDFIUM_ENGINE_ID)
 
     job_run(request_id="req_withdrawn")
 

@@ -23,6 +23,7 @@ import pytest
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
 from conversion.models import ConversionJob
+from conversion.runner import job_run
 from tests.conftest import (
     WorkerProcess,
     database_url_for_children,
@@ -31,7 +32,7 @@ from tests.conftest import (
     start_worker,
     text_pdf,
 )
-from tests.factories import make_key, make_org
+from tests.factories import make_key, make_org, make_queued_conversion
 from workers.heartbeat import live_workers
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -286,3 +287,32 @@ def test_the_worker_outlives_a_redis_restart_with_a_job_in_flight(stack_of_two: 
     log = worker.log.read_text()
     assert "Unrecoverable error" not in log
     assert "Couldn't ack" not in log  # the job's late acknowledgement reached the restarted Redis
+
+
+def test_a_worker_that_meets_redis_down_before_its_page_meters_fails_the_conversion_503(
+    tmp_path: Path, settings: Any
+) -> None:
+    # The worker's side of a version 1 conversion, run here: claimed while Redis was up, and
+    # Redis gone when it counts the pages against the meters. The client is told what the web
+    # side tells it for the same outage (503, retryable), never 500; nothing is held or billed.
+    redis_server = RedisServer(tmp_path)
+    redis_server.start()
+    settings.REDIS_URL = redis_server.url
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "jobs": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}},
+    }
+    org = make_org(credits=100)
+    make_queued_conversion(org, "req_outage", text_pdf(tmp_path / "a.pdf", ["One.", "Two."]))
+    redis_server.stop()
+
+    job_run(request_id="req_outage")
+
+    job = ConversionJob.objects.get(pk="req_outage")
+    assert job.status == ConversionJob.Status.FAILED
+    assert job.error["code"] == "service_unavailable", job.error
+    assert (job.error["retry_after_ms"], job.error["details"]) == (5000, {"checks": {"redis": "down"}})
+    assert (job.pages_billed, job.credits_billed) == (0, 0)
+    assert not CreditHold.objects.filter(request_id="req_outage").exists()
+    assert not LedgerEntry.objects.filter(request_id="req_outage").exists()
+    assert credits_get(organization=org, environment="live").balance == 100
