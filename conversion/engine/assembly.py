@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .elements import Element, ElementType, Span
-from .inline import _keeps_hyphen
+from .inline import _keeps_hyphen, compound_at_break, written_joined
 from .tables import Table
 
 
@@ -84,6 +84,8 @@ def word_break(before: Sequence[Element], after: Sequence[Element], words: Count
     if first.type is not ElementType.PARAGRAPH:
         return WordBreak.NONE
     tail, head = last.markdown.rstrip(), first.markdown.lstrip()
+    if compound_at_break(tail, head):
+        return WordBreak.HYPHENATION if written_joined(tail, head, words) else WordBreak.COMPOUND
     if not (tail.endswith(_HYPHENS) and len(tail) >= 2 and tail[-2].isalpha() and head[:1].islower()):
         return WordBreak.NONE
     if not tail.endswith("\u00ad") and _keeps_hyphen(tail, head, words):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .document import OutlineEntry
 from .elements import Box, ElementType
 from .figures import Figure
 from .layout import BOLD, MONO, Line, chars_at_least, far_sizes, is_rtl
@@ -91,9 +93,7 @@ def build_blocks(
             # a bullet or a checkbox opens an item at any size (the body's size is that of
             # most glyphs, and inline code in a smaller font of its own may be most). A line
             # the document tags as a heading is one.
-            titled = line.vertical or (
-                bool(outline_titles) and outline_key(line.text) in outline_titles  # type: ignore[operator]
-            )
+            titled = line.vertical or outline_level(outline_titles, line.text, exact=outline_complete) is not None
             # A numbered line the outline of a word processor leaves out is an item of its
             # numbering, whatever its weight or size.
             not_heading = outline_complete and not titled and not line.heading
@@ -252,12 +252,89 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d+(?:[.\-]\d+)*[.):]?|[IVXLCDM]+[.):]|[A-Za-z][.)])\s+")
 
 
+# A short label before a colon opening a title ("Chapter 1:", "CHAPTER ONE:", "Part II:"):
+# one to three words, the last ending at the colon, with the title's words after it. The
+# outline and the page may spell the label differently (a bookmark "Chapter 1: Creators" for
+# the page's "CHAPTER ONE: Creators"; "2: Catalogs" for "CHAPTER TWO: Catalogs").
+_LABEL = re.compile(r"^\s*(?:\S+\s+){0,2}\S+?:\s+(?=\S)")
+# The fewest letters and digits a title matched without its label keeps: a label-less
+# match of one short word ("I", "To") would find words that are no title.
+MIN_LABELLED_KEY = 4
+
+
 def outline_key(text: str) -> str:
     """What an outline entry and a heading on the page are matched by: their letters and
     digits, casefolded, after a section number."""
     stripped = _SECTION_NUMBER.sub("", text, count=1)
     key = _NOT_ALNUM.sub("", stripped.casefold())
     return key or _NOT_ALNUM.sub("", text.casefold())
+
+
+def outline_keys(text: str) -> tuple[str, ...]:
+    """The keys a title is matched by: `outline_key`, then the key of what follows a short
+    label (`_LABEL`), when that is a different key of MIN_LABELLED_KEY characters or more."""
+    key = outline_key(text)
+    label = _LABEL.match(text)
+    if label is None:
+        return (key,)
+    rest = outline_key(text[label.end() :])
+    return (key, rest) if rest != key and len(rest) >= MIN_LABELLED_KEY else (key,)
+
+
+# An outline title may carry what the page does not show (markup a typesetter wrote into
+# the bookmark: LaTeX's "texttt {.tex}" for the page's ".tex"), or the page more words than
+# the bookmark. The fewest characters the shorter of two keys has, and the least share of
+# the longer it makes up, for the two to match when the shorter is a subsequence of the
+# longer.
+MIN_LOOSE_KEY = 12
+MIN_LOOSE_SHARE = 0.7
+
+
+def outline_level(titles: dict[str, int] | None, text: str, *, exact: bool = False) -> int | None:
+    """The level the page's outline entries give a title: by its whole key, else (unless
+    `exact`: a word processor's bookmarks are its paragraphs' own text) by the key of what
+    follows its label."""
+    if not titles:
+        return None
+    for key in outline_keys(text)[:1] if exact else outline_keys(text):
+        if key in titles:
+            return titles[key]
+    return None
+
+
+def loose_entry(text: str, entries: Iterable[str]) -> str | None:
+    """The first of `entries` (outline keys) whose key and the title's are one a subsequence
+    of the other, the shorter of MIN_LOOSE_KEY characters or more and MIN_LOOSE_SHARE of the
+    longer; None when there is none."""
+    key = outline_key(text)
+    for entry in entries:
+        short, long = sorted((key, entry), key=len)
+        if len(short) >= MIN_LOOSE_KEY and len(short) >= MIN_LOOSE_SHARE * len(long) and _subsequence(short, long):
+            return entry
+    return None
+
+
+# A decimal section number opening an outline entry ("3", "3.2", "3.2.1."), and how many
+# parts it has.
+_DECIMAL_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s")
+
+
+def outline_depths_are_levels(entries: Iterable[OutlineEntry]) -> bool:
+    """Whether an outline's depths can stand as its headings' levels: it nests its entries
+    as their section numbers do (every number of k parts at one depth; an outline without
+    numbers says nothing against it). An outline that sets "1 Preface" at depth 1 and
+    "2 Transitioning" at depth 2 is a list of bookmarks, not a table of contents."""
+    depth_of: dict[int, int] = {}
+    for entry in entries:
+        number = _DECIMAL_NUMBER.match(entry.title)
+        if number is not None and depth_of.setdefault(number.group(1).count(".") + 1, entry.level) != entry.level:
+            return False
+    return True
+
+
+def _subsequence(short: str, long: str) -> bool:
+    rest = iter(long)
+    return all(ch in rest for ch in short)
 
 
 def _wrapped_into(cur: Block, prev: Line, line: Line, seg_right: float, gap: float, p: BlockParams) -> bool:
@@ -332,14 +409,27 @@ def classify_headings(
     outline_titles: dict[str, int],
     *,
     outline_complete: bool = False,
+    outline_levels: bool = False,
     params: HeadingParams = DEFAULT.headings,
 ) -> None:
     """Mark the headings among the paragraphs. With `outline_complete` the outline lists
     every section heading (a word processor's export writes its Heading paragraphs as the
     outline), so a line the outline leaves out is no section, whatever its style: a bold
-    term, a lead-in, a subtitle; the title (`#`, a style no outline level has) still is."""
+    term, a lead-in, a subtitle; the title (`#`, a style no outline level has) still is.
+    With `outline_levels` an outline entry's depth is its heading's level, whatever the
+    styles (`outline_depths_are_levels`)."""
     p = params
     body = stats.body_size
+    # An entry names one heading: one its title matches exactly on the page is not looked for
+    # loosely in another line (a contents line "Chapter 5 Contents.....5-i" under the heading
+    # "CHAPTER 5 CONTENTS").
+    found = {
+        key
+        for block in blocks
+        if block.kind == "p" and len(block.lines) <= p.max_lines and not outline_complete
+        for key in outline_keys(" ".join(ln.text.strip() for ln in block.lines))
+    }
+    unmatched = [] if outline_complete else [key for key in outline_titles if key not in found]
     for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > p.max_lines:
             continue
@@ -354,13 +444,21 @@ def classify_headings(
             continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size)
-        outlined = outline_titles.get(outline_key(text)) if outline_titles else None
+        outlined = outline_level(outline_titles, text, exact=outline_complete)
+        loose = None if outlined is not None or not unmatched else loose_entry(text, unmatched)
+        if loose is not None:
+            outlined = outline_titles[loose]
+            unmatched.remove(loose)
         if outlined is not None:
-            # The outline says what is a heading, and how deep it nests; the styles may
-            # tell apart sections the outline keeps at one depth (a Heading 3 right under
-            # a Heading 1 is at depth 2), so the deeper of the two. A heading the outline
-            # sets beside others is a section, never the title.
-            if level == 1 and outlined > 1:
+            # The outline says what is a heading, and how deep it nests. Where its depths
+            # are the levels (`outline_levels`: a table of contents whose nesting agrees
+            # with its section numbers) they stand, whatever the sizes: a book's chapter
+            # titles set smaller than its section titles stay above them. Otherwise the
+            # styles may tell apart sections the outline keeps at one depth (a word
+            # processor nests a Heading 3 right under a Heading 1 at depth 2), so the
+            # deeper of the two. A heading the outline sets beside others is a section,
+            # never the title.
+            if (level == 1 and outlined > 1) or outline_levels:
                 level = None
             block.kind, block.level = "h", min(max(level or 0, outlined), 6)
             continue

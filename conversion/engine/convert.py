@@ -27,7 +27,7 @@ from .assembly import (
     join_document,
     word_break,
 )
-from .blocks import outline_key
+from .blocks import outline_depths_are_levels, outline_keys
 from .census import census_pages, font_census
 from .document import (
     MAX_PAGE_CONTENT_BYTES,
@@ -79,12 +79,13 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.13.2"
+ENGINE_VERSION: str = "1.14.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
-# glyph boxes and fewer calls per glyph (bench/results/pdfium-issue29-s37.md).
-PDFIUM_ENGINE_VERSION: str = "0.2.1"
+# glyph boxes and fewer calls per glyph (bench/results/pdfium-issue29-s37.md). 0.2.2: the
+# shared stages of 1.14.0 (outline levels).
+PDFIUM_ENGINE_VERSION: str = "0.2.2"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
@@ -936,9 +937,11 @@ def _convert_opened(
     shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
     for entry in info.outline:
         if entry.page is not None and entry.title:
-            key = outline_key(entry.title)
-            if key:
-                outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
+            # A word processor's bookmark is its heading's own text: matched by its key alone.
+            for key in outline_keys(entry.title)[: 1 if info.headings_outline else None]:
+                if key:
+                    outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
+    outline_levels = not info.headings_outline and outline_depths_are_levels(info.outline)
     labels = info.page_labels
     delivered: list[PageResult] = []
     # OCR was on: here, or in parse_pages when the pages come parsed.
@@ -979,6 +982,7 @@ def _convert_opened(
                     tables=options.tables,
                     outline_titles=outline.get(number),
                     outline_complete=info.headings_outline,
+                    outline_levels=outline_levels,
                     timings=timings,
                 )
                 markdown, elements = rendered.markdown, rendered.elements

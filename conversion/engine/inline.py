@@ -89,12 +89,10 @@ def _keeps_hyphen(stripped: str, first: str, words: Counter[str] | None) -> bool
     words the document also uses on their own (each seen besides this line break) keeps
     it; anything else is taken for hyphenation, which typeset documents use a lot.
     """
-    if not words:
+    parts = _parts(stripped, first) if words else None
+    if not words or parts is None:
         return False
-    left_m, right_m = _LAST_WORD.search(stripped), _FIRST_WORD.match(first)
-    if left_m is None or right_m is None:
-        return False
-    left, right = left_m.group(1).lower(), right_m.group(0).lower()
+    left, right = parts
     hyphenated, joined = words[f"{left}-{right}"], words[left + right]
     if hyphenated or joined:
         return hyphenated > joined
@@ -102,6 +100,31 @@ def _keeps_hyphen(stripped: str, first: str, words: Counter[str] | None) -> bool
         # Short parts and suffixes ("turn-ing", "any-body") are mostly hyphenation.
         return False
     return words[left] >= 2 and words[right] >= 2 and left not in _PREFIXES
+
+
+def compound_at_break(tail: str, head: str) -> bool:
+    """Whether a hyphen ending `tail` (after a letter) joins two parts of one word, the next,
+    starting `head`, capitalised ("Anglo-" "American", "CD-" "ROMs"): no space goes between
+    the parts. Typesetters seldom hyphenate a word before a capital, so the hyphen is the
+    compound's own and stays, unless the document writes the parts joined
+    (`written_joined`: "Trace-" "Monkey" in a paper about TraceMonkey)."""
+    return tail.endswith(("-", "\u2010")) and len(tail) >= 2 and tail[-2].isalpha() and head[:1].isupper()
+
+
+def written_joined(tail: str, head: str, words: Counter[str] | None) -> bool:
+    """Whether the document writes the word broken at the hyphen ending `tail` joined more
+    often than hyphenated."""
+    parts = _parts(tail, head) if words else None
+    if not words or parts is None:
+        return False
+    left, right = parts
+    return words[left + right] > words[f"{left}-{right}"]
+
+
+def _parts(tail: str, head: str) -> tuple[str, str] | None:
+    """The two parts, lowercase, of a word broken at the hyphen ending `tail`."""
+    left, right = _LAST_WORD.search(tail), _FIRST_WORD.match(head)
+    return None if left is None or right is None else (left.group(1).lower(), right.group(0).lower())
 
 
 def _join_lines(lines: Sequence[Line], words: Counter[str] | None = None) -> list[tuple[str, int]]:
@@ -123,6 +146,8 @@ def _join_lines(lines: Sequence[Line], words: Counter[str] | None = None) -> lis
             ):
                 end = len(stripped) if _keeps_hyphen(stripped, first, words) else -1
                 spans[-1] = (stripped[:end], last_style)
+            elif compound_at_break(stripped, first):
+                spans[-1] = (stripped[: -1 if written_joined(stripped, first, words) else len(stripped)], last_style)
             elif (_CJK.match(stripped[-1:] or " ") and _CJK.match(first[:1] or " ")) or (
                 first and unicodedata.category(first[0]).startswith("M")
             ):

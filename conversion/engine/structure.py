@@ -79,6 +79,7 @@ class PageWork:
     tables_mode: str = "markdown"  # ConvertOptions.tables: "text" finds no tables
     outline_titles: dict[str, int] | None = None  # outline_key -> level, this page's entries
     outline_complete: bool = False  # the outline lists every section heading
+    outline_levels: bool = False  # the outline's depths are the headings' levels
     params: EngineParams = DEFAULT
     # furniture: the page's content lines, and the furniture taken out of them (running
     # headers and footers, page and line numbers, ornaments)
@@ -188,7 +189,14 @@ def headings_stage(work: PageWork) -> None:
     back to paragraphs."""
     stats, params = work.stats, work.params.headings
     blocks = work.blocks
-    classify_headings(blocks, stats, work.outline_titles or {}, outline_complete=work.outline_complete, params=params)
+    classify_headings(
+        blocks,
+        stats,
+        work.outline_titles or {},
+        outline_complete=work.outline_complete,
+        outline_levels=work.outline_levels,
+        params=params,
+    )
     blocks = merge_wrapped_headings(blocks, params)
     title_front_matter(blocks, params)
     keep_introducing_headings(blocks, stats.body_size, params)
@@ -250,14 +258,16 @@ def render_page(
     tables: str,
     outline_titles: dict[str, int] | None = None,
     outline_complete: bool = False,
+    outline_levels: bool = False,
     params: EngineParams = DEFAULT,
     timings: dict[str, float] | None = None,
 ) -> RenderedPage:
     """The elements and Markdown of one page, given statistics of the document around it,
     and the tables at its edges (which may run on from the page before or onto the next).
     `outline_complete`: the outline lists every section heading (none where it is empty).
+    `outline_levels`: the outline's depths are the headings' levels.
     `timings`: where given, each stage's seconds are added to "structure.<stage>"."""
-    work = PageWork(page, stats, tables, outline_titles, outline_complete, params)
+    work = PageWork(page, stats, tables, outline_titles, outline_complete, outline_levels, params)
     if timings is None:
         for stage in PAGE_STAGES:
             stage.run(work)

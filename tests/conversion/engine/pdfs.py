@@ -336,3 +336,13 @@ def add_outline(path: Path, entries: list[tuple[int, str, int]]) -> Path:
                 parents.append(item)
         pdf.save(path)
     return path
+
+
+def produced_by(path: Path, producer: str, creator: str = "Writer") -> Path:
+    """Set the document information's Producer and Creator (as LibreOffice's Writer writes
+    "LibreOffice 7.4" and "Writer")."""
+    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
+        pdf.docinfo["/Producer"] = producer
+        pdf.docinfo["/Creator"] = creator
+        pdf.save(path)
+    return path

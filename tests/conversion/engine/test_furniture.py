@@ -86,6 +86,10 @@ def test_a_word_hyphenated_across_a_page_break_is_joined_in_the_document(tmp_pat
     result = convert(make_pdf(tmp_path / "b.pdf", pages))
     # The document writes "part-time" elsewhere: the hyphen is the word's own.
     assert result.markdown.endswith("Nobody asked whether the part-time staff had been paid.")
+    # Before a capital the hyphen is the compound's own, whatever the document writes.
+    pages = [[*lines(72, 660, ["For the first time in Anglo-"])], [*lines(72, 660, ["American history, it did."])]]
+    result = convert(make_pdf(tmp_path / "c.pdf", pages))
+    assert result.markdown == "For the first time in Anglo-American history, it did."
 
 
 def test_a_line_that_starts_the_text_block_inside_the_margin_band_is_kept(tmp_path: Path) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pikepdf
 from pdfminer.fontmetrics import FONT_METRICS
 
 from conversion.engine import convert
 
-from .pdfs import Op, Rule, Text, add_outline, lines, make_pdf
+from .pdfs import Op, Rule, Text, add_outline, lines, make_pdf, produced_by
 
 PROSE = [
     "The committee met on a Tuesday to review the plans that the staff",
@@ -291,14 +290,6 @@ def test_a_centred_section_heading_after_body_text_stays_a_heading(tmp_path: Pat
     assert "\n\n## Budget\n\nThe committee met" in out
 
 
-def _produced_by(path: Path, producer: str, creator: str = "Writer") -> Path:
-    with pikepdf.open(path, allow_overwriting_input=True) as pdf:
-        pdf.docinfo["/Producer"] = producer
-        pdf.docinfo["/Creator"] = creator
-        pdf.save(path)
-    return path
-
-
 def _word_page() -> list[Op]:
     # A title, a bold term over its definition, a section heading and a larger lead-in.
     return _page(
@@ -315,7 +306,7 @@ def test_a_libreoffice_outline_lists_the_headings(tmp_path: Path) -> None:
     # LibreOffice exports its Heading paragraphs as the outline: a bold term and a line in a
     # style the outline leaves out are paragraphs; the title (no outline level) stays `#`.
     pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
-    _produced_by(add_outline(pdf, [(1, "Findings", 0)]), "LibreOffice 7.4")
+    produced_by(add_outline(pdf, [(1, "Findings", 0)]), "LibreOffice 7.4")
     out = md(pdf)
     assert out.startswith("# Annual Review\n\n**Budget lines**\n\nThe committee met")
     assert "\n\n## Findings\n\nThe committee met" in out
@@ -323,7 +314,7 @@ def test_a_libreoffice_outline_lists_the_headings(tmp_path: Path) -> None:
 
 
 def test_a_libreoffice_export_without_outline_has_no_section_headings(tmp_path: Path) -> None:
-    pdf = _produced_by(make_pdf(tmp_path / "a.pdf", [_word_page()]), "LibreOffice 7.4")
+    pdf = produced_by(make_pdf(tmp_path / "a.pdf", [_word_page()]), "LibreOffice 7.4")
     out = md(pdf)
     assert out.startswith("# Annual Review\n\n")
     assert out.count("#") == 1
@@ -334,7 +325,7 @@ def test_a_libreoffice_presentation_outline_names_slides_not_headings(tmp_path: 
     # LibreOffice's Impress writes one bookmark per slide, named "Slide 1" unless renamed, and
     # Calc one per sheet: only its word processor (Creator "Writer") outlines the headings.
     pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
-    _produced_by(add_outline(pdf, [(1, "Slide 1", 0)]), "LibreOffice 7.4", "Impress")
+    produced_by(add_outline(pdf, [(1, "Slide 1", 0)]), "LibreOffice 7.4", "Impress")
     out = md(pdf)
     assert "\n\n## Findings\n\n" in out
     assert "\n\n### Next steps\n\n" in out
@@ -343,7 +334,7 @@ def test_a_libreoffice_presentation_outline_names_slides_not_headings(tmp_path: 
 def test_other_producers_keep_headings_their_outline_leaves_out(tmp_path: Path) -> None:
     # An outline of another producer may list the chapters only: styles still tell headings.
     pdf = make_pdf(tmp_path / "a.pdf", [_word_page()])
-    _produced_by(add_outline(pdf, [(1, "Findings", 0)]), "Acrobat Distiller 10.0")
+    produced_by(add_outline(pdf, [(1, "Findings", 0)]), "Acrobat Distiller 10.0")
     out = md(pdf)
     assert "\n\n## Findings\n\n" in out
     assert "\n\n### Next steps\n\n" in out

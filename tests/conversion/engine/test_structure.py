@@ -9,7 +9,7 @@ import pikepdf
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Op, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf
+from .pdfs import Op, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf, produced_by
 
 
 def md(path: Path, **kwargs: Any) -> str:
@@ -76,7 +76,22 @@ def test_end_of_line_hyphen_is_repaired(tmp_path: Path) -> None:
             )
         ],
     )
-    assert md(pdf) == "This sentence shows an example of hyphenation repair, not Jean- Paul."
+    # Before a capital the hyphen is the compound's own: kept, and the parts joined.
+    assert md(pdf) == "This sentence shows an example of hyphenation repair, not Jean-Paul."
+
+
+def test_a_name_the_document_writes_joined_loses_its_hyphen_before_a_capital(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            lines(
+                72,
+                700,
+                ["TraceMonkey records traces; we show that Trace-", "Monkey is fast, and that TraceMonkey is small."],
+            )
+        ],
+    )
+    assert md(pdf) == "TraceMonkey records traces; we show that TraceMonkey is fast, and that TraceMonkey is small."
 
 
 def test_hyphen_of_a_compound_the_document_writes_whole_is_kept_at_a_line_break(tmp_path: Path) -> None:
@@ -489,8 +504,9 @@ def test_a_chapter_the_outline_sets_beside_others_is_no_title_when_its_page_is_s
     assert whole == alone == f"## Chapter 1\n\n{BODY}"
 
 
-def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_path: Path) -> None:
-    # A Heading 3 directly under a Heading 1 sits at outline depth 2; its style says 3.
+def test_a_heading_style_keeps_its_level_where_a_word_processor_outline_nests_it_higher(tmp_path: Path) -> None:
+    # LibreOffice's Writer nests a Heading 3 directly under a Heading 1 at outline depth 2;
+    # its style says 3.
     pdf = make_pdf(
         tmp_path / "a.pdf",
         [
@@ -515,10 +531,91 @@ def test_a_heading_style_keeps_its_level_where_the_outline_nests_it_higher(tmp_p
             (2, "Section 2.0.1", 0),
         ],
     )
+    produced_by(pdf, "LibreOffice 7.4")
     assert md(pdf) == (
         "# Report\n\n## Section 1\n\n### Section 1.1\n\n#### Section 1.1.1\n\n## Section 2\n\n#### Section 2.0.1\n\n"
         + BODY
     )
+
+
+def test_a_table_of_contents_outline_sets_the_levels_whatever_the_sizes(tmp_path: Path) -> None:
+    # A book: parts, chapters in a smaller face than their sections, sections. The outline's
+    # nesting is the hierarchy, and spells the chapters' labels otherwise than the page does.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [Text(72, 700, "PIRACY", 24, "B"), *lines(72, 660, [BODY])],
+            [Text(72, 700, "CHAPTER ONE: Creators", 12, "B"), *lines(72, 670, [BODY])],
+            [
+                Text(72, 700, "Film", 16, "B"),
+                *lines(72, 670, [BODY]),
+                Text(72, 630, "CHAPTER TWO: \u201cMere Copyists\u201d", 12, "B"),
+                *lines(72, 600, [BODY]),
+            ],
+            [Text(72, 700, "PROPERTY", 24, "B"), *lines(72, 660, [BODY])],
+        ],
+    )
+    toc = [(1, '"PIRACY"', 0), (2, "Chapter 1: Creators", 1), (3, "Film", 2), (2, '2: "Mere Copyists"', 2)]
+    add_outline(pdf, [*toc, (1, '"PROPERTY"', 3)])
+    headings = [ln for p in convert(pdf).pages for ln in p.markdown.split("\n") if ln.startswith("#")]
+    assert headings == [
+        "## PIRACY",
+        "### CHAPTER ONE: Creators",
+        "#### Film",
+        "### CHAPTER TWO: \u201cMere Copyists\u201d",
+        "## PROPERTY",
+    ]
+    # The page alone: the same levels.
+    assert md(pdf, pages=[3]).split("\n")[0] == "#### Film"
+
+
+def test_an_outline_entry_with_markup_the_page_does_not_show_matches_its_heading(tmp_path: Path) -> None:
+    # A bookmark written from LaTeX source keeps "texttt": the page shows the words without
+    # it. The outline nests it under "Setup", which the page sets smaller: matched, the
+    # outline's levels stand (unmatched, the larger size would put it above "Setup").
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Guide", 28, "B"),
+                Text(72, 680, "Setup", 13, "B"),
+                *lines(72, 650, [BODY]),
+                Text(72, 610, "1.1 How to compile a .tex file to a .pdf file", 16, "B"),
+                *lines(72, 580, [BODY]),
+            ]
+        ],
+    )
+    add_outline(
+        pdf,
+        [(1, "Guide", 0), (2, "Setup", 0), (3, "How to compile a texttt {.tex} file to a texttt {.pdf} file", 0)],
+    )
+    headings = [ln for ln in md(pdf).split("\n") if ln.startswith("#")]
+    assert headings == ["# Guide", "## Setup", "### 1.1 How to compile a .tex file to a .pdf file"]
+
+
+def test_an_outline_nested_against_its_section_numbers_leaves_the_levels_to_the_styles(tmp_path: Path) -> None:
+    # "2" nested under "1", "2.2" under "2.1": a list of bookmarks, not a table of contents;
+    # its depths would set "2 Extensions" below "1 Preface".
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 740, "Supplement", 28, "B"),
+                Text(72, 700, "1 Preface", 18, "B"),
+                *lines(72, 670, [BODY]),
+                Text(72, 630, "2 Extensions", 18, "B"),
+                Text(72, 600, "2.1 Transparency", 14, "B"),
+                *lines(72, 570, [BODY]),
+                Text(72, 530, "2.2 Collections", 14, "B"),
+                *lines(72, 500, [BODY]),
+            ]
+        ],
+    )
+    add_outline(
+        pdf, [(1, "1 Preface", 0), (2, "2 Extensions", 0), (3, "2.1 Transparency", 0), (4, "2.2 Collections", 0)]
+    )
+    headings = [ln for ln in md(pdf).split("\n") if ln.startswith("#")]
+    assert headings[:4] == ["# Supplement", "## 1 Preface", "## 2 Extensions", "### 2.1 Transparency"]
 
 
 def test_a_heading_whose_number_changes_per_page_is_content_not_a_running_header(tmp_path: Path) -> None:
