@@ -152,6 +152,15 @@ def build_blocks(
     return blocks
 
 
+def _bold_runs_on(prev: Line, line: Line) -> bool:
+    """Whether the bold sentence of `prev` (all bold) runs on into `line`, which opens in bold
+    and goes on in another weight: a paragraph that opens with a bold lead-in wrapped over
+    the line ("**Use a capture clause that borrows individual** / **variables.** By value
+    ..."), not a heading above a paragraph."""
+    first = next((style for text, style in line.spans if text.strip()), 0)
+    return bool(first & BOLD) and prev.text.rstrip()[-1:] not in ".!?:;"
+
+
 def _carry_over(blocks: list[Block], segment: list[Item], body: float, p: BlockParams) -> Block | None:
     """The paragraph a new column continues, if the previous column ended mid-sentence."""
     if not blocks or blocks[-1].kind not in ("p", "li") or blocks[-1].pinned or not segment:
@@ -200,7 +209,11 @@ def _continues(
     ) or (prev.heading != line.heading):
         # A tagged PDF says where a heading ends.
         return False
-    if bool(prev.style & BOLD) != bool(line.style & BOLD) and all(ln.style & BOLD for ln in cur.lines):
+    if (
+        bool(prev.style & BOLD) != bool(line.style & BOLD)
+        and all(ln.style & BOLD for ln in cur.lines)
+        and not _bold_runs_on(prev, line)
+    ):
         # A bold line standing above regular text is a run-in heading, not prose.
         return False
     if cur.kind == "li" and cur.rtl:
@@ -426,15 +439,19 @@ def classify_headings(
     found = {
         key
         for block in blocks
-        if block.kind == "p" and len(block.lines) <= p.max_lines and not outline_complete
+        if block.kind == "p" and len(block.lines) <= p.narrow_max_lines and not outline_complete
         for key in outline_keys(" ".join(ln.text.strip() for ln in block.lines))
     }
     unmatched = [] if outline_complete else [key for key in outline_titles if key not in found]
     for i, block in enumerate(blocks):
-        if block.kind != "p" or len(block.lines) > p.max_lines:
+        if block.kind != "p" or len(block.lines) > p.narrow_max_lines:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > p.max_chars or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
+            continue
+        if len(block.lines) > p.max_lines and (len(text) > p.bold_max_chars or text.rstrip()[-1:] in ".!?;,"):
+            # Many lines: a heading only in a narrow column, short and no sentence (a title
+            # wrapped over four lines of one column of two); else large print.
             continue
         tagged = block.lines[0].heading
         if tagged:

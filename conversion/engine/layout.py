@@ -767,6 +767,10 @@ def _glyph_line(
     add_x = glyph_x.append
     add_text = glyph_text.append
     add_size = sizes.append
+    # The sizes of the glyphs not set in a monospaced face: inline code has a size of its own
+    # (browsers set it at about 0.85 of the text around it), and a line's size is its text's.
+    text_sizes: list[float] = []
+    add_text_size = text_sizes.append
     x0, y0, x1, y1 = bbox
     last_x1 = x0
     seen_x1 = 0.0  # end of the last visible glyph
@@ -792,6 +796,8 @@ def _glyph_line(
                         reason = glyph_reason
                 visible += len(text)
                 add_size(size)
+                if not style & MONO:
+                    add_text_size(size)
                 common &= style
                 if after_space:
                     gap = obj.x0 - seen_x1
@@ -828,7 +834,7 @@ def _glyph_line(
     if not visible:
         return None, [], 0
     size_weight: dict[float, int] = {}
-    for raw, count in Counter(sizes).items():
+    for raw, count in Counter(text_sizes or sizes).items():
         rounded = round(raw * 2) / 2
         size_weight[rounded] = size_weight.get(rounded, 0) + count
     size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]

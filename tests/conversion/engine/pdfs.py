@@ -16,6 +16,7 @@ FONTS = {
     "I": "Helvetica-Oblique",
     "BI": "Helvetica-BoldOblique",
     "M": "Courier",
+    "MB": "Courier-Bold",
 }
 # Besides FONTS: "X" names its glyphs by TrueType glyph index only ("g68" for "a") at
 # codes of its own (see `glyph_index_codes`), so nothing maps them to Unicode but the glyph
@@ -64,6 +65,7 @@ class Runs:
     y: float
     runs: tuple[tuple[str, str], ...]  # (font key, text)
     size: float = 11
+    sizes: tuple[float, ...] = ()  # a size for each run (inline code set smaller), else `size`
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,10 @@ def content(ops: list[Op]) -> bytes:
         elif isinstance(op, Raw):
             parts.append(op.operators)
         elif isinstance(op, Runs):
+            sizes = op.sizes or (op.size,) * len(op.runs)
             body = b" ".join(
-                b"/F%s %g Tf %s Tj" % (font.encode(), op.size, _literal(text, font)) for font, text in op.runs
+                b"/F%s %g Tf %s Tj" % (font.encode(), size, _literal(text, font))
+                for (font, text), size in zip(op.runs, sizes, strict=True)
             )
             parts.append(b"BT %g %g Td %s ET" % (op.x, op.y, body))
         elif isinstance(op, Box):

@@ -80,6 +80,61 @@ def test_end_of_line_hyphen_is_repaired(tmp_path: Path) -> None:
     assert md(pdf) == "This sentence shows an example of hyphenation repair, not Jean-Paul."
 
 
+def test_a_heading_wrapped_after_inline_code_is_one_heading(tmp_path: Path) -> None:
+    # A browser sets inline code at about 0.85 of the text: the second line holds more code
+    # than text, and is still a line of the heading's size.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Runs(
+                    72, 700, (("B", "Matching and coherence for the builtin types "), ("MB", "Copy")), sizes=(10, 8.5)
+                ),
+                Runs(72, 687, (("B", "and "), ("MB", "Sized")), sizes=(10, 8.5)),
+                *lines(72, 660, [BODY], size=10),
+            ]
+        ],
+    )
+    assert md(pdf).startswith("## Matching and coherence for the builtin types Copy and Sized\n\n")
+
+
+def test_a_bold_lead_in_wrapped_over_a_line_opens_its_paragraph(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 700, "Use a capture clause syntax that borrows individual", 10, "B"),
+                Runs(72, 687, (("B", "variables."), ("R", " By-value closures already serve this role.")), size=10),
+            ]
+        ],
+    )
+    assert md(pdf) == (
+        "**Use a capture clause syntax that borrows individual variables.** By-value closures already serve this role."
+    )
+
+
+def test_a_title_wrapped_over_four_lines_of_a_narrow_column_is_a_heading(tmp_path: Path) -> None:
+    # One column of two: the title's lines are as wide as the column's.
+    column = [
+        "Many operations we ask the computer to do can take",
+        "a while to finish. It would be nice if we could do",
+        "something else while we are waiting for those long",
+        "running processes to complete. Modern computers",
+        "offer two techniques for working on more than one.",
+    ]
+    title = ["Fundamentals of", "Asynchronous Programming:", "Async, Await, Futures, and", "Streams"]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                *(Text(50, 760 - 22 * i, t, 16, "B") for i, t in enumerate(title)),
+                *lines(50, 670, column, size=9.5),
+            ]
+        ],
+    )
+    assert md(pdf).startswith("## Fundamentals of Asynchronous Programming: Async, Await, Futures, and Streams\n\nMany")
+
+
 def test_a_name_the_document_writes_joined_loses_its_hyphen_before_a_capital(tmp_path: Path) -> None:
     pdf = make_pdf(
         tmp_path / "a.pdf",
