@@ -189,7 +189,15 @@ def job_run(*, request_id: str, sealed_password: bool = False) -> None:
             logger.exception("conversion crashed", extra={"request_id": request_id})
         else:
             logger.error("conversion stopped by an outage", exc_info=exc, extra={"request_id": request_id})
-        conversion_release(request_id=request_id)
+        if outage is not None and "database" in outage.details["checks"]:
+            # Django does not reconnect a connection that failed outside a transaction: a new
+            # one, for PostgreSQL back by now.
+            connection.close()
+        try:
+            conversion_release(request_id=request_id)
+        except Exception:
+            # PostgreSQL still away: the hold's lease lapses and holds_sweep gives it back.
+            logger.exception("hold of a failed conversion not released", extra={"request_id": request_id})
         _fail(job, outage or ServiceError(ErrorCode.INTERNAL_ERROR))
     finally:
         heartbeat.stop()

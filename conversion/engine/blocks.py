@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .document import OutlineEntry
 from .elements import Box, ElementType
@@ -58,7 +59,7 @@ def build_blocks(
     segments: list[list[Item]],
     stats: DocStats,
     page_gap: float,
-    outline_titles: dict[str, int] | None = None,
+    outline_titles: OutlineTitles | None = None,
     *,
     outline_complete: bool = False,
     params: BlockParams = DEFAULT.blocks,
@@ -93,7 +94,7 @@ def build_blocks(
             # a bullet or a checkbox opens an item at any size (the body's size is that of
             # most glyphs, and inline code in a smaller font of its own may be most). A line
             # the document tags as a heading is one.
-            titled = line.vertical or outline_level(outline_titles, line.text, exact=outline_complete) is not None
+            titled = line.vertical or outline_entry(outline_titles, line.text, exact=outline_complete) is not None
             # A numbered line the outline of a word processor leaves out is an item of its
             # numbering, whatever its weight or size.
             not_heading = outline_complete and not titled and not line.heading
@@ -302,11 +303,15 @@ def outline_keys(text: str) -> tuple[str, ...]:
 MIN_LOOSE_KEY = 12
 MIN_LOOSE_SHARE = 0.7
 
+# A page's outline entries: key -> (level, the entry's index in the outline). An entry may
+# have two keys (`outline_keys`); it names one heading.
+OutlineTitles = dict[str, tuple[int, int]]
 
-def outline_level(titles: dict[str, int] | None, text: str, *, exact: bool = False) -> int | None:
-    """The level the page's outline entries give a title: by its whole key, else (unless
-    `exact`: a word processor's bookmarks are its paragraphs' own text) by the key of what
-    follows its label."""
+
+def outline_entry(titles: OutlineTitles | None, text: str, *, exact: bool = False) -> tuple[int, int] | None:
+    """The (level, entry) of the page's outline entry a title names: by its whole key, else
+    (unless `exact`: a word processor's bookmarks are its paragraphs' own text) by the key of
+    what follows its label."""
     if not titles:
         return None
     for key in outline_keys(text)[:1] if exact else outline_keys(text):
@@ -315,15 +320,18 @@ def outline_level(titles: dict[str, int] | None, text: str, *, exact: bool = Fal
     return None
 
 
-def loose_entry(text: str, entries: Iterable[str]) -> str | None:
-    """The first of `entries` (outline keys) whose key and the title's are one a subsequence
-    of the other, the shorter of MIN_LOOSE_KEY characters or more and MIN_LOOSE_SHARE of the
-    longer; None when there is none."""
+def loose_entry(text: str, titles: OutlineTitles, entries: Iterable[int]) -> tuple[int, int] | None:
+    """The (level, entry) of the first of `entries` (indexes into the outline) with a key that
+    and the title's key are one a subsequence of the other, the shorter of MIN_LOOSE_KEY
+    characters or more and MIN_LOOSE_SHARE of the longer; None when there is none."""
     key = outline_key(text)
-    for entry in entries:
-        short, long = sorted((key, entry), key=len)
+    wanted = set(entries)
+    for entry_key, (level, entry) in titles.items():
+        if entry not in wanted:
+            continue
+        short, long = sorted((key, entry_key), key=len)
         if len(short) >= MIN_LOOSE_KEY and len(short) >= MIN_LOOSE_SHARE * len(long) and _subsequence(short, long):
-            return entry
+            return level, entry
     return None
 
 
@@ -334,15 +342,17 @@ _DECIMAL_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s")
 
 def outline_depths_are_levels(entries: Iterable[OutlineEntry]) -> bool:
     """Whether an outline's depths can stand as its headings' levels: it nests its entries
-    as their section numbers do (every number of k parts at one depth; an outline without
-    numbers says nothing against it). An outline that sets "1 Preface" at depth 1 and
+    as their section numbers do (every number of k parts at one depth, deeper the more parts;
+    an outline without numbers says nothing against it). An outline that sets "1 Preface" at depth 1 and
     "2 Transitioning" at depth 2 is a list of bookmarks, not a table of contents."""
     depth_of: dict[int, int] = {}
     for entry in entries:
         number = _DECIMAL_NUMBER.match(entry.title)
         if number is not None and depth_of.setdefault(number.group(1).count(".") + 1, entry.level) != entry.level:
             return False
-    return True
+    # More parts, deeper: "1.1" at the depth of "1" is a flat list of bookmarks.
+    depths = [depth for _, depth in sorted(depth_of.items())]
+    return all(a < b for a, b in pairwise(depths))
 
 
 def _subsequence(short: str, long: str) -> bool:
@@ -419,7 +429,7 @@ def _at_item_leading(cur: Block, gap: float, size: float, p: BlockParams) -> boo
 def classify_headings(
     blocks: list[Block],
     stats: DocStats,
-    outline_titles: dict[str, int],
+    outline_titles: OutlineTitles,
     *,
     outline_complete: bool = False,
     outline_levels: bool = False,
@@ -437,12 +447,13 @@ def classify_headings(
     # loosely in another line (a contents line "Chapter 5 Contents.....5-i" under the heading
     # "CHAPTER 5 CONTENTS").
     found = {
-        key
+        outline_titles[key][1]
         for block in blocks
         if block.kind == "p" and len(block.lines) <= p.narrow_max_lines and not outline_complete
         for key in outline_keys(" ".join(ln.text.strip() for ln in block.lines))
+        if key in outline_titles
     }
-    unmatched = [] if outline_complete else [key for key in outline_titles if key not in found]
+    unmatched = [] if outline_complete else sorted({entry for _, entry in outline_titles.values()} - found)
     for i, block in enumerate(blocks):
         if block.kind != "p" or len(block.lines) > p.narrow_max_lines:
             continue
@@ -461,11 +472,13 @@ def classify_headings(
             continue
         size = max(ln.size for ln in block.lines)
         level = stats.heading_level_for_size(size)
-        outlined = outline_level(outline_titles, text, exact=outline_complete)
-        loose = None if outlined is not None or not unmatched else loose_entry(text, unmatched)
-        if loose is not None:
-            outlined = outline_titles[loose]
-            unmatched.remove(loose)
+        named = outline_entry(outline_titles, text, exact=outline_complete)
+        if named is None and unmatched and (level is not None or all(ln.style & BOLD for ln in block.lines)):
+            # Loosely only a line set as a heading is: by its size or its weight.
+            named = loose_entry(text, outline_titles, unmatched)
+            if named is not None:
+                unmatched.remove(named[1])
+        outlined = None if named is None else named[0]
         if outlined is not None:
             # The outline says what is a heading, and how deep it nests. Where its depths
             # are the levels (`outline_levels`: a table of contents whose nesting agrees

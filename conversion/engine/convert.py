@@ -930,18 +930,29 @@ def _convert_opened(
         started_census = time.monotonic()
         stats.add_census(font_census(opened.pikepdf, census_pages(selected, page_count), should_stop))
         timings["census"] = time.monotonic() - started_census
-    outline: dict[int, dict[str, int]] = {}
+    outline: dict[int, dict[str, tuple[int, int]]] = {}
     # Outline depth 1 is the first section level (`##`), unless a single root holds
     # everything else: then the root is the document's title (`#`).
     roots = sum(1 for entry in info.outline if entry.level == 1)
     shift = FIRST_SECTION_LEVEL - (2 if roots == 1 and len(info.outline) > 1 else 1)
-    for entry in info.outline:
-        if entry.page is not None and entry.title:
-            # A word processor's bookmark is its heading's own text: matched by its key alone.
-            for key in outline_keys(entry.title)[: 1 if info.headings_outline else None]:
+    # Each entry's keys on its page (level, entry): every whole title's before any title's
+    # key without its label ("1.1 Introduction" is "introduction" before "Chapter 1:
+    # Introduction" is). A word processor's bookmark is its heading's own text: matched by
+    # its whole key alone.
+    for whole in (True, False):
+        if not whole and info.headings_outline:
+            break
+        for index, entry in enumerate(info.outline):
+            if entry.page is None or not entry.title:
+                continue
+            keys = outline_keys(entry.title)
+            for key in keys[:1] if whole else keys[1:]:
                 if key:
-                    outline.setdefault(entry.page, {}).setdefault(key, entry.level + shift)
-    outline_levels = not info.headings_outline and outline_depths_are_levels(info.outline)
+                    outline.setdefault(entry.page, {}).setdefault(key, (entry.level + shift, index))
+    # Its depths are the levels where the outline is a table of contents: not a word
+    # processor's (`styled_outline`), of more than one root (a single root may be a chapter
+    # under a title the outline leaves out), nested as its section numbers are.
+    outline_levels = not info.styled_outline and roots > 1 and outline_depths_are_levels(info.outline)
     labels = info.page_labels
     delivered: list[PageResult] = []
     # OCR was on: here, or in parse_pages when the pages come parsed.

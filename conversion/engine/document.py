@@ -70,6 +70,9 @@ class DocumentInfo:
     # The producer writes the outline from the heading paragraphs, by default (see
     # `HEADINGS_OUTLINE_PRODUCERS`): the outline, or its absence, lists the headings.
     headings_outline: bool = False
+    # A word processor wrote the outline from its Heading paragraphs (LibreOffice's Writer,
+    # Microsoft Word): it nests them, skipping no depth where the styles skip a level.
+    styled_outline: bool = False
     repaired: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -261,13 +264,30 @@ HEADINGS_OUTLINE_PRODUCERS = ("LibreOffice",)
 HEADINGS_OUTLINE_CREATORS = ("Writer",)
 
 
-def _headings_outline(pdf: pikepdf.Pdf) -> bool:
+# The start of /Creator (or /Producer) of a word processor whose bookmarks are its Heading
+# paragraphs, nested (a Heading 3 right under a Heading 1 at depth 2), when it writes them.
+STYLED_OUTLINE_CREATORS = ("Microsoft\u00ae Word", "Microsoft Word", "Microsoft\u00ae Office Word")
+
+
+def _producer_creator(pdf: pikepdf.Pdf) -> tuple[str, str]:
     try:
-        producer = str(pdf.docinfo.get("/Producer", ""))
-        creator = str(pdf.docinfo.get("/Creator", ""))
+        return str(pdf.docinfo.get("/Producer", "")), str(pdf.docinfo.get("/Creator", ""))
     except (pikepdf.PdfError, ValueError, TypeError, KeyError):
-        return False
+        return "", ""
+
+
+def _headings_outline(pdf: pikepdf.Pdf) -> bool:
+    producer, creator = _producer_creator(pdf)
     return producer.startswith(HEADINGS_OUTLINE_PRODUCERS) and creator.startswith(HEADINGS_OUTLINE_CREATORS)
+
+
+def _styled_outline(pdf: pikepdf.Pdf) -> bool:
+    producer, creator = _producer_creator(pdf)
+    return (
+        _headings_outline(pdf)
+        or creator.startswith(STYLED_OUTLINE_CREATORS)
+        or producer.startswith(STYLED_OUTLINE_CREATORS)
+    )
 
 
 def _outline(pdf: pikepdf.Pdf) -> list[OutlineEntry]:
@@ -434,6 +454,7 @@ def _from_pikepdf(
         outline=outline,
         page_labels=labels,
         headings_outline=want_outline and _headings_outline(pdf),
+        styled_outline=want_outline and _styled_outline(pdf),
         repaired=repaired,
         warnings=warnings,
     )

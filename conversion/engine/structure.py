@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from .assembly import TableEdge
 from .blocks import (
     Block,
+    OutlineTitles,
     build_blocks,
     classify_headings,
     keep_introducing_headings,
@@ -77,7 +78,7 @@ class PageWork:
     page: PageModel
     stats: DocStats
     tables_mode: str = "markdown"  # ConvertOptions.tables: "text" finds no tables
-    outline_titles: dict[str, int] | None = None  # outline_key -> level, this page's entries
+    outline_titles: OutlineTitles | None = None  # outline key -> (level, entry), this page's entries
     outline_complete: bool = False  # the outline lists every section heading
     outline_levels: bool = False  # the outline's depths are the headings' levels
     params: EngineParams = DEFAULT
@@ -256,7 +257,7 @@ def render_page(
     stats: DocStats,
     *,
     tables: str,
-    outline_titles: dict[str, int] | None = None,
+    outline_titles: OutlineTitles | None = None,
     outline_complete: bool = False,
     outline_levels: bool = False,
     params: EngineParams = DEFAULT,

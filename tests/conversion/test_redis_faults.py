@@ -19,9 +19,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.db import connection
 
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
+from conversion import runner
 from conversion.models import ConversionJob
 from conversion.runner import job_run
 from tests.conftest import (
@@ -315,4 +317,35 @@ def test_a_worker_that_meets_redis_down_before_its_page_meters_fails_the_convers
     assert (job.pages_billed, job.credits_billed) == (0, 0)
     assert not CreditHold.objects.filter(request_id="req_outage").exists()
     assert not LedgerEntry.objects.filter(request_id="req_outage").exists()
+    assert credits_get(organization=org, environment="live").balance == 100
+
+
+def test_a_worker_whose_database_connection_dies_before_its_hold_fails_the_conversion_503(
+    tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker's PostgreSQL session is terminated (as a restart or a fail-over does) once it
+    # has counted the pages, before it holds the credits: it reconnects to record the failure,
+    # a 503 the client may retry, and nothing is held.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "jobs": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}},
+    }
+    org = make_org(credits=100)
+    make_queued_conversion(org, "req_db_gone", text_pdf(tmp_path / "a.pdf", ["One.", "Two."]))
+    counted = runner.conversion_meters_charge
+
+    def count_then_lose_the_database(**kwargs: Any) -> None:
+        counted(**kwargs)
+        pid = connection.cursor().connection.info.backend_pid
+        with psycopg.connect(database_url_for_children(), autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+    monkeypatch.setattr(runner, "conversion_meters_charge", count_then_lose_the_database)
+
+    job_run(request_id="req_db_gone")
+
+    job = ConversionJob.objects.get(pk="req_db_gone")
+    assert job.status == ConversionJob.Status.FAILED
+    assert (job.error["code"], job.error["details"]) == ("service_unavailable", {"checks": {"database": "down"}})
+    assert not CreditHold.objects.filter(request_id="req_db_gone", status=CreditHold.Status.HELD).exists()
     assert credits_get(organization=org, environment="live").balance == 100

@@ -90,6 +90,13 @@ def test_a_word_hyphenated_across_a_page_break_is_joined_in_the_document(tmp_pat
     pages = [[*lines(72, 660, ["For the first time in Anglo-"])], [*lines(72, 660, ["American history, it did."])]]
     result = convert(make_pdf(tmp_path / "c.pdf", pages))
     assert result.markdown == "For the first time in Anglo-American history, it did."
+    # Unless the document writes the word joined.
+    pages = [
+        [*lines(72, 660, ["TraceMonkey records traces, and we show that Trace-"])],
+        [*lines(72, 660, ["Monkey is fast."])],
+    ]
+    result = convert(make_pdf(tmp_path / "d.pdf", pages))
+    assert result.markdown == "TraceMonkey records traces, and we show that TraceMonkey is fast."
 
 
 def test_a_line_that_starts_the_text_block_inside_the_margin_band_is_kept(tmp_path: Path) -> None:

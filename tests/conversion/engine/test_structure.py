@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pikepdf
+import pytest
 
 from conversion.engine import ConvertOptions, convert
 
@@ -559,7 +560,12 @@ def test_a_chapter_the_outline_sets_beside_others_is_no_title_when_its_page_is_s
     assert whole == alone == f"## Chapter 1\n\n{BODY}"
 
 
-def test_a_heading_style_keeps_its_level_where_a_word_processor_outline_nests_it_higher(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("producer", "creator"), [("LibreOffice 7.4", "Writer"), ("Microsoft\u00ae Word 2016", "Microsoft\u00ae Word 2016")]
+)
+def test_a_heading_style_keeps_its_level_where_a_word_processor_outline_nests_it_higher(
+    tmp_path: Path, producer: str, creator: str
+) -> None:
     # LibreOffice's Writer nests a Heading 3 directly under a Heading 1 at outline depth 2;
     # its style says 3.
     pdf = make_pdf(
@@ -586,7 +592,7 @@ def test_a_heading_style_keeps_its_level_where_a_word_processor_outline_nests_it
             (2, "Section 2.0.1", 0),
         ],
     )
-    produced_by(pdf, "LibreOffice 7.4")
+    produced_by(pdf, producer, creator)
     assert md(pdf) == (
         "# Report\n\n## Section 1\n\n### Section 1.1\n\n#### Section 1.1.1\n\n## Section 2\n\n#### Section 2.0.1\n\n"
         + BODY
@@ -624,6 +630,95 @@ def test_a_table_of_contents_outline_sets_the_levels_whatever_the_sizes(tmp_path
     assert md(pdf, pages=[3]).split("\n")[0] == "#### Film"
 
 
+def _headings(pdf: Path) -> list[str]:
+    return [ln for p in convert(pdf).pages for ln in p.markdown.split("\n") if ln.startswith("#")]
+
+
+def test_a_single_root_outline_under_a_title_it_leaves_out_keeps_the_title_alone_at_the_top(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 740, "Annual Report 2026", 28, "B"),
+                Text(72, 700, "Summary", 18, "B"),
+                *lines(72, 670, [BODY]),
+                Text(72, 630, "Budget", 14, "B"),
+                *lines(72, 600, [BODY]),
+                Text(72, 560, "Staff", 14, "B"),
+                *lines(72, 530, [BODY]),
+            ]
+        ],
+    )
+    add_outline(pdf, [(1, "Summary", 0), (2, "Budget", 0), (2, "Staff", 0)])
+    assert _headings(pdf) == ["# Annual Report 2026", "## Summary", "### Budget", "### Staff"]
+
+
+def test_a_flat_outline_of_nested_section_numbers_leaves_the_levels_to_the_styles(tmp_path: Path) -> None:
+    titles = [("1 Introduction", 18), ("1.1 Background", 14), ("2 Methods", 18), ("2.1 Data", 14)]
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                op
+                for i, (t, size) in enumerate(titles)
+                for op in (Text(72, 720 - 90 * i, t, size, "B"), *lines(72, 690 - 90 * i, [BODY]))
+            ]
+        ],
+    )
+    add_outline(pdf, [(1, t, 0) for t, _ in titles])
+    assert _headings(pdf) == ["## 1 Introduction", "### 1.1 Background", "## 2 Methods", "### 2.1 Data"]
+
+
+def test_a_chapter_title_without_its_label_does_not_take_the_place_of_its_section(tmp_path: Path) -> None:
+    # "Chapter 1: Introduction" without its label is "Introduction", the key of the section
+    # "1.1 Introduction" too: the section's own title names it.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "Chapter 1: Introduction", 20, "B"),
+                Text(72, 680, "1.1 Introduction", 14, "B"),
+                *lines(72, 650, [BODY]),
+            ],
+            [Text(72, 720, "Chapter 2: Methods", 20, "B"), *lines(72, 690, [BODY])],
+        ],
+    )
+    add_outline(pdf, [(1, "Chapter 1: Introduction", 0), (2, "1.1 Introduction", 0), (1, "Chapter 2: Methods", 1)])
+    assert _headings(pdf) == ["## Chapter 1: Introduction", "### 1.1 Introduction", "## Chapter 2: Methods"]
+
+
+def test_an_outline_entry_is_not_found_loosely_in_body_text_or_twice(tmp_path: Path) -> None:
+    # The entry's heading is on its page, and a contents line repeats it with dot leaders; a
+    # body line on the page of another entry starts with that entry's words.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            [
+                Text(72, 720, "CHAPTER 5 TABLE OF CONTENTS", 16, "B"),
+                Text(72, 690, "Chapter 5 Table of Contents" + "." * 80 + "5-i", 11, "B"),
+                *lines(72, 660, [BODY]),
+            ],
+            [*lines(72, 720, ["Data collection methods overview costs"]), *lines(72, 690, [BODY])],
+            [Text(72, 720, "Results", 16, "B"), *lines(72, 690, [BODY])],
+        ],
+    )
+    add_outline(
+        pdf, [(1, "CHAPTER 5 TABLE OF CONTENTS", 0), (1, "Data collection methods overview", 1), (1, "Results", 2)]
+    )
+    assert _headings(pdf) == ["## CHAPTER 5 TABLE OF CONTENTS", "## Results"]
+
+
+def test_a_word_processor_outline_is_matched_by_its_whole_titles_only(tmp_path: Path) -> None:
+    # LibreOffice's Writer bookmarks a Heading paragraph with its own text: a line that names
+    # an entry only without its label is no heading of the outline.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [[Text(72, 720, "Part one: Introduction", 16, "B"), *lines(72, 690, [BODY])]],
+    )
+    produced_by(add_outline(pdf, [(1, "Chapter 1: Introduction", 0)]), "LibreOffice 7.4")
+    assert _headings(pdf) == []
+
+
 def test_an_outline_entry_with_markup_the_page_does_not_show_matches_its_heading(tmp_path: Path) -> None:
     # A bookmark written from LaTeX source keeps "texttt": the page shows the words without
     # it. The outline nests it under "Setup", which the page sets smaller: matched, the
@@ -637,15 +732,15 @@ def test_an_outline_entry_with_markup_the_page_does_not_show_matches_its_heading
                 *lines(72, 650, [BODY]),
                 Text(72, 610, "1.1 How to compile a .tex file to a .pdf file", 16, "B"),
                 *lines(72, 580, [BODY]),
-            ]
+            ],
+            [Text(72, 720, "Appendix", 13, "B"), *lines(72, 690, [BODY])],
         ],
     )
     add_outline(
         pdf,
-        [(1, "Guide", 0), (2, "Setup", 0), (3, "How to compile a texttt {.tex} file to a texttt {.pdf} file", 0)],
+        [(1, "Setup", 0), (2, "How to compile a texttt {.tex} file to a texttt {.pdf} file", 0), (1, "Appendix", 1)],
     )
-    headings = [ln for ln in md(pdf).split("\n") if ln.startswith("#")]
-    assert headings == ["# Guide", "## Setup", "### 1.1 How to compile a .tex file to a .pdf file"]
+    assert _headings(pdf) == ["# Guide", "## Setup", "### 1.1 How to compile a .tex file to a .pdf file", "## Appendix"]
 
 
 def test_an_outline_nested_against_its_section_numbers_leaves_the_levels_to_the_styles(tmp_path: Path) -> None:
