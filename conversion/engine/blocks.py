@@ -449,20 +449,16 @@ def classify_headings(
     found = {
         outline_titles[key][1]
         for block in blocks
-        if block.kind == "p" and len(block.lines) <= p.narrow_max_lines and not outline_complete
+        if block.kind == "p" and len(block.lines) <= p.max_lines and not outline_complete
         for key in outline_keys(" ".join(ln.text.strip() for ln in block.lines))
         if key in outline_titles
     }
     unmatched = [] if outline_complete else sorted({entry for _, entry in outline_titles.values()} - found)
     for i, block in enumerate(blocks):
-        if block.kind != "p" or len(block.lines) > p.narrow_max_lines:
+        if block.kind != "p" or len(block.lines) > p.max_lines:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > p.max_chars or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
-            continue
-        if len(block.lines) > p.max_lines and (len(text) > p.bold_max_chars or text.rstrip()[-1:] in ".!?;,"):
-            # Many lines: a heading only in a narrow column, short and no sentence (a title
-            # wrapped over four lines of one column of two); else large print.
             continue
         tagged = block.lines[0].heading
         if tagged:

@@ -110,11 +110,8 @@ class HeadingParams:
     """`blocks.classify_headings` and the passes after it (`merge_wrapped_headings`,
     `title_front_matter`, `keep_introducing_headings`): which paragraphs are headings."""
 
-    # count: a paragraph of more lines than this is prose, whatever its size, unless it is
-    # short (bold_max_chars) and no sentence: a title wrapped in a narrow column ...
+    # count: a paragraph of more lines than this is prose, whatever its size.
     max_lines: int = 3
-    # count: ... of this many lines at most.
-    narrow_max_lines: int = 6
     # count of characters: a longer paragraph is prose.
     max_chars: int = 200
     # count of letters: a heading by its size has at least this many (a lone symbol in a

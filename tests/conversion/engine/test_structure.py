@@ -114,28 +114,6 @@ def test_a_bold_lead_in_wrapped_over_a_line_opens_its_paragraph(tmp_path: Path) 
     )
 
 
-def test_a_title_wrapped_over_four_lines_of_a_narrow_column_is_a_heading(tmp_path: Path) -> None:
-    # One column of two: the title's lines are as wide as the column's.
-    column = [
-        "Many operations we ask the computer to do can take",
-        "a while to finish. It would be nice if we could do",
-        "something else while we are waiting for those long",
-        "running processes to complete. Modern computers",
-        "offer two techniques for working on more than one.",
-    ]
-    title = ["Fundamentals of", "Asynchronous Programming:", "Async, Await, Futures, and", "Streams"]
-    pdf = make_pdf(
-        tmp_path / "a.pdf",
-        [
-            [
-                *(Text(50, 760 - 22 * i, t, 16, "B") for i, t in enumerate(title)),
-                *lines(50, 670, column, size=9.5),
-            ]
-        ],
-    )
-    assert md(pdf).startswith("## Fundamentals of Asynchronous Programming: Async, Await, Futures, and Streams\n\nMany")
-
-
 def test_a_name_the_document_writes_joined_loses_its_hyphen_before_a_capital(tmp_path: Path) -> None:
     pdf = make_pdf(
         tmp_path / "a.pdf",
