@@ -15,12 +15,11 @@ STAMP := $(VENV)/.installed
 # parallel processes (pytest-xdist; each with its own test database, Redis database and var
 # folder: tests/isolation.py), a test file to a process. Most of the suite waits on servers and
 # workers it started (about 1.2 cores busy with two processes on two cores), so a third process
-# overlaps those waits: 6 min 59 s of tests against 8 min 05 s with two (clean clone, 2 cores),
-# and a fourth more of them: 756 s of tests against 862 s with three, on 2 cores that other work
-# kept busy (load 7; bench/results/suite.md, session 38). TEST_PROCESSES=0: one process.
+# overlaps those waits: 6 min 59 s of tests against 8 min 05 s with two (clean clone, 2 cores).
+# TEST_PROCESSES=0: one process.
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/svcx)
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
-TEST_PROCESSES ?= 4
+TEST_PROCESSES ?= 3
 
 .PHONY: run test test-fast lint format typecheck check bench migrate manage clean
 
