@@ -176,7 +176,8 @@ def render(record: dict[str, Any]) -> str:
         "RapidOCR with onnxruntime at one thread: CPU seconds are core-seconds.",
         "",
         f"Scans: {folds['tune']} documents of the `tune` fold (authored corpus: Word, web, two-column, "
-        "report, Arabic; real corpus: three), every page scanned clean at 300 dpi, each document once more "
+        "report, Arabic; real corpus: three; short documents whole, longer ones on two pages from their middle "
+        "one, `bench/README.md`), every page scanned clean at 300 dpi, each document once more "
         "in one degraded variant in turn (clean 150 dpi; noise sigma 24 + JPEG q30 at 300 or 150 dpi; skew "
         "1-3 degrees), and every seventh document with its first page turned 90 degrees: "
         f"{pages['tune']} page images in image-only PDFs (`bench/ocr/scans.py`). A page's truth is the engine's "
@@ -187,11 +188,11 @@ def render(record: dict[str, Any]) -> str:
             [
                 f"Held fold ({folds.get('held', 0)} documents, {pages.get('held', 0)} page images; columns `SYSTEM held`): "
                 "the same variants made by the same "
-                "code from documents of the sources kept out of tuning (`bench/real/sets.py`: Word documents of poi and "
-                "python-docx, two-column and report pages of PEPs, short Word documents of docling's tests with "
-                "docling's reference; no web page of PEPs is two pages or shorter, and the held right-to-left sources are "
-                "Hebrew and Persian, whose models are not installed). A rule for the OCR stage is judged on them: only "
-                "their aggregate figures are read, never a page's output.",
+                "code by the same rule from documents of the sources kept out of tuning (`bench/real/sets.py`: Word "
+                "documents of poi and python-docx, web, two-column and report pages of PEPs, short Word documents of "
+                "docling's tests with docling's reference; the held right-to-left sources are Hebrew and Persian, whose "
+                "models are not installed). A rule for the OCR stage is judged on them: only their aggregate figures "
+                "are read, never a page's output.",
                 "",
             ]
             if folds.get("held")

@@ -27,6 +27,14 @@ from bench.real.sets import HELD_OUT
 PER_FAMILY = 4
 MAX_PAGES = 2
 FAMILIES = ("word", "web", "web2col", "webreport")
+# Longer documents, by one rule for both folds (fixed before any figure of theirs was seen): the
+# short documents are first pages and short notes, while the body of a document (two columns of
+# text and code in the web2col family) runs on its middle pages, and the held web sources (PEPs)
+# have few short documents. Per authored family and fold, LONG_PER_FAMILY of its documents longer
+# than MAX_PAGES, every so many by name (as the short ones), each scanned on LONG_PAGES pages from
+# its middle one (page ceil(n / 2) of n on): past the title page, before the end matter.
+LONG_PER_FAMILY = 4
+LONG_PAGES = 2
 # Right-to-left documents of the tune fold in Arabic (installed language `ara`).
 RTL_SOURCE = "react-ar"
 RTL_DOCUMENTS = 2
@@ -53,17 +61,39 @@ class Source:
     languages: tuple[str, ...]
     reference: Path | None
     fold: str = "tune"
+    # The pages scanned (1-based), or None for the whole document.
+    pages: tuple[int, ...] | None = None
 
 
-def _authored(manifest: dict[str, Any], family: str, held: bool) -> list[str]:
-    """The short documents of an authored family in one fold, every so many by name."""
+def _authored(manifest: dict[str, Any], family: str, held: bool, long: bool = False) -> list[str]:
+    """The short (or, with ``long``, the longer) documents of an authored family in one fold,
+    every so many by name."""
     names = sorted(
         n
         for n, d in manifest.items()
-        if d["family"] == family and (d["source"] in HELD_OUT) == held and d["pages"] <= MAX_PAGES
+        if d["family"] == family and (d["source"] in HELD_OUT) == held and (d["pages"] > MAX_PAGES) == long
     )
-    step = max(1, len(names) // PER_FAMILY)
-    return names[::step][:PER_FAMILY]
+    count = LONG_PER_FAMILY if long else PER_FAMILY
+    step = max(1, len(names) // count)
+    return names[::step][:count]
+
+
+def middle_pages(pages: int) -> tuple[int, ...]:
+    """The LONG_PAGES pages scanned of a document of ``pages`` pages: from its middle one on."""
+    first = (pages + 1) // 2
+    return tuple(range(first, min(pages, first + LONG_PAGES - 1) + 1))
+
+
+def long_sources(fold: str) -> list[Source]:
+    """The longer documents of a fold (``tune`` or ``held``), by the same rule for both: each
+    authored family's documents longer than MAX_PAGES, a few of them on their middle pages."""
+    manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
+    out: list[Source] = []
+    for family in FAMILIES:
+        for n in _authored(manifest, family, held=fold == "held", long=True):
+            pdf, ref = AUTHORED_CORPUS_DIR / f"{n}.pdf", AUTHORED_CORPUS_DIR / f"{n}.md"
+            out.append(Source(n, pdf, family, ("eng",), ref, fold, middle_pages(manifest[n]["pages"])))
+    return out
 
 
 def sources() -> list[Source]:
@@ -189,24 +219,28 @@ def make(out_dir: Path) -> dict[str, object]:
     rng = random.Random(27)
     scans: list[dict[str, object]] = []
     tune, held = sources(), held_sources()
-    chosen = [*tune, *held]
-    # The held documents after the tune ones (the tune scans stay as they were), their
-    # variants dealt in turn from the first again.
-    for index, src in [*enumerate(tune), *enumerate(held)]:
+    tune_long, held_long = long_sources("tune"), long_sources("held")
+    chosen = [*tune, *held, *tune_long, *held_long]
+    # The held documents after the tune ones, and the longer documents after both (the scans
+    # made before stay as they were, byte for byte), each list's variants dealt in turn from
+    # the first again.
+    for index, src in [*enumerate(tune), *enumerate(held), *enumerate(tune_long), *enumerate(held_long)]:
         texts, markdown = truth(src.pdf)
         variants = [CLEAN, DEGRADED[index % len(DEGRADED)]]
         if index % ROTATE_EVERY == 0:
             variants.append(ROTATED)
         doc = pdfium.PdfDocument(src.pdf)
         try:
+            numbers = list(src.pages or range(1, min(len(doc), MAX_PAGES) + 1))
+            whole = src.pages is None and len(doc) <= MAX_PAGES
             for variant in variants:
                 dpi = int(variant.split("-")[0])
                 pages: list[tuple[object, int, bool]] = []
                 facts: list[dict[str, object]] = []
-                for number in range(1, min(len(doc), MAX_PAGES) + 1):
+                for number in numbers:
                     image = doc[number - 1].render(scale=dpi / 72.0, grayscale=True).to_pil().convert("L")
                     image, what = degrade(image, variant, index + number, rng)
-                    if variant == ROTATED and number == 1:
+                    if variant == ROTATED and number == numbers[0]:
                         image = image.transpose(Image.Transpose.ROTATE_270)
                         what = "turned 90 deg clockwise"
                     pages.append((image, dpi, "noisy" in variant))
@@ -224,14 +258,15 @@ def make(out_dir: Path) -> dict[str, object]:
                         "pdf": str(pdf),
                         "languages": list(src.languages),
                         "reference": str(src.reference) if src.reference else None,
-                        "whole_document": len(doc) <= MAX_PAGES,
-                        "text_layer_markdown": markdown if len(doc) <= MAX_PAGES else None,
+                        "whole_document": whole,
+                        "text_layer_markdown": markdown if whole else None,
                         "pages": facts,
                     }
                 )
         finally:
             doc.close()
-    manifest = {"documents": len(chosen), "documents_by_fold": {"tune": len(tune), "held": len(held)}, "scans": scans}
+    by_fold = {"tune": len(tune) + len(tune_long), "held": len(held) + len(held_long)}
+    manifest = {"documents": len(chosen), "documents_by_fold": by_fold, "scans": scans}
     (out_dir / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1))
     return manifest
 

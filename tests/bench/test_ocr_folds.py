@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bench.ocr.run import render, summarise
-from bench.ocr.scans import held_sources, sources
+from bench.ocr.scans import LONG_PAGES, MAX_PAGES, held_sources, long_sources, middle_pages, sources
 from bench.paths import AUTHORED_CORPUS_DIR, CORPUS_DIR, DOCX_CORPUS_DIR
 from bench.real.sets import HELD_OUT
 
@@ -44,6 +44,30 @@ def test_held_scans_come_from_the_held_sources_only_and_the_tune_scans_stay() ->
     assert all(src.reference is not None and src.reference.exists() for src in held)
     # The tune fold as it was before the held fold came (its scans are not made again).
     assert len(tune) == 21
+
+
+@needs_corpora
+def test_both_folds_take_longer_documents_by_one_rule_on_their_middle_pages() -> None:
+    manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
+    tune, held = long_sources("tune"), long_sources("held")
+    short = {s.name for s in [*sources(), *held_sources()]}
+
+    for fold, chosen in (("tune", tune), ("held", held)):
+        assert {s.fold for s in chosen} == {fold}
+        assert all((manifest[s.name]["source"] in HELD_OUT) == (fold == "held") for s in chosen)
+        assert all(manifest[s.name]["pages"] > MAX_PAGES for s in chosen)
+        assert all(s.pages == middle_pages(manifest[s.name]["pages"]) for s in chosen)
+        assert not {s.name for s in chosen} & short
+    # Both folds have two-column bodies to judge a rule for columns on.
+    assert "web2col" in {s.family for s in tune} & {s.family for s in held}
+
+
+def test_middle_pages_are_the_middle_one_and_the_next() -> None:
+    assert LONG_PAGES == 2
+    assert middle_pages(3) == (2, 3)
+    assert middle_pages(4) == (2, 3)
+    assert middle_pages(5) == (3, 4)
+    assert middle_pages(24) == (12, 13)
 
 
 def _page(id_: str, fold: str, fidelity: float) -> dict[str, Any]:

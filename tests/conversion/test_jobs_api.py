@@ -166,6 +166,9 @@ def test_the_same_idempotency_key_creates_one_job(client: Client, account: dict[
     assert [a.status_code for a in answers] == [202, 202]
     assert answers[0].json()["id"] == answers[1].json()["id"]
     assert Job.objects.filter(organization=account["org"]).count() == 1
+    # Ended before the tables are emptied: the module's worker, still writing the job's parts,
+    # deadlocked with the emptying in 1 of 2 suite runs.
+    assert wait_done(client, secret, answers[0].json()["id"])["status"] == "succeeded"
 
 
 def test_refusals_leave_nothing_behind(client: Client, book: Path, workers: WorkerProcess, settings: Any) -> None:
