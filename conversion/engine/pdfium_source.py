@@ -34,7 +34,7 @@ import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdfminer.layout import LTAnno, LTChar, LTCurve, LTLine, LTRect
-from pdfminer.utils import apply_matrix_pt, mult_matrix
+from pdfminer.utils import INF, apply_matrix_pt, mult_matrix
 
 from .layout import (
     HIDDEN_COVERED,
@@ -299,6 +299,26 @@ def _path_points(obj: int) -> list[list[tuple[str, float, float]]]:
         if closes(segment):
             current.append(("h", current[0][1], current[0][2]))
     return subpaths
+
+
+def _curve(linewidth: float, pts: list[tuple[float, float]], stroke: bool, fill: bool, color: Any) -> LTCurve:
+    """pdfminer's `LTCurve(linewidth, pts, stroke, fill, False, None, color)`, its bounds
+    taken in C: `get_bound` loops in Python, a cost on paths of thousands of points (maps).
+    (From get_bound's start, INF, as it does: the same bounds, a NaN passed over.)"""
+    shape = LTCurve.__new__(LTCurve)
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    shape.set_bbox((min(INF, *xs), min(INF, *ys), max(-INF, *xs), max(-INF, *ys)))
+    shape.pts = pts
+    shape.linewidth = linewidth
+    shape.stroke = stroke
+    shape.fill = fill
+    shape.evenodd = False
+    shape.stroking_color = None
+    shape.non_stroking_color = color
+    shape.original_path = None
+    shape.dashing_style = None
+    return shape
 
 
 def _clip_box(obj: int, to_page: Matrix) -> _Box | None:
@@ -1183,6 +1203,7 @@ class _Walk:
         # The text objects that draw only spaces: (drawing order, x, y of the origin).
         self.spaces: list[tuple[int, float, float]] = []
         self._bounds = (c_float(), c_float(), c_float(), c_float())
+        self._bounds_refs = tuple(byref(v) for v in self._bounds)
         self.covers: list[tuple[int, _Box, bool]] = []
         self.last_cover = 0  # the drawing order of the last cover
         self.order = 0
@@ -1221,7 +1242,7 @@ class _Walk:
         PDFium's text page leaves such objects out; pdfminer sees their glyphs (the
         indentation of code, the gaps of text aligned with spaces)."""
         left, bottom, right, top = self._bounds
-        if not _object_bounds(obj, byref(left), byref(bottom), byref(right), byref(top)):
+        if not _object_bounds(obj, *self._bounds_refs):
             return
         if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
             return
@@ -1265,7 +1286,7 @@ class _Walk:
                 bbox = (min(xs), min(ys), max(xs), max(ys))
                 shape = LTRect(linewidth, bbox, stroked, fill, False, None, color)
             else:
-                shape = LTCurve(linewidth, pts, stroked, fill, False, None, color)
+                shape = _curve(linewidth, pts, stroked, fill, color)
             if shape.width <= MARK_MAX_SIDE and shape.height <= MARK_MAX_SIDE:
                 # The path as drawn, which only a shape the size of a list mark has read
                 # (`layout.mark_glyph`): built for those alone.
