@@ -779,13 +779,17 @@ def _glyph_line(
     max_gap = 0.0
     splits: list[int] = []
     reason = ""  # why the glyphs so far are hidden (one reason to a line: it splits where it changes)
+    font: str | None = None  # the font of the last glyph, and its style
+    font_bits = 0
     # Private attributes: the public iterator and get_text() cost a call per glyph.
     for index, obj in enumerate(objs):
         text = obj._text  # LTChar and LTAnno both have it
         if type(obj) is char_type:
-            style = cache.get(obj.fontname)
-            if style is None:
-                style = font_style(obj.fontname)
+            if obj.fontname is not font:
+                font = obj.fontname
+                known = cache.get(font)
+                font_bits = font_style(font) if known is None else known
+            style = font_bits
             if not text.isspace():
                 size = obj.size
                 if hidden:
@@ -833,17 +837,23 @@ def _glyph_line(
         spans.append(("".join(cur_text), cur_style))
     if not visible:
         return None, [], 0
-    size_weight: dict[float, int] = {}
-    for raw, count in Counter(text_sizes or sizes).items():
-        rounded = round(raw * 2) / 2
-        size_weight[rounded] = size_weight.get(rounded, 0) + count
-    size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    weighed = text_sizes or sizes
+    if weighed.count(weighed[0]) == len(weighed):
+        size = round(weighed[0] * 2) / 2  # (most lines: one size)
+    else:
+        size_weight: dict[float, int] = {}
+        for raw, count in Counter(weighed).items():
+            rounded = round(raw * 2) / 2
+            size_weight[rounded] = size_weight.get(rounded, 0) + count
+        size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
     code = None
-    if _RTL_CHAR.search("".join(glyph_text)):
-        code = _code_glyphs(spans, glyph_text)
-        glyph_x, glyph_text, code = _drop_spaces_at_marks(glyph_x, glyph_text, code)
-    spans = _repair_spans(spans, common, glyph_x, glyph_text, code)
-    text = "".join(t for t, _ in spans)
+    text = "".join(glyph_text)  # (the spans' text)
+    if _NEEDS_REPAIR.search(text):  # (right-to-left letters among them)
+        if _RTL_CHAR.search(text):
+            code = _code_glyphs(spans, glyph_text)
+            glyph_x, glyph_text, code = _drop_spaces_at_marks(glyph_x, glyph_text, code)
+        spans = _repair_spans(spans, common, glyph_x, glyph_text, code)
+        text = "".join(t for t, _ in spans)
     built = Line(
         x0=x0,
         top=page_top - y1,

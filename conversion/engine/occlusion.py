@@ -27,6 +27,7 @@ from pdfminer.utils import MATRIX_IDENTITY, Matrix, mult_matrix
 
 __all__ = [
     "COVERED_SHARE",
+    "COVER_CELL",
     "MIN_COVER_SIDE",
     "SCAN_PAGE_SHARE",
     "CoveringInterpreter",
@@ -55,7 +56,7 @@ SCAN_PAGE_SHARE = 0.6
 # beneath the line (the next table row's fill).
 INK_BAND = 0.5
 # Points: the side of a cell of the grid that indexes covering shapes by position.
-_GRID = 32.0
+COVER_CELL = 32.0
 # Points: a shape thinner than this covers no glyph: it cannot hide 80% of the box of text
 # of a point or more (smaller text is hidden as tiny already). Rules and cell borders drawn
 # as thin filled rectangles, the most common fills drawn after text, are not kept.
@@ -387,8 +388,8 @@ def cover_grid(covers: Sequence[tuple[int, Box, bool]], scan: bool) -> tuple[Cov
         if image and scan:
             continue
         last = max(last, order)
-        for i in range(int(box[0] // _GRID), int(box[2] // _GRID) + 1):
-            for j in range(int(box[1] // _GRID), int(box[3] // _GRID) + 1):
+        for i in range(int(box[0] // COVER_CELL), int(box[2] // COVER_CELL) + 1):
+            for j in range(int(box[1] // COVER_CELL), int(box[3] // COVER_CELL) + 1):
                 grid.setdefault((i, j), []).append((order, box))
     return grid, last
 
@@ -400,7 +401,7 @@ def covering(grid: CoverGrid, index: int, glyph: Box, ink: Callable[[float, floa
     # A shape over at least `share` (> 1/2) of a box spans more than half its width and
     # its height, so it holds the box's centre: the centre's cell finds every candidate.
     cx, cy = (gx0 + gx1) / 2, (gy0 + gy1) / 2
-    cell = grid.get((int(cx // _GRID), int(cy // _GRID)))
+    cell = grid.get((int(cx // COVER_CELL), int(cy // COVER_CELL)))
     if cell is None:
         return False
     need = COVERED_SHARE * (gx1 - gx0) * (gy1 - gy0)

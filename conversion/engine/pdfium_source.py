@@ -23,6 +23,7 @@ import io
 import itertools
 import os
 import re
+import struct
 import time
 import zlib
 from collections.abc import Callable
@@ -33,10 +34,11 @@ import pikepdf
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pdfminer.layout import LTAnno, LTChar, LTCurve, LTLine, LTRect
-from pdfminer.utils import apply_matrix_pt, mult_matrix
+from pdfminer.utils import INF, apply_matrix_pt, mult_matrix
 
 from .layout import (
     HIDDEN_COVERED,
+    MARK_MAX_SIDE,
     MAX_LAYOUT_OBJECTS_PER_PAGE,
     MAX_SECONDS_PER_PAGE,
     PageAborted,
@@ -52,6 +54,7 @@ from .layout import (
 )
 from .limits import LIMITS, StreamTooLarge, _inflate, _unlzw, _unrunlength, checkpoint
 from .occlusion import (
+    COVER_CELL,
     INK_BAND,
     MIN_COVER_SIDE,
     NOWHERE,
@@ -101,6 +104,10 @@ def _fn(name: str, restype: Any, *argtypes: Any) -> Any:
 
 class _RectF(ctypes.Structure):
     _fields_ = [("left", c_float), ("top", c_float), ("right", c_float), ("bottom", c_float)]
+
+
+# A _RectF's (left, top, right, bottom) in one call: cheaper than reading its four fields.
+_UNPACK_RECT = struct.Struct("4f").unpack_from
 
 
 class _MatrixF(ctypes.Structure):
@@ -231,6 +238,10 @@ class _TextObject:
         self.font = 0  # PDFium's handle of its font (0: none known)
 
 
+# The text object of no glyph yet (`_PageText.read` starts with it).
+_NO_OBJECT = _TextObject("", 0.0, "", 0, True, 0.0)
+
+
 def _font_name(font: int) -> str:
     """The base font name of a font handle ("unknown" for none)."""
     if not font:
@@ -271,19 +282,43 @@ def _path_points(obj: int) -> list[list[tuple[str, float, float]]]:
     (a closing segment adds an "h")."""
     subpaths: list[list[tuple[str, float, float]]] = []
     x, y = c_float(), c_float()
+    x_ref, y_ref = byref(x), byref(y)
+    get_segment, kind_of, point_of, closes = _path_segment, _segment_type, _segment_point, _segment_close
+    current: list[tuple[str, float, float]] = []
     for i in range(_path_segments(obj)):
-        segment = _path_segment(obj, i)
+        segment = get_segment(obj, i)
         if not segment:
             continue
-        kind = _segment_type(segment)
-        _segment_point(segment, byref(x), byref(y))
+        kind = kind_of(segment)
+        point_of(segment, x_ref, y_ref)
         if kind == _MOVETO or not subpaths:
-            subpaths.append([("m", x.value, y.value)])
+            current = [("m", x.value, y.value)]
+            subpaths.append(current)
         else:
-            subpaths[-1].append(("c" if kind == _BEZIERTO else "l", x.value, y.value))
-        if _segment_close(segment):
-            subpaths[-1].append(("h", subpaths[-1][0][1], subpaths[-1][0][2]))
+            current.append(("c" if kind == _BEZIERTO else "l", x.value, y.value))
+        if closes(segment):
+            current.append(("h", current[0][1], current[0][2]))
     return subpaths
+
+
+def _curve(linewidth: float, pts: list[tuple[float, float]], stroke: bool, fill: bool, color: Any) -> LTCurve:
+    """pdfminer's `LTCurve(linewidth, pts, stroke, fill, False, None, color)`, its bounds
+    taken in C: `get_bound` loops in Python, a cost on paths of thousands of points (maps).
+    (From get_bound's start, INF, as it does: the same bounds, a NaN passed over.)"""
+    shape = LTCurve.__new__(LTCurve)
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    shape.set_bbox((min(INF, *xs), min(INF, *ys), max(-INF, *xs), max(-INF, *ys)))
+    shape.pts = pts
+    shape.linewidth = linewidth
+    shape.stroke = stroke
+    shape.fill = fill
+    shape.evenodd = False
+    shape.stroking_color = None
+    shape.non_stroking_color = color
+    shape.original_path = None
+    shape.dashing_style = None
+    return shape
 
 
 def _clip_box(obj: int, to_page: Matrix) -> _Box | None:
@@ -766,6 +801,7 @@ class _PageText:
         ctm = self.ctm
         rect = _RectF()
         rect_ref = byref(rect)
+        unpack_rect = _UNPACK_RECT
         new_char = LTChar.__new__
         char_type = LTChar
         objects = self.objects
@@ -777,12 +813,14 @@ class _PageText:
         space = _SPACE
         clock = self.walk.clock
         poll = _POLL_EVERY
-        font_names: dict[int, str] = {}
+        object_cache = _ObjectCache()
         last_obj = glyph_obj = 0
         # Points from the foot of the text object's loose glyph boxes to ours (None: not known).
         foot: float | None = None
         loose_height = 0.0  # the height of the text object's loose glyph boxes
-        info: _TextObject | None = None
+        info = _NO_OBJECT  # the glyph's text object (set before a glyph is made)
+        fontname = ""
+        line_overlap, char_margin, word_margin, loose = LINE_OVERLAP, CHAR_MARGIN, WORD_MARGIN, _LOOSE_TOLERANCE
         size = descent = 0.0
         upright = True
         reason = ""
@@ -802,8 +840,7 @@ class _PageText:
         # The previous glyph's box, and the box of the line being made.
         px0 = px1 = py0 = py1 = 0.0
         lx0 = ly0 = lx1 = ly1 = 0.0
-        for i in range(n):
-            ch = text[i]
+        for i, ch in enumerate(text):
             if ch in _BREAKS or (ch == " " and _is_generated(textpage, i)):
                 # A line break (PDFium's: content never draws one), or a space PDFium
                 # inserted where it saw a gap: pdfminer's grouping decides both.
@@ -812,17 +849,19 @@ class _PageText:
             if not obj:
                 continue
             if obj != last_obj:
-                info = objects.get(obj)
-                if info is None:
-                    info = objects[obj] = _text_object_info(
-                        textpage, i, obj, self.headings, order.get(obj, 0), font_names
+                known = objects.get(obj)
+                if known is None:
+                    known = objects[obj] = _text_object_info(
+                        textpage, i, obj, self.headings, order.get(obj, 0), object_cache
                     )
-                size, upright, reason, heading, descent = (
+                info = known
+                size, upright, reason, heading, descent, fontname = (
                     info.size,
                     info.upright,
                     info.reason,
                     info.heading,
                     info.descent,
+                    info.fontname,
                 )
                 last_obj = obj
                 foot = None
@@ -833,7 +872,7 @@ class _PageText:
                         pending.append(spaces[sj])
                         sj += 1
             _loose_box(textpage, i, rect_ref)
-            left, right = rect.left, rect.right
+            left, loose_top, right, loose_bottom = unpack_rect(rect)
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
@@ -841,14 +880,14 @@ class _PageText:
                 # font's (from the origin, as tall as the text object's first glyph's), its
                 # foot lies a fixed distance from the origin for every glyph of the text
                 # object: the origin, one call per glyph, is read once per object.
-                height = rect.top - rect.bottom
-                if foot is not None and not rtl and -_LOOSE_TOLERANCE < height - loose_height < _LOOSE_TOLERANCE:
-                    bottom = rect.bottom + foot
+                height = loose_top - loose_bottom
+                if foot is not None and not rtl and -loose < height - loose_height < loose:
+                    bottom = loose_bottom + foot
                 else:
                     _char_origin(textpage, i, origin_x_ref, origin_y_ref)
                     bottom = origin_y.value - descent
-                    if foot is None and abs(left - origin_x.value) < _LOOSE_TOLERANCE:
-                        foot = bottom - rect.bottom
+                    if foot is None and abs(left - origin_x.value) < loose:
+                        foot = bottom - loose_bottom
                         loose_height = height
                 top = bottom + size
                 if rtl:
@@ -860,7 +899,7 @@ class _PageText:
                         if right < at:
                             right = at
             else:
-                bottom, top = rect.bottom, rect.top
+                bottom, top = loose_bottom, loose_top
             if translate:
                 x0 = left + dx
                 x1 = right + dx
@@ -879,7 +918,7 @@ class _PageText:
             glyph_obj = obj
             c = new_char(char_type)
             c._text = ch
-            c.fontname = info.fontname  # type: ignore[union-attr]  # set with obj above
+            c.fontname = fontname
             c.size = size
             c.x0 = x0
             c.x1 = x1
@@ -900,7 +939,6 @@ class _PageText:
                 space_obj, space_width = obj, x1 - x0
             elif space_obj:
                 space_obj = 0
-            assert info is not None  # set with obj above
             if drawn_over is not None and info.order < last_cover:
                 drawn_over.append((c, info))
             if kept is not None:
@@ -933,12 +971,12 @@ class _PageText:
                     lead = None
                 if dropped or (
                     overlap >= 0
-                    and (py1 - py0 if py1 - py0 < h1 else h1) * LINE_OVERLAP < overlap
-                    and distance < (w0 if w0 > w1 else w1) * CHAR_MARGIN
+                    and (py1 - py0 if py1 - py0 < h1 else h1) * line_overlap < overlap
+                    and distance < (w0 if w0 > w1 else w1) * char_margin
                 ):
                     if dropped:
                         line.extend([space] * dropped)
-                    elif px1 < x0 - WORD_MARGIN * (w1 if w1 > h1 else h1):
+                    elif px1 < x0 - word_margin * (w1 if w1 > h1 else h1):
                         line.append(space)
                     line.append(c)
                     if x0 < lx0:
@@ -964,35 +1002,61 @@ class _PageText:
             lines.append((line, (lx0, ly0, lx1, ly1)))
 
 
+class _ObjectCache:
+    """What `_text_object_info` reads once per page rather than once per text object: font
+    names by font handle, descents by font handle and size, hidden reasons by render mode and
+    fill colour (a font and a colour serve many text objects); and its ctypes buffers."""
+
+    __slots__ = ("below", "descents", "fill", "fill_refs", "matrix", "matrix_ref", "names", "reasons")
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+        self.descents: dict[tuple[int, float], float] = {}
+        self.reasons: dict[tuple[int, int, int, int, int, int], str] = {}
+        self.matrix = _MatrixF()
+        self.matrix_ref = byref(self.matrix)
+        self.below = c_float()
+        self.fill = (c_uint(), c_uint(), c_uint(), c_uint())
+        self.fill_refs = tuple(byref(v) for v in self.fill)
+
+
 def _text_object_info(
-    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, names: dict[int, str]
+    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
 ) -> _TextObject:
-    """What the characters of the text object `obj` share, read at its character `index`;
-    `names` keeps the page's font names by font handle (a font serves many text objects)."""
-    matrix = _MatrixF()
+    """What the characters of the text object `obj` share, read at its character `index`."""
+    matrix = cache.matrix
     size = _char_size(textpage, index)
     upright = True
-    if _char_matrix(textpage, index, byref(matrix)):
+    if _char_matrix(textpage, index, cache.matrix_ref):
         a, b, c, d = matrix.a, matrix.b, matrix.c, matrix.d
         upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)
-    rgba = _fill_rgba(obj)
-    reason = hidden_by_state(_render_mode(obj), None, rgba[:3] if rgba is not None else None)
+    r, g, b_, a_ = cache.fill
+    filled = _fill_color(obj, *cache.fill_refs)
+    mode = _render_mode(obj)
+    key = (mode, filled, r.value, g.value, b_.value, a_.value) if filled else (mode, 0, 0, 0, 0, 0)
+    reason = cache.reasons.get(key)
+    if reason is None:
+        color = (r.value / 255, g.value / 255, b_.value / 255) if filled else None
+        reason = cache.reasons[key] = hidden_by_state(mode, None, color)
     mcid = _mcid(obj) if headings else -1
     heading = headings.get(mcid, 0) if mcid >= 0 else 0
     # Points from the baseline down to the foot of the glyph box: the font's descent (its
     # descriptor's, as pdfminer reads it) at the size drawn.
-    font = _text_font(obj)
-    below = c_float()
-    descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
-    name = names.get(font or 0)
+    font = _text_font(obj) or 0
+    descent = cache.descents.get((font, size))
+    if descent is None:
+        below = cache.below
+        descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
+        cache.descents[font, size] = descent
+    name = cache.names.get(font)
     if name is None:
-        name = names[font or 0] = _font_name(font or 0)
+        name = cache.names[font] = _font_name(font)
     info = _TextObject(name, size, reason, heading, upright, descent)
     info.order = order
-    info.font = font or 0
+    info.font = font
     return info
 
 
@@ -1139,6 +1203,7 @@ class _Walk:
         # The text objects that draw only spaces: (drawing order, x, y of the origin).
         self.spaces: list[tuple[int, float, float]] = []
         self._bounds = (c_float(), c_float(), c_float(), c_float())
+        self._bounds_refs = tuple(byref(v) for v in self._bounds)
         self.covers: list[tuple[int, _Box, bool]] = []
         self.last_cover = 0  # the drawing order of the last cover
         self.order = 0
@@ -1177,7 +1242,7 @@ class _Walk:
         PDFium's text page leaves such objects out; pdfminer sees their glyphs (the
         indentation of code, the gaps of text aligned with spaces)."""
         left, bottom, right, top = self._bounds
-        if not _object_bounds(obj, byref(left), byref(bottom), byref(right), byref(top)):
+        if not _object_bounds(obj, *self._bounds_refs):
             return
         if right.value - left.value > 0.01 or top.value - bottom.value > 0.01:
             return
@@ -1200,26 +1265,36 @@ class _Walk:
         width = c_float()
         linewidth = width.value if _stroke_width(obj, byref(width)) else 0.0
         subpaths = _path_points(obj)
+        a, b, c, d, e, f = to_page
+        stroked = bool(stroke.value)
+        model, page_top = self.model, self.page_top
+        # Whether a subpath may be a rectangle (`occlusion.filled_rectangles` finds covers
+        # among those alone: straight, four corners, closed or not).
+        rectangle = False
         for subpath in subpaths:
-            pts = [apply_matrix_pt(to_page, (x, y)) for _, x, y in subpath]
-            ops = "".join(op for op, _, _ in subpath)
-            original: list[Any] = [(op, *pt) for (op, _, _), pt in zip(subpath, pts, strict=True)]
-            corners = pts[:-1] if ops.endswith("h") else pts
+            pts = [(a * x + c * y + e, b * x + d * y + f) for _, x, y in subpath]
+            ops = "".join([op for op, _, _ in subpath])
+            if not rectangle and "c" not in ops and len(ops) - ops.count("h") in (4, 5):
+                rectangle = True
+            corners = pts[:-1] if ops[-1] == "h" else pts
             shape: LTCurve
             if len(corners) == 2 and ops.rstrip("h") == "ml":
-                shape = LTLine(
-                    linewidth, corners[0], corners[1], bool(stroke.value), fill, False, None, color, original
-                )
+                shape = LTLine(linewidth, corners[0], corners[1], stroked, fill, False, None, color)
             elif "c" not in ops and is_rectangle(corners):
                 xs = [p[0] for p in corners]
                 ys = [p[1] for p in corners]
                 bbox = (min(xs), min(ys), max(xs), max(ys))
-                shape = LTRect(linewidth, bbox, bool(stroke.value), fill, False, None, color, original)
+                shape = LTRect(linewidth, bbox, stroked, fill, False, None, color)
             else:
-                shape = LTCurve(linewidth, pts, bool(stroke.value), fill, False, None, color, original)
-            add_shape(self.model, shape, self.page_top)
+                shape = _curve(linewidth, pts, stroked, fill, color)
+            if shape.width <= MARK_MAX_SIDE and shape.height <= MARK_MAX_SIDE:
+                # The path as drawn, which only a shape the size of a list mark has read
+                # (`layout.mark_glyph`): built for those alone.
+                shape.original_path = [(op, *pt) for (op, _, _), pt in zip(subpath, pts, strict=True)]
+            add_shape(model, shape, page_top)
         if (
-            fill
+            rectangle
+            and fill
             and self.text_seen
             and not optional
             and rgba is not None
@@ -1275,10 +1350,14 @@ def _covered(
         return []
     out: list[LTChar] = []
     last = max(order for order, _, _ in covers)
+    cell = COVER_CELL
     for c, info in chars:
         if info.order >= last:
             continue  # drawn after every cover
-        if covering(grid, info.order, (c.x0, c.y0, c.x1, c.y1), _ink(c, info)):
+        x0, y0, x1, y1 = c.x0, c.y0, c.x1, c.y1
+        if (int((x0 + x1) / 2 // cell), int((y0 + y1) / 2 // cell)) not in grid:
+            continue  # no cover over the glyph's centre (`covering` looks there only)
+        if covering(grid, info.order, (x0, y0, x1, y1), _ink(c, info)):
             out.append(c)
     return out
 
