@@ -164,14 +164,22 @@ def _invalid_input(detail: Any) -> ServiceError:
     return ServiceError(ErrorCode.INVALID_PARAMETER_TYPE, param=first)
 
 
+# SQLSTATE classes of a PostgreSQL that is away: a connection exception (08), the server
+# shutting down, crashed or starting (57P01-57P03). A connection lost on the client's side has
+# no SQLSTATE.
+_DATABASE_AWAY = ("08", "57P01", "57P02", "57P03")
+
+
 def outage_error(exc: BaseException) -> ServiceError | None:
     """503 `service_unavailable` (retryable) when `exc` says PostgreSQL or Redis (cache, meters,
     broker, job notifications) is down or restarting, else None. The web side and the conversion
-    worker answer the same outage alike."""
+    worker answer the same outage alike. PostgreSQL that answers but refuses for now (a
+    deadlock, a serialization failure, a lock or statement timeout, a full disk) is `busy`, not
+    `down`: retryable too."""
     if isinstance(exc, (OperationalError, InterfaceError)):
-        return ServiceError(
-            ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": "down"}}
-        )
+        sqlstate = getattr(exc.__cause__, "sqlstate", None)
+        state = "down" if sqlstate is None or sqlstate.startswith(_DATABASE_AWAY) else "busy"
+        return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": state}})
     if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
         return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
     return None
