@@ -71,10 +71,9 @@ NOTES = [
     "lines from an even pitch, misread bullets), so headings, lists, code, tables and reading order run unchanged; "
     "heading recall on scans is the share of the reference's headings found.",
     "- Columns: Tesseract's page segmentation takes some two-column pages for one table and reads its lines "
-    "across the gutter (two columns of code in light shaded boxes: `rfcs-1925` page 2, text fidelity 0.24). The "
-    "engine cuts Tesseract's lines at the page's gutter, found by its own column detection (`order.find_gutter`) "
-    "among the pieces a text layer would have (words more than 2 of their size apart, pdfminer's char_margin); "
-    "a wide gap that is no gutter (aligned code) is left alone.",
+    "across the gutter (two columns of code in light shaded boxes: `rfcs-1925` page 2, text fidelity 0.24). "
+    "Cutting its lines at the gutter the engine's column detection finds lifts that page but no page of the "
+    "held fold, so the engine does not (sessions 37 and 38; branch `s38-ocr-gutter`).",
     "- Short of the goals: drawn table rules (the ruled table of `pandoc-docx-table_gridbefore` reads poorly for "
     "every system: a scan gives the table stage no rulings). Bold is measured on the picture (stroke width against "
     "the body text's) and sizes on the x-height letters.",
