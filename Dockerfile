@@ -4,6 +4,7 @@ WORKDIR /app
 # OCR of scanned pages: Tesseract 5's traineddata (English, orientation, the listed languages).
 RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr-eng tesseract-ocr-osd \
         tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-spa tesseract-ocr-ara tesseract-ocr-chi-sim \
+        tesseract-ocr-rus tesseract-ocr-heb tesseract-ocr-fas \
     && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt

@@ -16,7 +16,7 @@ from typing import Any
 import redis
 from celery import current_app
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -51,6 +51,7 @@ from conversion.sealing import password_unsealed
 from conversion.services import conversion_capture, conversion_hold_renew
 from conversion.store import Store, job_input, store
 from core.errors import ErrorCode, ServiceError
+from core.handlers import outage_error
 from webhooks.models import EventType
 from workers.heartbeat import live_workers
 from workers.memory import memory_ceiling
@@ -326,13 +327,22 @@ def async_job_lead(*, job_id: str, worker: str = "") -> None:
             _lead(job, source, _password(job), stop, progress, worker)
     except ServiceError as exc:
         async_job_fail(job_id=job.id, error=exc)
-    except (OperationalError, InterfaceError):
-        # The database went away (a restart, a fail-over): not the job's fault. Its lead stops
-        # beating, and the sweeper gives the job to a new lead, which renders again from the
-        # parts kept; failing it here would bill nothing but lose the work.
-        logger.warning("job lead lost its database; the job will be taken over", extra={"job_id": job.id})
-        connection.close()
-    except Exception:
+    except Exception as exc:
+        outage = outage_error(exc)
+        if outage is not None:
+            # PostgreSQL or Redis went away (a restart, a fail-over): not the job's fault. Its
+            # lead stops beating, and the sweeper gives the job to a new lead, which renders
+            # again from the parts kept; failing it here would bill nothing but lose the work
+            # (MAX_ATTEMPTS bounds an outage that does not end).
+            logger.warning(
+                "job lead stopped by an outage; the job will be taken over",
+                exc_info=exc,
+                extra={"job_id": job.id, "checks": outage.details["checks"]},
+            )
+            if "database" in outage.details["checks"]:
+                # Django does not reconnect a connection that failed outside a transaction.
+                connection.close()
+            return
         logger.exception("job lead crashed", extra={"job_id": job.id})
         async_job_fail(
             job_id=job.id,

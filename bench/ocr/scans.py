@@ -38,6 +38,10 @@ LONG_PAGES = 2
 # Right-to-left documents of the tune fold in Arabic (installed language `ara`).
 RTL_SOURCE = "react-ar"
 RTL_DOCUMENTS = 2
+# The held fold's right-to-left sources and their models (`tesseract-ocr-heb`, `-fas`), one
+# document of each, as many in all as the tune fold's Arabic ones (session 39: before, these
+# models were not installed and the held fold had no right-to-left scans).
+HELD_RTL_SOURCES = {"react-he": "heb", "react-fa": "fas"}
 # Documents of the real corpus (single-column text from other producers), with the
 # reference Markdown docling's tests give where there is one.
 REAL_DOCUMENTS = ("samplefiles__google-doc-document.pdf", "pdfplumber__scotus-transcript-p1.pdf")
@@ -103,9 +107,7 @@ def sources() -> list[Source]:
     for family in FAMILIES:
         for n in _authored(manifest, family, held=False):
             out.append(Source(n, AUTHORED_CORPUS_DIR / f"{n}.pdf", family, ("eng",), AUTHORED_CORPUS_DIR / f"{n}.md"))
-    rtl = sorted(n for n, d in manifest.items() if d["source"] == RTL_SOURCE and d["pages"] <= MAX_PAGES)
-    for n in rtl[:RTL_DOCUMENTS]:
-        out.append(Source(n, AUTHORED_CORPUS_DIR / f"{n}.pdf", "rtl", ("ara", "eng"), AUTHORED_CORPUS_DIR / f"{n}.md"))
+    out += _rtl(manifest, RTL_SOURCE, "ara", RTL_DOCUMENTS, "tune")
     for f in REAL_DOCUMENTS:
         out.append(Source(Path(f).stem, CORPUS_DIR / "files" / f, "real", ("eng",), None))
     for f in DOCLING_DOCUMENTS:
@@ -115,11 +117,43 @@ def sources() -> list[Source]:
     return out
 
 
+def _rtl(manifest: dict[str, Any], source: str, model: str, count: int, fold: str) -> list[Source]:
+    """The first `count` short documents (by name) of a right-to-left source, read with its
+    model and English."""
+    names = sorted(n for n, d in manifest.items() if d["source"] == source and d["pages"] <= MAX_PAGES)
+    return [
+        Source(n, AUTHORED_CORPUS_DIR / f"{n}.pdf", "rtl", (model, "eng"), AUTHORED_CORPUS_DIR / f"{n}.md", fold)
+        for n in names[:count]
+    ]
+
+
+def held_rtl_sources() -> list[Source]:
+    """The held fold's right-to-left documents: the shortest document (by pages, then name) of
+    each held right-to-left source, Hebrew and Persian, as many in all as the tune fold's
+    Arabic ones; scanned whole when short, else on its middle pages (react-fa has no short
+    document). Scanned after every other document, so the scans made before stay."""
+    manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
+    out: list[Source] = []
+    for source, model in HELD_RTL_SOURCES.items():
+        pages, name = min((d["pages"], n) for n, d in manifest.items() if d["source"] == source)
+        out.append(
+            Source(
+                name,
+                AUTHORED_CORPUS_DIR / f"{name}.pdf",
+                "rtl",
+                (model, "eng"),
+                AUTHORED_CORPUS_DIR / f"{name}.md",
+                "held",
+                None if pages <= MAX_PAGES else middle_pages(pages),
+            )
+        )
+    return out
+
+
 def held_sources() -> list[Source]:
     """The documents of the ``held`` fold, chosen by the same rules: short documents of each
     authored family from the held-out sources (the web family's held source, PEPs, has none
-    of two pages or fewer; the held right-to-left sources are Hebrew and Persian, whose
-    models are not installed), and short Word documents of docling's tests (the ``docx``
+    of two pages or fewer; the right-to-left ones are `held_rtl_sources`), and short Word documents of docling's tests (the ``docx``
     set, with docling's reading of the Word XML as reference) for the real documents."""
     import pypdfium2 as pdfium
 
@@ -220,11 +254,18 @@ def make(out_dir: Path) -> dict[str, object]:
     scans: list[dict[str, object]] = []
     tune, held = sources(), held_sources()
     tune_long, held_long = long_sources("tune"), long_sources("held")
-    chosen = [*tune, *held, *tune_long, *held_long]
-    # The held documents after the tune ones, and the longer documents after both (the scans
-    # made before stay as they were, byte for byte), each list's variants dealt in turn from
-    # the first again.
-    for index, src in [*enumerate(tune), *enumerate(held), *enumerate(tune_long), *enumerate(held_long)]:
+    held_rtl = held_rtl_sources()
+    chosen = [*tune, *held, *tune_long, *held_long, *held_rtl]
+    # The held documents after the tune ones, the longer documents after both, the held
+    # right-to-left ones last (the scans made before stay as they were, byte for byte), each
+    # list's variants dealt in turn from the first again.
+    for index, src in [
+        *enumerate(tune),
+        *enumerate(held),
+        *enumerate(tune_long),
+        *enumerate(held_long),
+        *enumerate(held_rtl),
+    ]:
         texts, markdown = truth(src.pdf)
         variants = [CLEAN, DEGRADED[index % len(DEGRADED)]]
         if index % ROTATE_EVERY == 0:
@@ -265,7 +306,7 @@ def make(out_dir: Path) -> dict[str, object]:
                 )
         finally:
             doc.close()
-    by_fold = {"tune": len(tune) + len(tune_long), "held": len(held) + len(held_long)}
+    by_fold = {"tune": len(tune) + len(tune_long), "held": len(held) + len(held_long) + len(held_rtl)}
     manifest = {"documents": len(chosen), "documents_by_fold": by_fold, "scans": scans}
     (out_dir / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1))
     return manifest

@@ -132,6 +132,9 @@ class OcrFacts:
     confidence: float
     rotation: int = 0
     skew: float = 0.0
+    # ISO codes of languages read besides the requested ones: the page is written in a
+    # script none of those reads (ocr.script_model).
+    added_languages: tuple[str, ...] = ()
 
 
 # Why text is hidden from a reader of the page.

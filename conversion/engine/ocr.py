@@ -26,6 +26,7 @@ by 90 or 270 degrees is described upright (its width and height swapped).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -70,6 +71,25 @@ ISO_TO_TESSERACT: dict[str, str] = {
     "zh": "chi_sim",
     "ja": "jpn",
     "ru": "rus",
+    "uk": "ukr",
+    "he": "heb",
+    "fa": "fas",
+    "el": "ell",
+    "ko": "kor",
+}
+TESSERACT_TO_ISO = {name: iso for iso, name in ISO_TO_TESSERACT.items()}
+# The models that read each writing system, by the script names Tesseract's orientation and
+# script detection reports, in the order one is taken when a page turns out to be written in
+# a script none of the requested languages is (the most widely read language of the script
+# first). Latin is absent: English, always read, covers its letters.
+SCRIPT_MODELS: dict[str, tuple[str, ...]] = {
+    "Cyrillic": ("rus", "ukr"),
+    "Arabic": ("ara", "fas"),
+    "Hebrew": ("heb",),
+    "Greek": ("ell",),
+    "Han": ("chi_sim", "jpn"),
+    "Japanese": ("jpn",),
+    "Korean": ("kor",),
 }
 # Debian's path for Tesseract 5's traineddata; TESSDATA_PREFIX (Tesseract's own variable) moves it.
 DEFAULT_TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
@@ -127,14 +147,19 @@ class OcrParams:
     stamp_chars: int = 40
     # Fraction of the page's area a picture covers to make it a scan.
     scan_cover: float = 0.6
-    # Mean word confidence (0-100) below which a page's orientation is checked: an upright
-    # page of clean text reads at 85-95, one upside down at under 40.
+    # Mean word confidence (0-100) below which a page's orientation and script are checked:
+    # an upright page of clean text reads at 85-95, one upside down or in a script the
+    # models read do not write (Russian read by the English model) at under 40.
     check_orientation_below: float = 60.0
     # Share of the characters in lines wider than tall below which the orientation is
     # checked: a page turned 90 degrees is read as vertical writing.
     check_orientation_upright: float = 0.5
     # Tesseract's orientation confidence needed to turn a page (its own default margin is 7).
     orientation_margin: float = 5.0
+    # Mean word confidence (0-100) by which a page read again with the model of the script
+    # it was found written in must beat its first reading to replace it: a page read in the
+    # wrong script reads at 30-40, in the right one at 80-95; noise moves it a few points.
+    script_gain: float = 10.0
     # Degrees: a skew under this is left alone (scanners' own tolerance), one over the
     # maximum is not a skew but a page set at an angle, left to the orientation check.
     skew_min_degrees: float = 0.3
@@ -237,6 +262,8 @@ class Recognised:
     height: int
     rotation: int = 0  # degrees the rendering was turned (counter-clockwise) to read upright
     skew: float = 0.0  # degrees the text leaned (clockwise), corrected in the boxes
+    # Tesseract's models the page was read with ("eng+rus"); empty where not said.
+    languages: str = ""
 
     @property
     def confidence(self) -> float:
@@ -364,12 +391,14 @@ def _read(api: Any, image: Any, dpi: float, params: OcrParams) -> list[OcrLine]:
 
 def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS) -> Recognised:
     """The words of a page image, read upright: a page that reads badly is checked for a
-    turn of 90, 180 or 270 degrees and read again turned; the skew is measured and taken
+    turn of 90, 180 or 270 degrees and read again turned, and for a script none of
+    `languages` (Tesseract's "deu+eng") reads, and read again with that script's installed
+    model added (`Recognised.languages` says which were used); the skew is measured and taken
     out of the word boxes."""
     with _TESSERACT.lock:
         api = _TESSERACT.api(languages)
         lines = _read(api, image, dpi, params)
-        result = Recognised(lines, image.width, image.height)
+        result = Recognised(lines, image.width, image.height, languages=languages)
         read_from = image
         if (
             result.confidence < params.check_orientation_below
@@ -381,12 +410,36 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
                 # Tesseract gives the clockwise turn the page was scanned with; PIL turns
                 # counter-clockwise.
                 turned = image.rotate(turn, expand=True)
-                again = Recognised(_read(api, turned, dpi, params), turned.width, turned.height, rotation=turn)
+                again = Recognised(
+                    _read(api, turned, dpi, params), turned.width, turned.height, rotation=turn, languages=languages
+                )
                 if _better(again, result, params):
                     result, read_from = again, turned
+            model = script_model(str(found.get("script_name") or "") if found else "", languages)
+            if model is not None:
+                wider = f"{languages}+{model}"
+                again = Recognised(
+                    _read(_TESSERACT.api(wider), read_from, dpi, params),
+                    read_from.width,
+                    read_from.height,
+                    rotation=result.rotation,
+                    languages=wider,
+                )
+                if again.confidence >= result.confidence + params.script_gain:
+                    result = again
     _measure_strokes(result, read_from)
     _deskew(result, params)
     return result
+
+
+def script_model(script: str, languages: str) -> str | None:
+    """The installed model (Tesseract's name) that reads `script` (a script name of
+    Tesseract's detection: "Cyrillic"), when none of `languages` ("deu+eng") does; None when
+    one does, the script is Latin or unknown, or no model of it is installed."""
+    models = SCRIPT_MODELS.get(script, ())
+    if set(models) & set(languages.split("+")):
+        return None
+    return next((m for m in models if (tessdata_dir() / f"{m}.traineddata").exists()), None)
 
 
 def _ink_threshold(image: Any) -> int:
@@ -732,6 +785,9 @@ class PageOcr:
     options: OcrOptions
     params: OcrParams = PARAMS
     _renderer: PageRenderer | None = None
+    _requested: str = ""
+    # The models pages are read with: the requested ones, and those of the scripts found on
+    # pages read so far that the requested ones do not read.
     _languages: str = ""
     read: list[int] = field(default_factory=list)  # pages read by OCR
 
@@ -741,7 +797,7 @@ class PageOcr:
                 "ocr_not_available",
                 "OCR is not installed on this server. Convert without OCR or try again later.",
             )
-        self._languages = tesseract_languages(self.options.languages)
+        self._languages = self._requested = tesseract_languages(self.options.languages)
 
     def wanted(self, model: PageModel) -> bool:
         return self.options.mode == "force" or (self.options.mode == "auto" and needs_ocr(model, self.params))
@@ -752,7 +808,12 @@ class PageOcr:
             return model
         image, scale = self.render(model.number)
         result = recognise(image, self._languages, scale * 72.0, self.params)
+        self._languages = result.languages or self._languages
         read = page_model(result, model.number, scale, self.params)
+        requested = self._requested.split("+")
+        added = [TESSERACT_TO_ISO.get(m, m) for m in result.languages.split("+") if m and m not in requested]
+        if read.ocr is not None and added:
+            read.ocr = dataclasses.replace(read.ocr, added_languages=tuple(added))
         # Text a reader cannot see stays what it was; the scan's own picture is not a figure.
         read.hidden = [ln for ln in model.hidden if ln.hidden]
         self.read.append(model.number)

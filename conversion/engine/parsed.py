@@ -62,7 +62,9 @@ def _page_out(model: PageModel) -> dict[str, Any]:
         "fills": model.fills,
         "rtl": model.rtl,
         "marks": [[box, glyph] for box, glyph in model.marks],
-        "ocr": None if model.ocr is None else [model.ocr.confidence, model.ocr.rotation, model.ocr.skew],
+        "ocr": None
+        if model.ocr is None
+        else [model.ocr.confidence, model.ocr.rotation, model.ocr.skew, list(model.ocr.added_languages)],
     }
 
 
@@ -85,7 +87,9 @@ def _page_in(data: dict[str, Any]) -> PageModel:
 
 
 def _ocr_in(values: list[Any] | None) -> OcrFacts | None:
-    return None if values is None else OcrFacts(float(values[0]), int(values[1]), float(values[2]))
+    if values is None:
+        return None
+    return OcrFacts(float(values[0]), int(values[1]), float(values[2]), tuple(str(v) for v in values[3]))
 
 
 # What wrote the pages: every engine's version (a part of either engine is parsed again when

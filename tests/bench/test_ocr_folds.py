@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 
 from bench.ocr.run import render, summarise
-from bench.ocr.scans import LONG_PAGES, MAX_PAGES, held_sources, long_sources, middle_pages, sources
+from bench.ocr.scans import (
+    HELD_RTL_SOURCES,
+    LONG_PAGES,
+    MAX_PAGES,
+    RTL_DOCUMENTS,
+    held_rtl_sources,
+    held_sources,
+    long_sources,
+    middle_pages,
+    sources,
+)
 from bench.paths import AUTHORED_CORPUS_DIR, CORPUS_DIR, DOCX_CORPUS_DIR
 from bench.real.sets import HELD_OUT
 
@@ -60,6 +70,26 @@ def test_both_folds_take_longer_documents_by_one_rule_on_their_middle_pages() ->
         assert not {s.name for s in chosen} & short
     # Both folds have two-column bodies to judge a rule for columns on.
     assert "web2col" in {s.family for s in tune} & {s.family for s in held}
+
+
+@needs_corpora
+def test_the_held_fold_has_right_to_left_scans_one_of_each_held_source() -> None:
+    manifest = json.loads((AUTHORED_CORPUS_DIR / "manifest.json").read_text())["docs"]
+    tune_rtl = [s for s in sources() if s.family == "rtl"]
+    held_rtl = held_rtl_sources()
+
+    assert len(held_rtl) == len(tune_rtl) == RTL_DOCUMENTS
+    assert {manifest[s.name]["source"] for s in held_rtl} == set(HELD_RTL_SOURCES) <= HELD_OUT
+    assert {s.fold for s in held_rtl} == {"held"}
+    for src in held_rtl:
+        assert src.languages == (HELD_RTL_SOURCES[manifest[src.name]["source"]], "eng")
+        # Its source's shortest document, whole when short, else on its middle pages.
+        shortest = min(d["pages"] for d in manifest.values() if d["source"] == manifest[src.name]["source"])
+        assert manifest[src.name]["pages"] == shortest
+        assert src.pages == (None if shortest <= MAX_PAGES else middle_pages(shortest))
+        assert src.reference is not None
+        assert src.reference.exists()
+    assert not {s.name for s in held_rtl} & {s.name for s in [*sources(), *held_sources(), *long_sources("held")]}
 
 
 def test_middle_pages_are_the_middle_one_and_the_next() -> None:

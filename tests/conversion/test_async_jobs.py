@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.db import OperationalError
 from django.utils import timezone
 from svcx_client.webhooks import verify
@@ -384,15 +385,25 @@ def test_each_end_of_a_job_is_a_signed_webhook_event_with_the_job(
     assert events[2]["data"]["error"]["code"] == "internal_error"
 
 
-def test_a_lead_that_loses_its_database_leaves_the_job_to_be_taken_over(
-    account: dict[str, Any], book: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "outage",
+    [
+        OperationalError("server closed the connection unexpectedly"),
+        redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
+    ],
+    ids=["database", "redis"],
+)
+def test_a_lead_stopped_by_an_outage_leaves_the_job_to_be_taken_over(
+    account: dict[str, Any], book: Path, monkeypatch: pytest.MonkeyPatch, outage: Exception
 ) -> None:
+    # PostgreSQL or Redis away is not the job's fault: it is neither failed (an internal_error
+    # that bills nothing but loses the work) nor billed, and the next lead finishes it.
     job = create(account, book)
 
-    def database_gone(*args: Any) -> None:
-        raise OperationalError("server closed the connection unexpectedly")
+    def gone(*args: Any) -> None:
+        raise outage
 
-    monkeypatch.setattr(async_runner, "_lead", database_gone)
+    monkeypatch.setattr(async_runner, "_lead", gone)
     async_job_lead(job_id=job.id)
 
     job.refresh_from_db()

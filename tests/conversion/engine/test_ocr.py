@@ -11,6 +11,7 @@ import io
 import re
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pikepdf
 import pytest
@@ -27,6 +28,7 @@ from conversion.engine.ocr import (
     needs_ocr,
     ocr_available,
     page_model,
+    script_model,
 )
 from conversion.engine.parsed import parsed_decode, parsed_encode
 from conversion.engine.screen import text_pages
@@ -64,11 +66,18 @@ def scan(source: Path, out: Path, *, turn: int = 0, dpi: int = 300, invisible: s
     import pypdfium2 as pdfium
 
     doc = pdfium.PdfDocument(str(source))
-    pdf = pikepdf.new()
+    images = []
     for page in doc:
         image = page.render(scale=dpi / 72, grayscale=True).to_pil().convert("L")
-        if turn:
-            image = image.rotate(-turn, expand=True)
+        images.append(image.rotate(-turn, expand=True) if turn else image)
+    doc.close()
+    return image_pdf(images, out, dpi=dpi, invisible=invisible)
+
+
+def image_pdf(images: list[Any], out: Path, *, dpi: int = 300, invisible: str | None = None) -> Path:
+    """Greyscale PIL images, one per page at `dpi`, as an image-only PDF (see `scan`)."""
+    pdf = pikepdf.new()
+    for image in images:
         w, h = image.size[0] * 72 / dpi, image.size[1] * 72 / dpi
         xobject = pikepdf.Stream(pdf, zlib.compress(image.tobytes()))
         xobject.Type, xobject.Subtype = pikepdf.Name.XObject, pikepdf.Name.Image
@@ -93,7 +102,6 @@ def scan(source: Path, out: Path, *, turn: int = 0, dpi: int = 300, invisible: s
                 )
             )
         )
-    doc.close()
     buffer = io.BytesIO()
     pdf.save(buffer)
     out.write_bytes(buffer.getvalue())
@@ -193,6 +201,70 @@ def test_a_page_scanned_turned_90_degrees_is_read_upright(scans: dict[str, Path]
     # In reading order: the body's sentences in turn.
     text = " ".join(words(page.markdown))
     assert text.index("committee") < text.index("spending") < text.index("members")
+
+
+RUSSIAN = [
+    "Настоящий документ описывает порядок работы библиотеки",
+    "и правила пользования её фондами. Читатели обязаны",
+    "бережно относиться к книгам и возвращать их в срок.",
+]
+SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")  # Debian's fonts-dejavu-core
+
+
+def drawn_page(rows: list[str], dpi: int = 300) -> Any:
+    """A letter-sized greyscale page at `dpi` with `rows` drawn in 14-point DejaVu Serif."""
+    from PIL import Image as PILImage
+    from PIL import ImageDraw, ImageFont
+
+    page = PILImage.new("L", (int(8.5 * dpi), 11 * dpi), 255)
+    font = ImageFont.truetype(str(SERIF), round(14 * dpi / 72))
+    draw = ImageDraw.Draw(page)
+    for i, row in enumerate(rows):
+        draw.text((dpi, dpi + i * round(20 * dpi / 72)), row, font=font, fill=0)
+    return page
+
+
+@needs_tesseract
+@pytest.mark.skipif(not SERIF.exists(), reason="DejaVu Serif (fonts-dejavu-core) not installed")
+@pytest.mark.skipif("ru" not in installed_languages(), reason="Russian OCR model (tesseract-ocr-rus) not installed")
+def test_a_page_in_a_script_the_requested_languages_do_not_read_is_read_with_its_model(tmp_path: Path) -> None:
+    # Two Russian pages, the client asking for English: the first is read badly, found to be
+    # Cyrillic and read again with the Russian model; the second is read with it from the start.
+    pdf = image_pdf([drawn_page(RUSSIAN), drawn_page(RUSSIAN[::-1])], tmp_path / "russian.pdf")
+    result = convert(pdf, options=FORCE)
+    for page in result.pages:
+        assert page.ocr is not None
+        assert page.ocr.added_languages == ("ru",)
+        assert found_share(" ".join(RUSSIAN), page.markdown) >= 0.9
+        assert page.warnings == [
+            f"Page {page.page} is written in a script the requested ocr_languages do not read; OCR read it with "
+            "ru as well. Name the documents' languages in ocr_languages to read every page with them from the start."
+        ]
+    assert result.warnings == [
+        "Pages 1-2 are written in a script the requested ocr_languages do not read; OCR read them with ru as "
+        "well. Name the documents' languages in ocr_languages to read every page with them from the start."
+    ]
+    # Named by the client, the language is not added, and nothing is said.
+    named = convert(pdf, options=ConvertOptions(ocr=OcrOptions(mode="force", languages=("ru",))))
+    assert [p.ocr.added_languages for p in named.pages if p.ocr] == [(), ()]
+    assert named.warnings == []
+    # Parsed in parts and kept as bytes (version 2 jobs), the pages say the same.
+    parsed = parse_pages(pdf, pages=[1, 2], ocr=FORCE.ocr)
+    parts = convert(pdf, options=FORCE, parsed=parsed_decode(parsed_encode(parsed.models)))
+    assert [p.ocr for p in parts.pages] == [p.ocr for p in result.pages]
+    assert parts.warnings == result.warnings
+
+
+@pytest.mark.skipif("ru" not in installed_languages(), reason="Russian OCR model (tesseract-ocr-rus) not installed")
+def test_the_model_of_a_script_is_added_only_where_no_requested_language_reads_it() -> None:
+    assert script_model("Cyrillic", "eng") == "rus"
+    assert script_model("Cyrillic", "deu+eng") == "rus"
+    assert script_model("Cyrillic", "ukr+eng") is None  # Ukrainian is written in Cyrillic
+    assert script_model("Cyrillic", "rus+eng") is None
+    assert script_model("Latin", "eng") is None
+    assert script_model("Tifinagh", "eng") is None  # no model of it here
+    if "ar" in installed_languages():
+        assert script_model("Arabic", "eng") == "ara"
 
 
 def test_the_ocr_plan_names_the_pages_auto_reads(scans: dict[str, Path]) -> None:
