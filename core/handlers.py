@@ -172,16 +172,46 @@ _DATABASE_AWAY = ("08", "57P01", "57P02", "57P03")
 
 def outage_error(exc: BaseException) -> ServiceError | None:
     """503 `service_unavailable` (retryable) when `exc` says PostgreSQL or Redis (cache, meters,
-    broker, job notifications) is down or restarting, else None. The web side and the conversion
-    worker answer the same outage alike. PostgreSQL that answers but refuses for now (a
-    deadlock, a serialization failure, a lock or statement timeout, a full disk) is `busy`, not
-    `down`: retryable too."""
+    broker, job notifications) is down or restarting, else None. The web side and the
+    conversion worker answer the same outage alike. A server that answers but refuses for
+    now (PostgreSQL: a deadlock, a serialization failure, a lock or statement timeout, a full
+    disk; Redis: out of memory, persistence failing) is `busy`, not `down`: retryable too."""
     if isinstance(exc, (OperationalError, InterfaceError)):
         sqlstate = getattr(exc.__cause__, "sqlstate", None)
         state = "down" if sqlstate is None or sqlstate.startswith(_DATABASE_AWAY) else "busy"
         return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"database": state}})
-    if isinstance(exc, (redis.RedisError, kombu.exceptions.OperationalError)):
-        return ServiceError(ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": "down"}})
+    redis_state = _redis_state(exc)
+    if redis_state is not None:
+        return ServiceError(
+            ErrorCode.SERVICE_UNAVAILABLE, retry_after_ms=5000, details={"checks": {"redis": redis_state}}
+        )
+    return None
+
+
+# Redis that cannot serve: unreachable, loading its data, or a replica that takes no
+# writes or has lost its primary (a fail-over under way).
+_REDIS_DOWN = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    redis.exceptions.MasterDownError,
+    redis.exceptions.ClusterDownError,
+)
+# Redis that answers but refuses for now: out of memory, asked to try again; and, as
+# redis-py gives them as plain response errors, persistence failing or a script running.
+_REDIS_BUSY = (redis.exceptions.OutOfMemoryError, redis.exceptions.TryAgainError)
+_REDIS_BUSY_REPLIES = ("MISCONF ", "BUSY ")
+
+
+def _redis_state(exc: BaseException) -> str | None:
+    """ "down" or "busy" where `exc` says Redis (or the broker on it) cannot serve for now;
+    None for any other Redis error (a wrong command or value is a fault of ours)."""
+    if isinstance(exc, (*_REDIS_DOWN, kombu.exceptions.OperationalError)):
+        return "down"
+    if isinstance(exc, _REDIS_BUSY) or (
+        isinstance(exc, redis.ResponseError) and str(exc).startswith(_REDIS_BUSY_REPLIES)
+    ):
+        return "busy"
     return None
 
 

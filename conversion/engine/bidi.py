@@ -19,7 +19,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-__all__ = ["bidi_class", "embedding_levels", "reorder", "strong_direction"]
+__all__ = ["bidi_class", "embedding_levels", "reorder", "strong_direction", "unit_order"]
 
 _STRONG = frozenset({"L", "R", "AL"})
 # Neutral and isolate classes for N1-N2; explicit embedding controls are read as neutrals.
@@ -196,6 +196,13 @@ def reorder(glyphs: Sequence[str], rtl: bool, isolated: Sequence[bool] | None = 
             g = units[k][0]
             out.append("".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g)
     return out
+
+
+def unit_order(classes: Sequence[str], rtl: bool) -> list[tuple[int, int]]:
+    """(index, level) of each unit in reordered sequence, for units of one bidirectional
+    class each (`classes`; whole words, with "WS" for the spaces between them) in a
+    paragraph of direction `rtl`: what `reorder` does to glyphs, done to words."""
+    return _order(list(classes), rtl)
 
 
 def _reorder(glyphs: Sequence[str], rtl: bool) -> list[str]:

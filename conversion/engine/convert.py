@@ -79,14 +79,15 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.16.0"
+ENGINE_VERSION: str = "1.16.1"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
 # glyph boxes and fewer calls per glyph (bench/results/pdfium-issue29-s37.md). 0.2.2: the
 # shared stages of 1.14.0 (outline levels); 0.2.3: of 1.15.0; 0.2.4: of 1.16.0 (OCR reads a
-# page in a script the requested languages do not with that script's model).
-PDFIUM_ENGINE_VERSION: str = "0.2.4"
+# page in a script the requested languages do not with that script's model); 0.2.5: of 1.16.1
+# (OCR lines with right-to-left letters ordered by the bidirectional algorithm).
+PDFIUM_ENGINE_VERSION: str = "0.2.5"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
@@ -666,13 +667,15 @@ def _no_text_warning(numbers: Sequence[int], ocr: bool = False) -> str:
     return f"{_pages(numbers)} have no text layer (scanned or image-only); they were left empty. OCR is not available."
 
 
-def _languages_added_warning(numbers: Sequence[int], added: Sequence[str]) -> str:
-    codes = ", ".join(dict.fromkeys(added))
-    it = "is" if len(set(numbers)) == 1 else "are"
+def _script_found_warning(numbers: Sequence[int], found: Sequence[tuple[str, tuple[str, ...]]]) -> str:
+    """`found`: the script of each page and the languages added for it."""
+    scripts = " and ".join(dict.fromkeys(script for script, _ in found))
+    codes = ", ".join(dict.fromkeys(code for _, added in found for code in added))
+    one = len(set(numbers)) == 1
     return (
-        f"{_pages(numbers)} {it} written in a script the requested ocr_languages do not read; OCR read "
-        f"{'it' if it == 'is' else 'them'} with {codes} as well. Name the documents' languages in ocr_languages "
-        "to read every page with them from the start."
+        f"{_pages(numbers)} {'is' if one else 'are'} written in {scripts} script, which the requested ocr_languages "
+        f"do not read; OCR read {'it' if one else 'them'}, and the pages after, with {codes} as well. Name the "
+        "documents' languages in ocr_languages to read every page with them from the start."
     )
 
 
@@ -686,7 +689,8 @@ class _PageNotes:
     ocr: bool = False  # OCR was on: a page left without text was read by it too
     unmapped: dict[int, int] = field(default_factory=dict)  # page -> characters left out
     hidden: dict[int, dict[str, int]] = field(default_factory=dict)  # page -> reason -> lines
-    languages_added: dict[int, tuple[str, ...]] = field(default_factory=dict)  # page -> ISO codes OCR added
+    # Page -> the script OCR found it written in and the languages (ISO codes) it added.
+    scripts: dict[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
         out: list[str] = []
@@ -703,9 +707,8 @@ class _PageNotes:
         hidden = _hidden_warning(list(self.hidden), dict(reasons))
         if hidden:
             out.append(hidden)
-        if self.languages_added:
-            added = [code for codes in self.languages_added.values() for code in codes]
-            out.append(_languages_added_warning(list(self.languages_added), added))
+        if self.scripts:
+            out.append(_script_found_warning(list(self.scripts), list(self.scripts.values())))
         return out
 
 
@@ -1014,9 +1017,10 @@ def _convert_opened(
                 markdown, elements = rendered.markdown, rendered.elements
                 if read_by_ocr is not None:
                     mark_elements(elements, item.lines)
-                    if read_by_ocr.added_languages:
-                        notes.languages_added[number] = read_by_ocr.added_languages
-                        page_warnings.append(_languages_added_warning([number], read_by_ocr.added_languages))
+                    if read_by_ocr.script:
+                        found = (read_by_ocr.script, read_by_ocr.added_languages)
+                        notes.scripts[number] = found
+                        page_warnings.append(_script_found_warning([number], [found]))
                 before = last_table[1] if last_table[0] == number - 1 else None
                 continues = continuation(before, rendered.first, item.width)
                 last_table = (number, rendered.last)

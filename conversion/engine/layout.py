@@ -132,9 +132,11 @@ class OcrFacts:
     confidence: float
     rotation: int = 0
     skew: float = 0.0
-    # ISO codes of languages read besides the requested ones: the page is written in a
-    # script none of those reads (ocr.script_model).
+    # ISO codes of languages the page was read with besides the requested ones: a model of a
+    # script none of those reads (ocr.script_model), found on this page or one before it.
     added_languages: tuple[str, ...] = ()
+    # The script this page was found written in ("Cyrillic"), where it was (its model added).
+    script: str = ""
 
 
 # Why text is hidden from a reader of the page.

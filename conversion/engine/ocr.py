@@ -33,15 +33,17 @@ import os
 import re
 import statistics
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .bidi import strong_direction, unit_order
 from .elements import GLYPH_GARBAGE, Element, ElementType
 from .errors import EngineError
-from .layout import BOLD, MONO, Line, OcrFacts, PageModel, is_rtl
+from .layout import BOLD, MONO, Line, OcrFacts, PageModel, has_rtl, is_rtl
 from .render import PageRenderer
 
 __all__ = [
@@ -264,6 +266,9 @@ class Recognised:
     skew: float = 0.0  # degrees the text leaned (clockwise), corrected in the boxes
     # Tesseract's models the page was read with ("eng+rus"); empty where not said.
     languages: str = ""
+    # The script the page was found written in when none of the models it was first read
+    # with reads it, and it was read again with that script's model ("Cyrillic").
+    script: str = ""
 
     @property
     def confidence(self) -> float:
@@ -425,8 +430,9 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
                     rotation=result.rotation,
                     languages=wider,
                 )
-                if again.confidence >= result.confidence + params.script_gain:
+                if _better(again, result, params) and again.confidence >= result.confidence + params.script_gain:
                     result = again
+                    result.script = str(found.get("script_name"))  # type: ignore[union-attr]  # found is set when model is
     _measure_strokes(result, read_from)
     _deskew(result, params)
     return result
@@ -583,20 +589,28 @@ def _line(
     params: OcrParams,
     pitch: float | None = None,
     body: Mapping[str, float] | None = None,
+    page_rtl: bool = False,
 ) -> Line:
     words = list(ocr.words)
-    first = words[0]
+    # A line with right-to-left letters is read right to left on a right-to-left page, or
+    # where they are most of its letters (as the text layer's lines: layout._settle_directions).
+    raw = " ".join(w.text for w in words)
+    line_rtl = has_rtl(raw) and (page_rtl or is_rtl(raw))
+    # Tesseract gives a right-to-left word's characters in visual order (left to right on
+    # the page); the words of a line mixing scripts come in an order of its own. A line
+    # with right-to-left letters is put in reading order from the words' places.
+    shown = _logical_words(words, line_rtl) if has_rtl(raw) else words
+    first = shown[0]
     height = max(w.box[3] for w in words) - min(w.box[1] for w in words)
     if (
-        len(words) > 1
+        len(shown) > 1
         and len(first.text) == 1
         and first.text in _BULLET_MISREADS
         and first.box[3] - first.box[1] <= params.bullet_max_height * height
     ):
-        words[0] = Word("•", first.box, first.confidence)
-    # Tesseract gives a right-to-left word's characters in visual order (left to right on the
-    # page) and the words in reading order: the line's text is the words made logical.
-    shown = [Word(w.text[::-1], w.box, w.confidence, w.ink, w.edges) if is_rtl(w.text) else w for w in words]
+        bullet = Word("•", first.box, first.confidence)
+        shown[0] = bullet
+        words = [bullet if w is first else w for w in words]
     text = _joined(shown)
     mono = MONO if _monospaced(ocr.words, params, pitch) else 0
     spans = _styled(shown, ocr.row_height, mono, body, params)
@@ -630,9 +644,49 @@ def _line(
         glyph_x=glyph_x,
         glyph_text=glyph_text,
         max_gap=max_gap,
-        rtl=is_rtl(text),
+        rtl=line_rtl,
         confidence=max(0.0, min(1.0, confidence)),
     )
+
+
+def _units(word: str) -> list[tuple[str, str]]:
+    """A word as units of the bidirectional algorithm, (text, class): a word with letters is
+    one unit of the direction of most of them; one without (a number, "1." opening a list
+    item, a bracket) is a unit per character, each of its own class, so that the algorithm
+    settles it between its neighbours as it would on a text layer."""
+    ltr, rtl = strong_direction(word)
+    if ltr or rtl:
+        return [(word, "R" if rtl > ltr else "L")]
+    return [(ch, unicodedata.bidirectional(ch) or "ON") for ch in word]
+
+
+def _logical_words(words: Sequence[Word], rtl: bool) -> list[Word]:
+    """A line's words in reading order, each with its text logical: the words from left to
+    right on the page, reordered by the Unicode bidirectional algorithm in a paragraph of
+    direction `rtl` (bidi.unit_order over `_units`); a unit that ends at an odd level (right
+    to left) has its characters, which Tesseract gives as they lie on the page, turned
+    around (Tesseract already gives a bracket as the one the text means, not as drawn)."""
+    visual = sorted(words, key=lambda w: w.box[0])
+    units: list[tuple[int, str, str]] = []  # (word index, or -1 for the space between two)
+    for i, w in enumerate(visual):
+        if i:
+            units.append((-1, " ", "WS"))
+        units += [(i, text, cls) for text, cls in _units(w.text)]
+    out: list[Word] = []
+    last = -1
+    for k, level in unit_order([cls for _, _, cls in units], rtl):
+        index, text, _ = units[k]
+        if index < 0:
+            last = -1
+            continue
+        text = text[::-1] if level % 2 else text
+        w = visual[index]
+        if index == last:  # the next piece of a word split into units
+            out[-1] = Word(out[-1].text + text, w.box, w.confidence, w.ink, w.edges)
+        else:
+            out.append(Word(text, w.box, w.confidence, w.ink, w.edges))
+        last = index
+    return out
 
 
 def _styled(
@@ -757,7 +811,17 @@ def page_model(result: Recognised, number: int, scale: float, params: OcrParams 
     pitch = statistics.median(long_mono) if long_mono else None
     body = body_stroke(result.lines, params)
     sizes = _sizes(result.lines, scale, params)
-    lines = [_line(ln, scale, size, params, pitch, body) for ln, size in zip(result.lines, sizes, strict=True)]
+    # The page's direction: right to left where most of its letters are (a Latin line of an
+    # Arabic page is laid out in it).
+    ltr = rtl_letters = 0
+    for ocr_line in result.lines:
+        for w in ocr_line.words:
+            a, b = strong_direction(w.text)
+            ltr, rtl_letters = ltr + a, rtl_letters + b
+    page_rtl = rtl_letters > ltr
+    lines = [
+        _line(ln, scale, size, params, pitch, body, page_rtl) for ln, size in zip(result.lines, sizes, strict=True)
+    ]
     _snap_sizes(lines, params.size_snap)
     rtl = sum(len(ln.text) for ln in lines if ln.rtl)
     model = PageModel(
@@ -787,7 +851,9 @@ class PageOcr:
     _renderer: PageRenderer | None = None
     _requested: str = ""
     # The models pages are read with: the requested ones, and those of the scripts found on
-    # pages read so far that the requested ones do not read.
+    # the pages read so far that the requested ones do not read (a document with a page in
+    # Russian has more). A version 2 job reads its pages in parts, each part starting again
+    # from the requested ones.
     _languages: str = ""
     read: list[int] = field(default_factory=list)  # pages read by OCR
 
@@ -813,7 +879,7 @@ class PageOcr:
         requested = self._requested.split("+")
         added = [TESSERACT_TO_ISO.get(m, m) for m in result.languages.split("+") if m and m not in requested]
         if read.ocr is not None and added:
-            read.ocr = dataclasses.replace(read.ocr, added_languages=tuple(added))
+            read.ocr = dataclasses.replace(read.ocr, added_languages=tuple(added), script=result.script)
         # Text a reader cannot see stays what it was; the scan's own picture is not a figure.
         read.hidden = [ln for ln in model.hidden if ln.hidden]
         self.read.append(model.number)

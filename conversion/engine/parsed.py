@@ -64,7 +64,13 @@ def _page_out(model: PageModel) -> dict[str, Any]:
         "marks": [[box, glyph] for box, glyph in model.marks],
         "ocr": None
         if model.ocr is None
-        else [model.ocr.confidence, model.ocr.rotation, model.ocr.skew, list(model.ocr.added_languages)],
+        else [
+            model.ocr.confidence,
+            model.ocr.rotation,
+            model.ocr.skew,
+            list(model.ocr.added_languages),
+            model.ocr.script,
+        ],
     }
 
 
@@ -89,7 +95,9 @@ def _page_in(data: dict[str, Any]) -> PageModel:
 def _ocr_in(values: list[Any] | None) -> OcrFacts | None:
     if values is None:
         return None
-    return OcrFacts(float(values[0]), int(values[1]), float(values[2]), tuple(str(v) for v in values[3]))
+    return OcrFacts(
+        float(values[0]), int(values[1]), float(values[2]), tuple(str(v) for v in values[3]), str(values[4])
+    )
 
 
 # What wrote the pages: every engine's version (a part of either engine is parsed again when

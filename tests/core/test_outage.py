@@ -3,6 +3,10 @@ from the real servers, or from a port where none listens."""
 
 from __future__ import annotations
 
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -56,6 +60,61 @@ def test_redis_that_cannot_be_reached_is_down() -> None:
     error = outage_error(_raised(client.ping))
     assert error is not None
     assert error.details == {"checks": {"redis": "down"}}
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[redis.Redis]:
+    """A redis-server of the test's own (its settings are changed), keeping nothing on disk."""
+    port = free_port()
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(host="127.0.0.1", port=port, socket_connect_timeout=1)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        yield client
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_redis_out_of_memory_is_busy_not_down(own_redis: redis.Redis) -> None:
+    own_redis.config_set("maxmemory", "1")
+    exc = _raised(lambda: own_redis.set("key", "value"))
+    assert isinstance(exc, redis.ResponseError)
+    error = outage_error(exc)
+    assert error is not None
+    assert error.details == {"checks": {"redis": "busy"}}
+
+
+def test_a_replica_that_takes_no_writes_is_down(own_redis: redis.Redis) -> None:
+    # After a fail-over, a client still pointed at the old primary, now a replica.
+    own_redis.execute_command("REPLICAOF", "127.0.0.1", str(free_port()))
+    exc = _raised(lambda: own_redis.set("key", "value"))
+    assert isinstance(exc, redis.ReadOnlyError)
+    error = outage_error(exc)
+    assert error is not None
+    assert error.details == {"checks": {"redis": "down"}}
+
+
+def test_a_redis_error_of_a_wrong_command_is_no_outage(own_redis: redis.Redis) -> None:
+    # A fault of ours, logged as one (500 internal_error), not a retryable 503.
+    own_redis.set("key", "value")
+    exc = _raised(lambda: own_redis.lpush("key", "item"))
+    assert isinstance(exc, redis.ResponseError)
+    assert str(exc).startswith("WRONGTYPE")
+    assert outage_error(exc) is None
 
 
 def test_other_errors_are_no_outage() -> None:

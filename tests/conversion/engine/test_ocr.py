@@ -18,16 +18,18 @@ import pytest
 
 from conversion.engine import ConvertOptions, EngineError, OcrPlan, convert, ocr_plan, parse_pages
 from conversion.engine.elements import ElementType
-from conversion.engine.layout import BOLD, MONO, Line, PageModel
+from conversion.engine.layout import BOLD, MONO, Line, PageModel, is_rtl
 from conversion.engine.ocr import (
     OcrLine,
     OcrOptions,
+    OcrParams,
     Recognised,
     Word,
     installed_languages,
     needs_ocr,
     ocr_available,
     page_model,
+    recognise,
     script_model,
 )
 from conversion.engine.parsed import parsed_decode, parsed_encode
@@ -224,35 +226,69 @@ def drawn_page(rows: list[str], dpi: int = 300) -> Any:
     return page
 
 
-@needs_tesseract
-@pytest.mark.skipif(not SERIF.exists(), reason="DejaVu Serif (fonts-dejavu-core) not installed")
-@pytest.mark.skipif("ru" not in installed_languages(), reason="Russian OCR model (tesseract-ocr-rus) not installed")
+needs_russian = pytest.mark.skipif(
+    not ocr_available() or "ru" not in installed_languages() or not SERIF.exists(),
+    reason="OCR, its Russian model (tesseract-ocr-rus) or DejaVu Serif (fonts-dejavu-core) not installed",
+)
+
+
+@needs_russian
 def test_a_page_in_a_script_the_requested_languages_do_not_read_is_read_with_its_model(tmp_path: Path) -> None:
-    # Two Russian pages, the client asking for English: the first is read badly, found to be
-    # Cyrillic and read again with the Russian model; the second is read with it from the start.
-    pdf = image_pdf([drawn_page(RUSSIAN), drawn_page(RUSSIAN[::-1])], tmp_path / "russian.pdf")
+    # An English page, two Russian ones, an English one; the client asks for English. The
+    # first Russian page reads badly, is found to be Cyrillic and is read again with the
+    # Russian model; the pages after it are read with it from the start (a document with a
+    # page in Russian has more), and English pages read so stay English.
+    pages = [drawn_page(BODY), drawn_page(RUSSIAN), drawn_page(RUSSIAN[::-1]), drawn_page(BODY[::-1])]
+    pdf = image_pdf(pages, tmp_path / "mixed-scripts.pdf")
     result = convert(pdf, options=FORCE)
-    for page in result.pages:
-        assert page.ocr is not None
-        assert page.ocr.added_languages == ("ru",)
-        assert found_share(" ".join(RUSSIAN), page.markdown) >= 0.9
-        assert page.warnings == [
-            f"Page {page.page} is written in a script the requested ocr_languages do not read; OCR read it with "
-            "ru as well. Name the documents' languages in ocr_languages to read every page with them from the start."
-        ]
-    assert result.warnings == [
-        "Pages 1-2 are written in a script the requested ocr_languages do not read; OCR read them with ru as "
-        "well. Name the documents' languages in ocr_languages to read every page with them from the start."
+    english_1, russian_2, russian_3, english_4 = result.pages
+    assert all(p.ocr is not None for p in result.pages)
+    assert [(p.ocr.added_languages, p.ocr.script) for p in result.pages if p.ocr] == [
+        ((), ""),
+        (("ru",), "Cyrillic"),  # found here
+        (("ru",), ""),  # read with it from the start
+        (("ru",), ""),
     ]
+    for page in (russian_2, russian_3):
+        assert found_share(" ".join(RUSSIAN), page.markdown) >= 0.9
+    for page in (english_1, english_4):
+        assert found_share(" ".join(BODY), page.markdown) >= 0.95
+        assert not re.search("[\u0400-\u04ff]", page.markdown)  # no Cyrillic look-alikes in English words
+    warning = (
+        "Page 2 is written in Cyrillic script, which the requested ocr_languages do not read; OCR read it, and "
+        "the pages after, with ru as well. Name the documents' languages in ocr_languages to read every page "
+        "with them from the start."
+    )
+    assert [p.warnings for p in result.pages] == [[], [warning], [], []]
+    assert result.warnings == [warning]
     # Named by the client, the language is not added, and nothing is said.
     named = convert(pdf, options=ConvertOptions(ocr=OcrOptions(mode="force", languages=("ru",))))
-    assert [p.ocr.added_languages for p in named.pages if p.ocr] == [(), ()]
+    assert [p.ocr.added_languages for p in named.pages if p.ocr] == [(), (), (), ()]
     assert named.warnings == []
-    # Parsed in parts and kept as bytes (version 2 jobs), the pages say the same.
-    parsed = parse_pages(pdf, pages=[1, 2], ocr=FORCE.ocr)
-    parts = convert(pdf, options=FORCE, parsed=parsed_decode(parsed_encode(parsed.models)))
-    assert [p.ocr for p in parts.pages] == [p.ocr for p in result.pages]
-    assert parts.warnings == result.warnings
+    # Parsed in parts (a version 2 job's) and kept as bytes, the pages read and warn the
+    # same; a part starts again from the requested languages and finds the script itself.
+    first, rest = parse_pages(pdf, pages=[1, 2], ocr=FORCE.ocr), parse_pages(pdf, pages=[3, 4], ocr=FORCE.ocr)
+    parts = convert(pdf, options=FORCE, parsed=parsed_decode(parsed_encode([*first.models, *rest.models])))
+    assert [p.markdown for p in parts.pages[:2]] == [p.markdown for p in result.pages[:2]]
+    assert [p.ocr for p in parts.pages[:2]] == [p.ocr for p in result.pages[:2]]
+    assert parts.pages[2].ocr is not None
+    assert parts.pages[2].ocr.script == "Cyrillic"
+    assert found_share(" ".join(RUSSIAN), parts.pages[2].markdown) >= 0.9
+    assert parts.warnings == [warning.replace("Page 2 is", "Pages 2-3 are").replace("read it,", "read them,")]
+
+
+@needs_russian
+def test_a_second_reading_in_the_pages_script_is_kept_only_when_it_reads_clearly_better() -> None:
+    page = drawn_page(RUSSIAN)
+    kept = recognise(page, "eng", 300)
+    assert kept.languages == "eng+rus"
+    assert kept.confidence >= 80
+    # Asked for more gain than the Russian model gives, the first reading stays.
+    refused = recognise(page, "eng", 300, OcrParams(script_gain=100.0))
+    assert refused.languages == "eng"
+    assert refused.confidence < 60
+    # Where a requested model reads the script, there is no second reading.
+    assert recognise(page, "rus+eng", 300).languages == "rus+eng"
 
 
 @pytest.mark.skipif("ru" not in installed_languages(), reason="Russian OCR model (tesseract-ocr-rus) not installed")
@@ -518,6 +554,29 @@ def test_right_to_left_words_come_in_reading_order_and_are_made_logical() -> Non
     assert model.rtl
     # The glyphs lie left to right on the page.
     assert "".join(ln.glyph_text) == "سلام عليكم"[::-1]
+
+
+def test_a_line_mixing_arabic_and_latin_words_is_read_right_to_left_whatever_order_tesseract_gives() -> None:
+    # "WebStorm هو محرر لـ JavaScript" laid out right to left: WebStorm at the right end,
+    # JavaScript at the left. Tesseract may give such a line's words left to right (it took
+    # the line for a left-to-right one); their places say the order.
+    logical = ["WebStorm", "هو", "محرر", "لـ", "JavaScript"]
+    x0 = {"JavaScript": 300, "لـ": 560, "محرر": 640, "هو": 800, "WebStorm": 900}
+    tesseract_order = sorted(logical, key=lambda w: x0[w])
+    line = [_word(w[::-1] if is_rtl(w) else w, x0[w], 500, 60 if is_rtl(w) else 200) for w in tesseract_order]
+    body = [_word("نص"[::-1], 900 - 100 * i, 600, 60) for i in range(6)]  # the page is Arabic
+    model = page_model(_recognised([(line, 46), (body, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == " ".join(logical)
+    assert model.lines[0].rtl
+    # A list item's number "1." shows as ".1" at the right end of its line: read as "1."
+    # (the list stage then takes it for the item's marker).
+    item = [_word("مرحبا"[::-1], 700, 700, 150), _word(".1", 870, 700, 40)]
+    model = page_model(_recognised([(item, 46), (body, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "1. مرحبا"
+    # A number inside right-to-left text keeps its digits' order.
+    number = [_word("صفحة"[::-1], 800, 700, 100), _word("2616", 650, 700, 100), _word("من"[::-1], 500, 700, 60)]
+    model = page_model(_recognised([(number, 46), (body, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "صفحة 2616 من"
 
 
 def test_short_lines_at_the_pages_monospaced_pitch_are_monospaced() -> None:
