@@ -91,6 +91,9 @@ class MeterState:
     limit: int
     used: int
     reset_seconds: float
+    # What `meter_consume` counted (0 where the meter does not apply) and in which window.
+    counted: int = 0
+    window: int = 0
 
     @property
     def remaining(self) -> int:
@@ -193,11 +196,19 @@ def meter_consume(caller: Scope, name: MeterName, amount: int = 1, *, enforce: b
         return MeterState(meter=meter, limit=limit, used=0, reset_seconds=reset)
     key = _key(caller, meter, index)
     used = _incr(key, amount, meter.window + 5)
-    state = MeterState(meter=meter, limit=limit, used=used, reset_seconds=reset)
+    state = MeterState(meter=meter, limit=limit, used=used, reset_seconds=reset, counted=amount, window=index)
     if enforce and used > limit:
         _incr(key, -amount, meter.window + 5)
         raise MeterState(meter=meter, limit=limit, used=used - amount, reset_seconds=reset).refusal(requested=amount)
     return state
+
+
+def meter_give_back(caller: Scope, state: MeterState) -> None:
+    """Take back what `meter_consume` counted (it returned `state`) for work that did not
+    happen (the hold refused: no credits), while its window lasts (a window gone is reset)."""
+    index, _ = _window(state.meter)
+    if state.counted and index == state.window:
+        _incr(_key(caller, state.meter, index), -state.counted, state.meter.window + 5)
 
 
 def _incr(key: str, amount: int, ttl: int) -> int:

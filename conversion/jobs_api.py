@@ -55,6 +55,7 @@ from conversion.services import (
     WORK_METERS,
     Submission,
     conversion_meters_charge,
+    conversion_meters_give_back,
     conversion_meters_require,
     conversion_price,
     figures_scope_require,
@@ -192,12 +193,30 @@ class JobCreateMixin(DocumentApi):
                 param=param,
                 details={"pages_selected": len(pages), "max_pages": limit},
             )
+        scope = OrgScope(organization=caller.organization, environment=caller.environment)
         try:
-            conversion_meters_charge(
-                scope=OrgScope(organization=caller.organization, environment=caller.environment), pages=len(pages)
-            )
+            charged = conversion_meters_charge(scope=scope, pages=len(pages))
         finally:
             record_peek(document.raw, caller, MeterName.PAGES)
+        try:
+            job = self._create(document, caller, options, pages, page_count, found)
+        except BaseException:
+            # No credits (402), the store or the database away: no job, nothing counted.
+            conversion_meters_give_back(scope=scope, charged=charged)
+            record_peek(document.raw, caller, MeterName.PAGES)
+            raise
+        return Response(JobSerializer(job).data, status=202, headers={"Location": f"/v2/jobs/{job.id}"})
+
+    def _create(
+        self,
+        document: DocumentRequest,
+        caller: Caller,
+        options: Options,
+        pages: list[int],
+        page_count: int,
+        found: Preflight,
+    ) -> Job:
+        """The job, its input stored and its credits held (402 without them)."""
         job_id = new_job_id()
         ocr_pages = ocr_page_count(options, pages, found.ocr_pages)
         upload = document.source.upload
@@ -213,7 +232,7 @@ class JobCreateMixin(DocumentApi):
             stored = resolved_source(document)
             source = JobSource(store=Store.FILES, key=stored.key, sha256=stored.sha256)
             name = stored.filename
-        job = async_job_create(
+        return async_job_create(
             job_id=job_id,
             organization=caller.organization,
             environment=caller.environment,
@@ -238,7 +257,6 @@ class JobCreateMixin(DocumentApi):
             password=document.password,
             webhook_metadata=document.webhook_metadata,
         )
-        return Response(JobSerializer(job).data, status=202, headers={"Location": f"/v2/jobs/{job.id}"})
 
 
 SCAN_MEMBERS: MemberSerializers = {

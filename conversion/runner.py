@@ -28,7 +28,13 @@ from conversion.models import CachedResult, ConversionJob
 from conversion.options import engine_error, engine_withdrawn
 from conversion.results import result_payload
 from conversion.sealing import password_open
-from conversion.services import conversion_hold, conversion_hold_renew, conversion_meters_charge, conversion_release
+from conversion.services import (
+    conversion_hold,
+    conversion_hold_renew,
+    conversion_meters_charge,
+    conversion_meters_give_back,
+    conversion_release,
+)
 from conversion.store import Store, job_input
 from core.errors import ErrorCode, ServiceError
 from core.handlers import outage_error
@@ -267,14 +273,19 @@ def _run(job: ConversionJob, source: Path, password: str | None, clock: _Clock) 
         )
     # The page meters count selected pages, known only now; they refuse before the hold.
     scope = OrgScope(organization=job.organization, environment=job.environment)
-    conversion_meters_charge(scope=scope, pages=len(pages))
-    conversion_hold(
-        organization=job.organization,
-        environment=job.environment,
-        api_key_id=job.api_key_id,
-        request_id=job.request_id,
-        pages=len(pages),
-    )
+    charged = conversion_meters_charge(scope=scope, pages=len(pages))
+    try:
+        conversion_hold(
+            organization=job.organization,
+            environment=job.environment,
+            api_key_id=job.api_key_id,
+            request_id=job.request_id,
+            pages=len(pages),
+        )
+    except BaseException:
+        # No credits (402), or the database away: nothing was converted, nothing counted.
+        conversion_meters_give_back(scope=scope, charged=charged)
+        raise
     clock.hold_taken = True
 
     figures = (

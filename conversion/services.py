@@ -62,7 +62,7 @@ from billing.ledger import (
     page_credits,
 )
 from billing.limits import MeterName
-from billing.meters import Scope, meter_consume, meter_require
+from billing.meters import MeterState, Scope, meter_consume, meter_give_back, meter_require
 from billing.selectors import capture_get
 from conversion.figures import figure_file_ids
 from conversion.files import figure_files_live
@@ -155,11 +155,28 @@ def conversion_meters_require(*, caller: Scope, meters: Sequence[MeterName] = WO
         meter_require(caller, name)
 
 
-def conversion_meters_charge(*, scope: Scope, pages: int) -> None:
-    """Count the selected pages against the pages and new-account meters, before the hold.
-    Raises 429 when they would go past a limit (that meter counts nothing)."""
-    meter_consume(scope, MeterName.PAGES, pages)
-    meter_consume(scope, MeterName.NEW_ACCOUNT, pages)
+def conversion_meters_charge(*, scope: Scope, pages: int) -> list[MeterState]:
+    """Count the selected pages against the pages and new-account meters, before the hold;
+    what was counted (for `conversion_meters_give_back`). Raises 429 when they would go past a
+    limit (then neither meter keeps the count)."""
+    charged = [meter_consume(scope, MeterName.PAGES, pages)]
+    try:
+        charged.append(meter_consume(scope, MeterName.NEW_ACCOUNT, pages))
+    except ServiceError:
+        conversion_meters_give_back(scope=scope, charged=charged)
+        raise
+    return charged
+
+
+def conversion_meters_give_back(*, scope: Scope, charged: Sequence[MeterState]) -> None:
+    """Take back the pages `conversion_meters_charge` counted, for a conversion that did not
+    start (its hold refused): a client out of credits keeps its page allowance. Redis away
+    leaves the count (logged): the refusal the client gets is the one that matters."""
+    try:
+        for state in charged:
+            meter_give_back(scope, state)
+    except redis.RedisError:
+        logger.warning("page meters not given back", exc_info=True)
 
 
 def conversion_work_account(*, scope: Scope, job: ConversionJob) -> None:

@@ -12,6 +12,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from billing.limits import MeterName
+from billing.meters import OrgScope, meter_peek
 from billing.models import CreditHold, LedgerEntry, RequestLog
 from billing.selectors import credits_get
 from conversion.models import ConversionJob
@@ -327,6 +329,7 @@ def test_not_a_pdf_is_pdf_invalid_and_billed_zero(client: Client, account: dict[
     assert credits_get(organization=account["org"], environment="live").available == 100
 
 
+@pytest.mark.usefixtures("one_window")
 def test_insufficient_credits_is_402_with_details_and_no_hold(
     client: Client, session_worker: WorkerProcess, three_pages: Path
 ) -> None:
@@ -338,6 +341,9 @@ def test_insufficient_credits_is_402_with_details_and_no_hold(
     assert (error["details"]["credits_required"], error["details"]["credits_available"]) == (3, 2)
     assert error["details"]["top_up_url"]
     assert kinds(org) == []
+    # The pages were not converted: the page meters do not keep them.
+    scope = OrgScope(organization=org, environment="live")
+    assert (meter_peek(scope, MeterName.PAGES).used, meter_peek(scope, MeterName.NEW_ACCOUNT).used) == (0, 0)
 
 
 def test_fallback_error_refuses_a_page_without_text(client: Client, account: dict[str, Any], tmp_path: Path) -> None:

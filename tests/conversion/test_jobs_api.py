@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from billing.limits import MeterName
+from billing.meters import OrgScope, meter_peek
 from billing.models import LedgerEntry
 from billing.selectors import credits_get
 from conversion import engine
@@ -171,14 +173,16 @@ def test_the_same_idempotency_key_creates_one_job(client: Client, account: dict[
     assert wait_done(client, secret, answers[0].json()["id"])["status"] == "succeeded"
 
 
+@pytest.mark.usefixtures("one_window")
 def test_refusals_leave_nothing_behind(client: Client, book: Path, workers: WorkerProcess, settings: Any) -> None:
     poor = make_org(credits=3)
     secret = make_key(poor).secret
-    assert_envelope(
-        client.post("/v2/jobs", data=book.read_bytes(), content_type="application/pdf", **bearer(secret)),
-        402,
-        "insufficient_credits",
-    )
+    refused = client.post("/v2/jobs", data=book.read_bytes(), content_type="application/pdf", **bearer(secret))
+    assert_envelope(refused, 402, "insufficient_credits")
+    # Not a page converted: the page meters do not keep the book's pages, and say so.
+    scope = OrgScope(organization=poor, environment="live")
+    assert (meter_peek(scope, MeterName.PAGES).used, meter_peek(scope, MeterName.NEW_ACCOUNT).used) == (0, 0)
+    assert refused.headers["x-ratelimit-remaining-pages"] == refused.headers["x-ratelimit-limit-pages"]
     settings.SVCX_JOB_MAX_PAGES = 2
     error = assert_envelope(
         client.post("/v2/jobs?pages=1-3", data=book.read_bytes(), content_type="application/pdf", **bearer(secret)),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -228,13 +227,6 @@ def test_a_capture_and_a_release_racing_settle_the_hold_once() -> None:
         assert rows in ([("capture", -3), ("hold", -3)], [("hold", -3), ("release", 3)])
     captured = CreditHold.objects.filter(organization=org, status=CreditHold.Status.CAPTURED).count()
     assert balance(org) == (50 - 3 * captured, 0)
-
-
-@pytest.fixture
-def one_window() -> None:
-    """The page meters count in one-minute windows: a test's counts must fall in one."""
-    if 60 - time.time() % 60 < 5:
-        time.sleep(60 - time.time() % 60 + 0.1)
 
 
 def limited_org(**limits: int) -> Organization:
