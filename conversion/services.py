@@ -170,12 +170,12 @@ def conversion_meters_charge(*, scope: Scope, pages: int) -> list[MeterState]:
 
 def conversion_meters_give_back(*, scope: Scope, charged: Sequence[MeterState]) -> None:
     """Take back the pages `conversion_meters_charge` counted, for a conversion that did not
-    start (its hold refused): a client out of credits keeps its page allowance. Redis away
-    leaves the count (logged): the refusal the client gets is the one that matters."""
+    start (its hold refused): a client out of credits keeps its page allowance. A failure here
+    (Redis away) leaves the count, logged: it must not replace the error the client gets."""
     try:
         for state in charged:
             meter_give_back(scope, state)
-    except redis.RedisError:
+    except Exception:
         logger.warning("page meters not given back", exc_info=True)
 
 

@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from django.db import connection
 
+from billing.meters import MeterState
 from billing.models import CreditHold, LedgerEntry
 from billing.selectors import credits_get
 from conversion import runner
@@ -334,11 +335,12 @@ def test_a_worker_whose_database_connection_dies_before_its_hold_fails_the_conve
     make_queued_conversion(org, "req_db_gone", text_pdf(tmp_path / "a.pdf", ["One.", "Two."]))
     counted = runner.conversion_meters_charge
 
-    def count_then_lose_the_database(**kwargs: Any) -> None:
-        counted(**kwargs)
+    def count_then_lose_the_database(**kwargs: Any) -> list[MeterState]:
+        charged = counted(**kwargs)
         pid = connection.cursor().connection.info.backend_pid
         with psycopg.connect(database_url_for_children(), autocommit=True) as other:
             other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        return charged
 
     monkeypatch.setattr(runner, "conversion_meters_charge", count_then_lose_the_database)
 
