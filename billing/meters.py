@@ -207,8 +207,12 @@ def meter_give_back(caller: Scope, state: MeterState) -> None:
     """Take back what `meter_consume` counted (it returned `state`) for work that did not
     happen (the hold refused: no credits), while its window lasts (a window gone is reset)."""
     index, _ = _window(state.meter)
-    if state.counted and index == state.window:
-        _incr(_key(caller, state.meter, index), -state.counted, state.meter.window + 5)
+    if not state.counted or index != state.window:
+        return
+    key = _key(caller, state.meter, index)
+    if redis_client() is None and cache.get(key) is None:
+        return  # the fallback cache's counter is gone (expired): nothing to take back from
+    _incr(key, -state.counted, state.meter.window + 5)
 
 
 def _incr(key: str, amount: int, ttl: int) -> int:

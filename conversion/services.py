@@ -162,7 +162,7 @@ def conversion_meters_charge(*, scope: Scope, pages: int) -> list[MeterState]:
     charged = [meter_consume(scope, MeterName.PAGES, pages)]
     try:
         charged.append(meter_consume(scope, MeterName.NEW_ACCOUNT, pages))
-    except ServiceError:
+    except BaseException:
         conversion_meters_give_back(scope=scope, charged=charged)
         raise
     return charged

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from typing import Any
 
 import kombu.exceptions
@@ -200,7 +201,8 @@ _REDIS_DOWN = (
 # Redis that answers but refuses for now: out of memory, asked to try again; and, as
 # redis-py gives them as plain response errors, persistence failing or a script running.
 _REDIS_BUSY = (redis.exceptions.OutOfMemoryError, redis.exceptions.TryAgainError)
-_REDIS_BUSY_REPLIES = ("MISCONF ", "BUSY ")
+# The reply's code opens its message, or follows redis-py's "... of pipeline caused error: ".
+_REDIS_BUSY_REPLIES = re.compile(r"(?:^|error: )(?:MISCONF|BUSY) ")
 
 
 def _redis_state(exc: BaseException) -> str | None:
@@ -209,7 +211,7 @@ def _redis_state(exc: BaseException) -> str | None:
     if isinstance(exc, (*_REDIS_DOWN, kombu.exceptions.OperationalError)):
         return "down"
     if isinstance(exc, _REDIS_BUSY) or (
-        isinstance(exc, redis.ResponseError) and str(exc).startswith(_REDIS_BUSY_REPLIES)
+        isinstance(exc, redis.ResponseError) and _REDIS_BUSY_REPLIES.search(str(exc)) is not None
     ):
         return "busy"
     return None

@@ -610,7 +610,7 @@ def _line(
     ):
         bullet = Word("•", first.box, first.confidence)
         shown[0] = bullet
-        words = [bullet if w is first else w for w in words]
+        words = [bullet if w.box == first.box else w for w in words]
     text = _joined(shown)
     mono = MONO if _monospaced(ocr.words, params, pitch) else 0
     spans = _styled(shown, ocr.row_height, mono, body, params)
@@ -649,15 +649,31 @@ def _line(
     )
 
 
+# Sentence punctuation a word carries at an edge ("PDF." ending a Hebrew line): set apart from
+# the word's letters, it takes its place from its neighbours. Brackets and quotes stay with the
+# word: Tesseract gives them as they are drawn beside it.
+_EDGE_PUNCTUATION = frozenset(".,:;!?\u060c\u061b\u061f")
+
+
 def _units(word: str) -> list[tuple[str, str]]:
     """A word as units of the bidirectional algorithm, (text, class): a word with letters is
-    one unit of the direction of most of them; one without (a number, "1." opening a list
-    item, a bracket) is a unit per character, each of its own class, so that the algorithm
-    settles it between its neighbours as it would on a text layer."""
+    one unit of the direction of most of them, less the sentence punctuation at its edges, a
+    unit per character; a word without letters (a number, a list item's "1.") is a unit per
+    character, each of its own class, so that the algorithm settles it between its
+    neighbours as it would on a text layer."""
     ltr, rtl = strong_direction(word)
-    if ltr or rtl:
-        return [(word, "R" if rtl > ltr else "L")]
-    return [(ch, unicodedata.bidirectional(ch) or "ON") for ch in word]
+    if not (ltr or rtl):
+        return [(ch, unicodedata.bidirectional(ch) or "ON") for ch in word]
+    start, end = 0, len(word)
+    while word[start] in _EDGE_PUNCTUATION:
+        start += 1
+    while word[end - 1] in _EDGE_PUNCTUATION:
+        end -= 1
+    return [
+        *((ch, unicodedata.bidirectional(ch) or "ON") for ch in word[:start]),
+        (word[start:end], "R" if rtl > ltr else "L"),
+        *((ch, unicodedata.bidirectional(ch) or "ON") for ch in word[end:]),
+    ]
 
 
 def _logical_words(words: Sequence[Word], rtl: bool) -> list[Word]:

@@ -251,6 +251,18 @@ def test_the_page_meters_count_the_selected_pages_and_refuse_past_the_limit() ->
 
 
 @pytest.mark.usefixtures("one_window")
+def test_pages_refused_by_the_new_account_meter_are_not_kept_by_the_pages_meter() -> None:
+    org = limited_org(pages=100, new_account=5)
+    scope = OrgScope(organization=org, environment="live")
+
+    with pytest.raises(ServiceError) as refused:
+        conversion_meters_charge(scope=scope, pages=6)
+
+    assert refused.value.code == ErrorCode.RATE_LIMIT_NEW_ACCOUNT
+    assert (meter_peek(scope, MeterName.PAGES).used, meter_peek(scope, MeterName.NEW_ACCOUNT).used) == (0, 0)
+
+
+@pytest.mark.usefixtures("one_window")
 def test_a_used_up_meter_of_work_refuses_before_any_work_and_counts_nothing() -> None:
     org = limited_org(pages=3)
     scope = OrgScope(organization=org, environment="live")

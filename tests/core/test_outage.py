@@ -91,9 +91,28 @@ def own_redis(tmp_path: Path) -> Iterator[redis.Redis]:
 
 def test_redis_out_of_memory_is_busy_not_down(own_redis: redis.Redis) -> None:
     own_redis.config_set("maxmemory", "1")
-    exc = _raised(lambda: own_redis.set("key", "value"))
-    assert isinstance(exc, redis.ResponseError)
-    error = outage_error(exc)
+    # Alone, and inside a pipeline as the meters send their counts (redis-py words the error
+    # "Command # 1 (INCRBY ...) of pipeline caused error: ...").
+    pipe = own_redis.pipeline(transaction=False)
+    pipe.incrby("key", 1)
+    for exc in (_raised(lambda: own_redis.set("key", "value")), _raised(pipe.execute)):
+        assert isinstance(exc, redis.ResponseError)
+        error = outage_error(exc)
+        assert error is not None
+        assert error.details == {"checks": {"redis": "busy"}}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk.",
+        "Command # 1 (INCRBY svcx:rl:1:live:pages:1 3) of pipeline caused error: MISCONF Redis is configured to save",
+        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+    ],
+)
+def test_redis_that_cannot_write_for_now_is_busy(reply: str) -> None:
+    # The replies redis-py raises as plain response errors (a failing snapshot, a long script).
+    error = outage_error(redis.ResponseError(reply))
     assert error is not None
     assert error.details == {"checks": {"redis": "busy"}}
 

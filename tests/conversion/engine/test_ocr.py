@@ -19,6 +19,7 @@ import pytest
 from conversion.engine import ConvertOptions, EngineError, OcrPlan, convert, ocr_plan, parse_pages
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import BOLD, MONO, Line, PageModel, is_rtl
+from conversion.engine.lists import opens_at_right
 from conversion.engine.ocr import (
     OcrLine,
     OcrOptions,
@@ -577,6 +578,18 @@ def test_a_line_mixing_arabic_and_latin_words_is_read_right_to_left_whatever_ord
     number = [_word("صفحة"[::-1], 800, 700, 100), _word("2616", 650, 700, 100), _word("من"[::-1], 500, 700, 60)]
     model = page_model(_recognised([(number, 46), (body, 46)]), 1, 300 / 72)
     assert model.lines[0].text == "صفحة 2616 من"
+    # A full stop after a Latin word that ends a Hebrew line shows at the word's left (".PDF"):
+    # it is read after it, as on a text layer.
+    hebrew = [_word(".PDF", 300, 800, 120), _word("הוא"[::-1], 450, 800, 80), _word("הקובץ"[::-1], 560, 800, 120)]
+    model = page_model(_recognised([(hebrew, 46), (body, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "הקובץ הוא PDF."
+    # A bullet Tesseract misread at the right end of a right-to-left line is the item's
+    # bullet, drawn where the line opens.
+    item = [_word("שלום"[::-1], 600, 900, 120), _word("e", 760, 915, 14, 14)]
+    model = page_model(_recognised([(item, 46), (body, 46)]), 1, 300 / 72)
+    assert model.lines[0].text == "• שלום"
+    assert model.lines[0].glyph_text[-1] == "•"
+    assert opens_at_right(model.lines[0])
 
 
 def test_short_lines_at_the_pages_monospaced_pitch_are_monospaced() -> None:
