@@ -73,6 +73,10 @@ def test_ctrl_c_leaves_the_jobs_running_and_names_them_and_cancel_bills_nothing(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As a terminal starts it: a suite started in the background by a shell without job
+        # control runs with Ctrl-C ignored, which its children inherit (Python then never
+        # raises KeyboardInterrupt, and the command polls on).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while Job.objects.filter(organization=org).count() < 2 and time.monotonic() < deadline:
