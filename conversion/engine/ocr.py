@@ -420,7 +420,8 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
                 )
                 if _better(again, result, params):
                     result, read_from = again, turned
-            model = script_model(str(found.get("script_name") or "") if found else "", languages)
+            script = str(found.get("script_name") or "") if found else ""
+            model = script_model(script, languages)
             if model is not None:
                 wider = f"{languages}+{model}"
                 again = Recognised(
@@ -432,7 +433,7 @@ def recognise(image: Any, languages: str, dpi: float, params: OcrParams = PARAMS
                 )
                 if _better(again, result, params) and again.confidence >= result.confidence + params.script_gain:
                     result = again
-                    result.script = str(found.get("script_name"))  # type: ignore[union-attr]  # found is set when model is
+                    result.script = script
     _measure_strokes(result, read_from)
     _deskew(result, params)
     return result
@@ -595,11 +596,12 @@ def _line(
     # A line with right-to-left letters is read right to left on a right-to-left page, or
     # where they are most of its letters (as the text layer's lines: layout._settle_directions).
     raw = " ".join(w.text for w in words)
-    line_rtl = has_rtl(raw) and (page_rtl or is_rtl(raw))
+    rtl_letters = has_rtl(raw)
+    line_rtl = rtl_letters and (page_rtl or is_rtl(raw))
     # Tesseract gives a right-to-left word's characters in visual order (left to right on
     # the page); the words of a line mixing scripts come in an order of its own. A line
     # with right-to-left letters is put in reading order from the words' places.
-    shown = _logical_words(words, line_rtl) if has_rtl(raw) else words
+    shown = _logical_words(words, line_rtl) if rtl_letters else words
     first = shown[0]
     height = max(w.box[3] for w in words) - min(w.box[1] for w in words)
     if (
