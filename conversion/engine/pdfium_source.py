@@ -28,7 +28,7 @@ import time
 import zlib
 from collections.abc import Callable
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
-from typing import Any
+from typing import Any, cast
 
 import pikepdf
 import pypdfium2 as pdfium
@@ -171,6 +171,181 @@ _bitmap_destroy = _fn("FPDFBitmap_Destroy", None, c_void_p)
 _BGRA = pdfium_c.FPDFBitmap_BGRA
 # Formats without alpha: every pixel painted.
 _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, pdfium_c.FPDFBitmap_Gray})
+
+# --- every character of a text page in one call (`_pdfium_chars.c`) --------------------
+#
+# The characters' text objects, loose boxes and origins cost a ctypes call each per
+# character from Python (about 0.3 to 0.45 us a call, more than PDFium's work behind it).
+# The helper makes those calls in C and fills arrays; built by `make helpers` (any C
+# compiler, no PDFium header: it is given the addresses of pypdfium2's loaded functions).
+# Without it, `_chars_by_calls` reads the same values with the calls from Python.
+
+HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
+# The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
+_HELPER_ABI = 1
+# Flags of a character (the C file's CHAR_*).
+_CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
+
+
+class _PdfiumFunctions(ctypes.Structure):
+    """The PDFium functions the helper calls (the C file's `pdfium_functions`, same order)."""
+
+    _fields_ = [
+        ("FPDFText_GetUnicode", c_void_p),
+        ("FPDFText_IsGenerated", c_void_p),
+        ("FPDFText_GetTextObject", c_void_p),
+        ("FPDFText_GetLooseCharBox", c_void_p),
+        ("FPDFText_GetCharOrigin", c_void_p),
+        ("FPDFText_GetFontSize", c_void_p),
+        ("FPDFText_GetMatrix", c_void_p),
+    ]
+
+
+def _load_helper(path: str) -> Callable[..., int] | None:
+    """The helper's `svcx_pdfium_chars` with PDFium's functions bound, None where the library
+    is not built (or not loadable, or built from another layout of the arrays)."""
+    try:
+        library = ctypes.CDLL(path)
+        abi = library.svcx_pdfium_chars_abi
+        chars = library.svcx_pdfium_chars
+    except (OSError, AttributeError):
+        return None
+    abi.restype = c_int
+    abi.argtypes = []
+    if abi() != _HELPER_ABI:
+        return None
+    chars.restype = c_int
+    # (the functions, the text page, n, then the seven arrays)
+    chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 7)
+    functions = _PdfiumFunctions(
+        *(ctypes.cast(getattr(pdfium_c, name), c_void_p).value for name, *_ in _PdfiumFunctions._fields_)
+    )
+
+    def read(textpage: int, n: int, *buffers: int) -> int:
+        return int(chars(byref(functions), textpage, n, *buffers))
+
+    read.functions = functions  # type: ignore[attr-defined]  # (kept alive with the function)
+    return read
+
+
+_HELPER = _load_helper(HELPER_PATH)
+
+
+class _Chars:
+    """What the source reads of each character of a text page: its text object and loose
+    box as lists (read for every character), whether PDFium generated it, its origin, and
+    its text object's font size and matrix (read where they are needed)."""
+
+    __slots__ = ("_matrix", "_x", "_y", "bottoms", "lefts", "n", "objects", "rights", "textpage", "tops")
+
+    def __init__(self, textpage: int, n: int) -> None:
+        self.textpage = textpage
+        self.n = n
+        self._x, self._y, self._matrix = c_double(), c_double(), _MatrixF()  # (the calls' buffers)
+        self.objects: list[int] = []
+        self.lefts: list[float] = []
+        self.tops: list[float] = []
+        self.rights: list[float] = []
+        self.bottoms: list[float] = []
+
+    def unicodes(self) -> list[int]:
+        return [_get_unicode(self.textpage, i) for i in range(self.n)]
+
+    def generated(self, i: int) -> bool:
+        return bool(_is_generated(self.textpage, i))
+
+    def origin(self, i: int) -> tuple[float, float]:
+        """The character's origin, (0, 0) where PDFium has none."""
+        x, y = self._x, self._y
+        x.value = y.value = 0.0
+        _char_origin(self.textpage, i, byref(x), byref(y))
+        return x.value, y.value
+
+    def object_info(self, i: int) -> tuple[float, tuple[float, float, float, float] | None]:
+        """The character's font size, and a to d of its matrix (None where PDFium has none)."""
+        size = _char_size(self.textpage, i)
+        matrix = self._matrix
+        if not _char_matrix(self.textpage, i, byref(matrix)):
+            return size, None
+        return size, (matrix.a, matrix.b, matrix.c, matrix.d)
+
+
+def _chars_by_calls(textpage: int, n: int) -> _Chars:
+    """The characters read with a ctypes call per character and value (no helper)."""
+    chars = _Chars(textpage, n)
+    rect = _RectF()
+    rect_ref = byref(rect)
+    unpack_rect = _UNPACK_RECT
+    text_object, loose_box = _text_object, _loose_box
+    objects, lefts, tops, rights, bottoms = chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms
+    for i in range(n):
+        objects.append(text_object(textpage, i) or 0)
+        if loose_box(textpage, i, rect_ref):
+            left, top, right, bottom = unpack_rect(rect)
+        else:
+            left = top = right = bottom = 0.0  # (as the helper leaves it)
+        lefts.append(left)
+        tops.append(top)
+        rights.append(right)
+        bottoms.append(bottom)
+    return chars
+
+
+class _HelperChars(_Chars):
+    """The characters as the helper copied them in one call."""
+
+    __slots__ = ("_flags", "_matrices", "_origins", "_sizes", "_unicodes")
+
+    def __init__(self, textpage: int, n: int, read: Callable[..., int]) -> None:
+        super().__init__(textpage, n)
+        unicodes = bytearray(4 * n)
+        flags = bytearray(n)
+        objects = bytearray(ctypes.sizeof(c_void_p) * n)
+        boxes = bytearray(16 * n)
+        origins = bytearray(16 * n)
+        sizes = bytearray(8 * n)
+        matrices = bytearray(24 * n)
+        buffers = (unicodes, flags, objects, boxes, origins, sizes, matrices)
+        read(textpage, n, *(ctypes.addressof((ctypes.c_char * len(b)).from_buffer(b)) for b in buffers))
+        self._unicodes = unicodes
+        self._flags = flags
+        handles = memoryview(objects)
+        self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")).tolist()
+        box = memoryview(boxes).cast("f")
+        self.lefts = cast(list[float], box[:n].tolist())
+        self.tops = cast(list[float], box[n : 2 * n].tolist())
+        self.rights = cast(list[float], box[2 * n : 3 * n].tolist())
+        self.bottoms = cast(list[float], box[3 * n :].tolist())
+        self._origins = memoryview(origins).cast("d")
+        self._sizes = memoryview(sizes).cast("d")
+        self._matrices = memoryview(matrices).cast("f")
+
+    def unicodes(self) -> list[int]:
+        return memoryview(self._unicodes).cast("I").tolist()
+
+    def generated(self, i: int) -> bool:
+        return bool(self._flags[i] & _CHAR_GENERATED)
+
+    def origin(self, i: int) -> tuple[float, float]:
+        origins = self._origins
+        return origins[i], origins[self.n + i]
+
+    def object_info(self, i: int) -> tuple[float, tuple[float, float, float, float] | None]:
+        flag = self._flags[i]
+        if not flag & _CHAR_OBJECT_INFO:
+            return super().object_info(i)  # (a text object not first read here)
+        if not flag & _CHAR_MATRIX:
+            return self._sizes[i], None
+        m = self._matrices
+        return self._sizes[i], (m[6 * i], m[6 * i + 1], m[6 * i + 2], m[6 * i + 3])
+
+
+def _read_chars(textpage: int, n: int) -> _Chars:
+    """The characters of a text page: through the helper where it is built."""
+    if _HELPER is not None:
+        return _HelperChars(textpage, n, _HELPER)
+    return _chars_by_calls(textpage, n)
+
 
 _TEXT, _PATH, _IMAGE, _FORM = (
     pdfium_c.FPDF_PAGEOBJ_TEXT,
@@ -780,9 +955,10 @@ class _PageText:
         buffer = (c_ushort * (n + 1))()
         got = _get_text(textpage, 0, n, buffer)
         text = bytes(buffer)[: max(0, got - 1) * 2].decode("utf-16-le", "surrogatepass")
+        chars = _read_chars(textpage, n)
         if len(text) != n:
             # Characters beyond the Basic Multilingual Plane take two UTF-16 units.
-            text = "".join(chr(_get_unicode(textpage, i)) for i in range(n))
+            text = "".join(chr(u) for u in chars.unicodes())
         if _SURROGATE.search(text):
             # Half of a pair a broken ToUnicode map gives alone: no character of its own.
             text = _SURROGATE.sub("\ufffd", text)
@@ -799,9 +975,7 @@ class _PageText:
         translate = self.ctm[:4] == (1.0, 0.0, 0.0, 1.0)
         dx, dy = self.ctm[4], self.ctm[5]
         ctm = self.ctm
-        rect = _RectF()
-        rect_ref = byref(rect)
-        unpack_rect = _UNPACK_RECT
+        generated, char_origin = chars.generated, chars.origin
         new_char = LTChar.__new__
         char_type = LTChar
         objects = self.objects
@@ -832,27 +1006,27 @@ class _PageText:
         space_obj = 0
         space_width = 0.0
         rtl = self.rtl
-        origin_x, origin_y = c_double(), c_double()
-        origin_x_ref, origin_y_ref = byref(origin_x), byref(origin_y)
+        origin_x = origin_y = 0.0
         heading = 0
         last: LTChar | None = None
         line: list[Any] = []
         # The previous glyph's box, and the box of the line being made.
         px0 = px1 = py0 = py1 = 0.0
         lx0 = ly0 = lx1 = ly1 = 0.0
-        for i, ch in enumerate(text):
-            if ch in _BREAKS or (ch == " " and _is_generated(textpage, i)):
+        for i, (ch, obj, left, loose_top, right, loose_bottom) in enumerate(
+            zip(text, chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms, strict=True)
+        ):
+            if ch in _BREAKS or (ch == " " and generated(i)):
                 # A line break (PDFium's: content never draws one), or a space PDFium
                 # inserted where it saw a gap: pdfminer's grouping decides both.
                 continue
-            obj = _text_object(textpage, i)
             if not obj:
                 continue
             if obj != last_obj:
                 known = objects.get(obj)
                 if known is None:
                     known = objects[obj] = _text_object_info(
-                        textpage, i, obj, self.headings, order.get(obj, 0), object_cache
+                        chars, i, obj, self.headings, order.get(obj, 0), object_cache
                     )
                 info = known
                 size, upright, reason, heading, descent, fontname = (
@@ -871,8 +1045,6 @@ class _PageText:
                     while sj < n_spaces and spaces[sj][0] < info.order:
                         pending.append(spaces[sj])
                         sj += 1
-            _loose_box(textpage, i, rect_ref)
-            left, loose_top, right, loose_bottom = unpack_rect(rect)
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
@@ -884,16 +1056,16 @@ class _PageText:
                 if foot is not None and not rtl and -loose < height - loose_height < loose:
                     bottom = loose_bottom + foot
                 else:
-                    _char_origin(textpage, i, origin_x_ref, origin_y_ref)
-                    bottom = origin_y.value - descent
-                    if foot is None and abs(left - origin_x.value) < loose:
+                    origin_x, origin_y = char_origin(i)
+                    bottom = origin_y - descent
+                    if foot is None and abs(left - origin_x) < loose:
                         foot = bottom - loose_bottom
                         loose_height = height
                 top = bottom + size
                 if rtl:
                     # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
                     # from the origin; the box starts at the origin, as pdfminer's does.
-                    at = origin_x.value
+                    at = origin_x
                     if left - at > 0.01 or at - left > 0.01:
                         left = at
                         if right < at:
@@ -1007,28 +1179,25 @@ class _ObjectCache:
     names by font handle, descents by font handle and size, hidden reasons by render mode and
     fill colour (a font and a colour serve many text objects); and its ctypes buffers."""
 
-    __slots__ = ("below", "descents", "fill", "fill_refs", "matrix", "matrix_ref", "names", "reasons")
+    __slots__ = ("below", "descents", "fill", "fill_refs", "names", "reasons")
 
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.descents: dict[tuple[int, float], float] = {}
         self.reasons: dict[tuple[int, int, int, int, int, int], str] = {}
-        self.matrix = _MatrixF()
-        self.matrix_ref = byref(self.matrix)
         self.below = c_float()
         self.fill = (c_uint(), c_uint(), c_uint(), c_uint())
         self.fill_refs = tuple(byref(v) for v in self.fill)
 
 
 def _text_object_info(
-    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
+    chars: _Chars, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
 ) -> _TextObject:
     """What the characters of the text object `obj` share, read at its character `index`."""
-    matrix = cache.matrix
-    size = _char_size(textpage, index)
+    size, matrix = chars.object_info(index)
     upright = True
-    if _char_matrix(textpage, index, cache.matrix_ref):
-        a, b, c, d = matrix.a, matrix.b, matrix.c, matrix.d
+    if matrix is not None:
+        a, b, c, d = matrix
         upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.

@@ -1,0 +1,93 @@
+/* What the PDFium text source (pdfium_source.py) reads of every character of a text page,
+ * copied into arrays in one call: the source's per-character ctypes calls cost more than
+ * PDFium's work behind them (about 0.3 us for FPDFText_GetTextObject, 0.4 us for
+ * FPDFText_GetLooseCharBox, against a few nanoseconds here).
+ *
+ * Not linked against PDFium: the caller passes the addresses of PDFium's functions from the
+ * library pypdfium2 has loaded (`_PdfiumFunctions` in pdfium_source.py, same order), so this
+ * file needs no PDFium header nor library to build:
+ *
+ *     cc -O2 -shared -fPIC -o conversion/engine/_pdfium_chars.so conversion/engine/_pdfium_chars.c
+ *
+ * (`make helpers`). Without the built library the source makes the same calls from Python.
+ */
+#include <stdint.h>
+
+/* PDFium's FS_RECTF and FS_MATRIX (fpdfview.h). */
+typedef struct {
+    float left, top, right, bottom;
+} rect_f;
+
+typedef struct {
+    float a, b, c, d, e, f;
+} matrix_f;
+
+/* The PDFium functions read, in this order (the calling convention is the platform's C one:
+ * FPDF_CALLCONV is empty outside Windows). */
+typedef struct {
+    unsigned int (*get_unicode)(void *textpage, int index);
+    int (*is_generated)(void *textpage, int index);
+    void *(*get_text_object)(void *textpage, int index);
+    int (*get_loose_char_box)(void *textpage, int index, rect_f *rect);
+    int (*get_char_origin)(void *textpage, int index, double *x, double *y);
+    double (*get_font_size)(void *textpage, int index);
+    int (*get_matrix)(void *textpage, int index, matrix_f *matrix);
+} pdfium_functions;
+
+/* Flags of `flags[i]`. */
+#define CHAR_GENERATED 1 /* FPDFText_IsGenerated answered other than 0 */
+#define CHAR_OBJECT_INFO 2 /* `sizes[i]` and `matrices[i]` were read (a text object's run starts) */
+#define CHAR_MATRIX 4 /* FPDFText_GetMatrix answered (else matrices[i] is 0) */
+
+/* The layout of the arrays; `svcx_pdfium_chars_abi` answers it, and the source uses the
+ * library only when it matches its own (a library built from an older file is not called). */
+#define ABI 1
+
+int svcx_pdfium_chars_abi(void) { return ABI; }
+
+/* Characters 0 to n - 1 of `textpage` into the arrays: `boxes` 4n floats, the lefts of the
+ * n characters' loose boxes then their tops, rights and bottoms; `origins` 2n doubles, the
+ * x then the y of each; `matrices` 6n floats, a to f of each. A call that fails leaves its
+ * values 0 (PDFium's text calls fail only on an index out of range). The font size and
+ * matrix are read only where the text object differs from the previous character's (the
+ * flag CHAR_OBJECT_INFO; the source reads them once per text object), 0 elsewhere.
+ * Returns n. */
+int svcx_pdfium_chars(const pdfium_functions *fn, void *textpage, int n, uint32_t *unicodes, uint8_t *flags,
+                      uintptr_t *objects, float *boxes, double *origins, double *sizes, float *matrices) {
+    void *previous = 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t flag = 0;
+        rect_f rect = {0.0f, 0.0f, 0.0f, 0.0f};
+        double x = 0.0, y = 0.0;
+        unicodes[i] = fn->get_unicode(textpage, i);
+        if (fn->is_generated(textpage, i))
+            flag |= CHAR_GENERATED;
+        void *object = fn->get_text_object(textpage, i);
+        objects[i] = (uintptr_t)object;
+        fn->get_loose_char_box(textpage, i, &rect);
+        boxes[i] = rect.left;
+        boxes[n + i] = rect.top;
+        boxes[2 * n + i] = rect.right;
+        boxes[3 * n + i] = rect.bottom;
+        fn->get_char_origin(textpage, i, &x, &y);
+        origins[i] = x;
+        origins[n + i] = y;
+        matrix_f matrix = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        sizes[i] = 0.0;
+        if (i == 0 || object != previous) {
+            flag |= CHAR_OBJECT_INFO;
+            sizes[i] = fn->get_font_size(textpage, i);
+            if (fn->get_matrix(textpage, i, &matrix))
+                flag |= CHAR_MATRIX;
+        }
+        matrices[6 * i] = matrix.a;
+        matrices[6 * i + 1] = matrix.b;
+        matrices[6 * i + 2] = matrix.c;
+        matrices[6 * i + 3] = matrix.d;
+        matrices[6 * i + 4] = matrix.e;
+        matrices[6 * i + 5] = matrix.f;
+        previous = object;
+        flags[i] = flag;
+    }
+    return n;
+}
