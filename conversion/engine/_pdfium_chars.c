@@ -1,7 +1,7 @@
 /* What the PDFium text source (pdfium_source.py) reads of every character of a text page,
- * copied into arrays in one call: the source's per-character ctypes calls cost more than
- * PDFium's work behind them (about 0.3 us for FPDFText_GetTextObject, 0.4 us for
- * FPDFText_GetLooseCharBox, against a few nanoseconds here).
+ * and of every segment of a path, copied into arrays in one call: the source's ctypes calls
+ * per character and per segment cost more than PDFium's work behind them (about 0.3 us for
+ * FPDFText_GetTextObject, 0.4 us for FPDFText_GetLooseCharBox, against a few nanoseconds here).
  *
  * Not linked against PDFium: the caller passes the addresses of PDFium's functions from the
  * library pypdfium2 has loaded (`_PdfiumFunctions` in pdfium_source.py, same order), so this
@@ -32,6 +32,10 @@ typedef struct {
     int (*get_char_origin)(void *textpage, int index, double *x, double *y);
     double (*get_font_size)(void *textpage, int index);
     int (*get_matrix)(void *textpage, int index, matrix_f *matrix);
+    void *(*get_path_segment)(void *path, int index);
+    int (*segment_type)(void *segment);
+    int (*segment_point)(void *segment, float *x, float *y);
+    int (*segment_close)(void *segment);
 } pdfium_functions;
 
 /* Flags of `flags[i]`. */
@@ -41,7 +45,7 @@ typedef struct {
 
 /* The layout of the arrays; `svcx_pdfium_chars_abi` answers it, and the source uses the
  * library only when it matches its own (a library built from an older file is not called). */
-#define ABI 1
+#define ABI 2
 
 int svcx_pdfium_chars_abi(void) { return ABI; }
 
@@ -88,6 +92,33 @@ int svcx_pdfium_chars(const pdfium_functions *fn, void *textpage, int n, uint32_
         matrices[6 * i + 5] = matrix.f;
         previous = object;
         flags[i] = flag;
+    }
+    return n;
+}
+
+/* Segments 0 to n - 1 of the path object `path` into the arrays (each of n entries): the
+ * segment's type (FPDF_SEGMENT_*; NO_SEGMENT where PDFium gives no segment), its point
+ * (where FPDFPathSegment_GetPoint fails, the previous segment's: the source's calls leave
+ * their buffers so), and whether it closes its subpath. Returns n. */
+#define NO_SEGMENT -2
+
+int svcx_pdfium_path(const pdfium_functions *fn, void *path, int n, float *xs, float *ys, int8_t *kinds,
+                     uint8_t *closes) {
+    float x = 0.0f, y = 0.0f;
+    for (int i = 0; i < n; i++) {
+        void *segment = fn->get_path_segment(path, i);
+        if (!segment) {
+            kinds[i] = NO_SEGMENT;
+            xs[i] = x;
+            ys[i] = y;
+            closes[i] = 0;
+            continue;
+        }
+        kinds[i] = (int8_t)fn->segment_type(segment);
+        fn->segment_point(segment, &x, &y);
+        xs[i] = x;
+        ys[i] = y;
+        closes[i] = fn->segment_close(segment) ? 1 : 0;
     }
     return n;
 }

@@ -182,7 +182,7 @@ _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, 
 
 HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
 # The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
-_HELPER_ABI = 1
+_HELPER_ABI = 2
 # Flags of a character (the C file's CHAR_*).
 _CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
 
@@ -198,34 +198,66 @@ class _PdfiumFunctions(ctypes.Structure):
         ("FPDFText_GetCharOrigin", c_void_p),
         ("FPDFText_GetFontSize", c_void_p),
         ("FPDFText_GetMatrix", c_void_p),
+        ("FPDFPath_GetPathSegment", c_void_p),
+        ("FPDFPathSegment_GetType", c_void_p),
+        ("FPDFPathSegment_GetPoint", c_void_p),
+        ("FPDFPathSegment_GetClose", c_void_p),
     ]
 
 
-def _load_helper(path: str) -> Callable[..., int] | None:
-    """The helper's `svcx_pdfium_chars` with PDFium's functions bound, None where the library
-    is not built (or not loadable, or built from another layout of the arrays)."""
+class _Helper:
+    """The helper's functions, PDFium's functions bound (`_load_helper`)."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._functions = _PdfiumFunctions(
+            *(ctypes.cast(getattr(pdfium_c, name), c_void_p).value for name, *_ in _PdfiumFunctions._fields_)
+        )
+        self._functions_ref = byref(self._functions)
+        self._chars = library.svcx_pdfium_chars
+        self._chars.restype = c_int
+        # (the functions, the text page, n, then the seven arrays)
+        self._chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 7)
+        self._path = library.svcx_pdfium_path
+        self._path.restype = c_int
+        # (the functions, the path object, n, then the four arrays)
+        self._path.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 4)
+
+    def chars(self, textpage: int, n: int, *buffers: int) -> int:
+        """`svcx_pdfium_chars` into the buffers at these addresses."""
+        return int(self._chars(self._functions_ref, textpage, n, *buffers))
+
+    def path(self, obj: int, n: int) -> tuple[list[float], list[float], list[int], list[int]]:
+        """The x, y, type and closing flag of each of the `n` segments of a path object."""
+        buffer = bytearray(10 * n)
+        self._path(self._functions_ref, obj, n, *_addresses(buffer, (0, 4 * n, 8 * n, 9 * n)))
+        view = memoryview(buffer)
+        return (
+            cast(list[float], view[: 4 * n].cast("f").tolist()),
+            cast(list[float], view[4 * n : 8 * n].cast("f").tolist()),
+            view[8 * n : 9 * n].cast("b").tolist(),
+            view[9 * n :].tolist(),
+        )
+
+
+def _addresses(buffer: bytearray, offsets: tuple[int, ...]) -> list[int]:
+    """The addresses of these offsets into `buffer` (valid while it lives, unresized)."""
+    base = ctypes.addressof((ctypes.c_char * len(buffer)).from_buffer(buffer)) if buffer else 0
+    return [base + offset for offset in offsets]
+
+
+def _load_helper(path: str) -> _Helper | None:
+    """The helper, None where the library is not built (or not loadable, or built from
+    another layout of the arrays)."""
     try:
         library = ctypes.CDLL(path)
         abi = library.svcx_pdfium_chars_abi
-        chars = library.svcx_pdfium_chars
     except (OSError, AttributeError):
         return None
     abi.restype = c_int
     abi.argtypes = []
     if abi() != _HELPER_ABI:
         return None
-    chars.restype = c_int
-    # (the functions, the text page, n, then the seven arrays)
-    chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 7)
-    functions = _PdfiumFunctions(
-        *(ctypes.cast(getattr(pdfium_c, name), c_void_p).value for name, *_ in _PdfiumFunctions._fields_)
-    )
-
-    def read(textpage: int, n: int, *buffers: int) -> int:
-        return int(chars(byref(functions), textpage, n, *buffers))
-
-    read.functions = functions  # type: ignore[attr-defined]  # (kept alive with the function)
-    return read
+    return _Helper(library)
 
 
 _HELPER = _load_helper(HELPER_PATH)
@@ -296,32 +328,29 @@ class _HelperChars(_Chars):
 
     __slots__ = ("_flags", "_matrices", "_origins", "_sizes", "_unicodes")
 
-    def __init__(self, textpage: int, n: int, read: Callable[..., int]) -> None:
+    def __init__(self, textpage: int, n: int, helper: _Helper) -> None:
         super().__init__(textpage, n)
-        unicodes = bytearray(4 * n)
-        flags = bytearray(n)
-        objects = bytearray(ctypes.sizeof(c_void_p) * n)
-        boxes = bytearray(16 * n)
-        origins = bytearray(16 * n)
-        sizes = bytearray(8 * n)
-        matrices = bytearray(24 * n)
-        buffers = (unicodes, flags, objects, boxes, origins, sizes, matrices)
-        read(textpage, n, *(ctypes.addressof((ctypes.c_char * len(b)).from_buffer(b)) for b in buffers))
-        self._unicodes = unicodes
-        self._flags = flags
-        handles = memoryview(objects)
-        self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")).tolist()
-        box = memoryview(boxes).cast("f")
+        # One buffer: the handles (8 bytes each, whatever a pointer's size), the origins, the
+        # sizes, the boxes, the matrices, the unicodes and the flags, each aligned to its type.
+        offsets = (72 * n, 76 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n)
+        buffer = bytearray(77 * n)
+        helper.chars(textpage, n, *_addresses(buffer, offsets))
+        view = memoryview(buffer)
+        self._unicodes = view[72 * n : 76 * n].cast("I")
+        self._flags = view[76 * n :]
+        handles = view[: 8 * n]
+        self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")[:n]).tolist()
+        box = view[32 * n : 48 * n].cast("f")
         self.lefts = cast(list[float], box[:n].tolist())
         self.tops = cast(list[float], box[n : 2 * n].tolist())
         self.rights = cast(list[float], box[2 * n : 3 * n].tolist())
         self.bottoms = cast(list[float], box[3 * n :].tolist())
-        self._origins = memoryview(origins).cast("d")
-        self._sizes = memoryview(sizes).cast("d")
-        self._matrices = memoryview(matrices).cast("f")
+        self._origins = view[8 * n : 24 * n].cast("d")
+        self._sizes = view[24 * n : 32 * n].cast("d")
+        self._matrices = view[48 * n : 72 * n].cast("f")
 
     def unicodes(self) -> list[int]:
-        return memoryview(self._unicodes).cast("I").tolist()
+        return self._unicodes.tolist()
 
     def generated(self, i: int) -> bool:
         return bool(self._flags[i] & _CHAR_GENERATED)
@@ -452,26 +481,51 @@ def _optional(obj: int) -> bool:
     return False
 
 
+# A segment PDFium does not give (the C file's NO_SEGMENT).
+_NO_SEGMENT = -2
+
+
+def _segments_by_calls(obj: int, n: int) -> tuple[list[float], list[float], list[int], list[int]]:
+    """`_Helper.path` read with a ctypes call per segment and value (no helper)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    kinds: list[int] = []
+    closes: list[int] = []
+    x, y = c_float(), c_float()
+    x_ref, y_ref = byref(x), byref(y)
+    get_segment, kind_of, point_of, closes_of = _path_segment, _segment_type, _segment_point, _segment_close
+    for i in range(n):
+        segment = get_segment(obj, i)
+        if not segment:
+            kinds.append(_NO_SEGMENT)
+            closes.append(0)
+        else:
+            kinds.append(kind_of(segment))
+            point_of(segment, x_ref, y_ref)  # (a failure leaves the previous point, as in C)
+            closes.append(1 if closes_of(segment) else 0)
+        xs.append(x.value)
+        ys.append(y.value)
+    return xs, ys, kinds, closes
+
+
 def _path_points(obj: int) -> list[list[tuple[str, float, float]]]:
     """The subpaths of a path object in its own space: (op, x, y) with op m, l, c or h
     (a closing segment adds an "h")."""
+    n = _path_segments(obj)
+    if n <= 0:
+        return []
+    xs, ys, kinds, closes = _HELPER.path(obj, n) if _HELPER is not None else _segments_by_calls(obj, n)
     subpaths: list[list[tuple[str, float, float]]] = []
-    x, y = c_float(), c_float()
-    x_ref, y_ref = byref(x), byref(y)
-    get_segment, kind_of, point_of, closes = _path_segment, _segment_type, _segment_point, _segment_close
     current: list[tuple[str, float, float]] = []
-    for i in range(_path_segments(obj)):
-        segment = get_segment(obj, i)
-        if not segment:
+    for x, y, kind, close in zip(xs, ys, kinds, closes, strict=True):
+        if kind == _NO_SEGMENT:
             continue
-        kind = kind_of(segment)
-        point_of(segment, x_ref, y_ref)
         if kind == _MOVETO or not subpaths:
-            current = [("m", x.value, y.value)]
+            current = [("m", x, y)]
             subpaths.append(current)
         else:
-            current.append(("c" if kind == _BEZIERTO else "l", x.value, y.value))
-        if closes(segment):
+            current.append(("c" if kind == _BEZIERTO else "l", x, y))
+        if close:
             current.append(("h", current[0][1], current[0][2]))
     return subpaths
 

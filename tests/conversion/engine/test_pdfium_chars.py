@@ -4,13 +4,14 @@ the same with the helper as without it (the source's fallback where no compiler 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pikepdf
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
 
 from conversion.engine import PDFIUM_ENGINE_ID, ConvertOptions, convert
@@ -27,15 +28,13 @@ BUILD = ["-O2", "-shared", "-fPIC", "-o"]
 CORPUS_FILES = ("pdfjs__freeculture.pdf", "pdfcpu__WaldenFull.pdf", "samplefiles__GeoTopo-komprimiert.pdf")
 CORPUS_PAGES = 12
 
-Reader = Callable[..., int]
-
 
 def _compiler() -> str | None:
     return shutil.which("cc") or shutil.which("gcc")
 
 
 @pytest.fixture(scope="module")
-def helper(tmp_path_factory: pytest.TempPathFactory) -> Reader:
+def helper(tmp_path_factory: pytest.TempPathFactory) -> source._Helper:
     """The source's helper where `make helpers` built it, else built here from the C file."""
     if source._HELPER is not None:
         return source._HELPER
@@ -70,7 +69,29 @@ def _varied_pdf(tmp_path: Path) -> Path:
     return make_pdf(tmp_path / "varied.pdf", [first, second])
 
 
-def _assert_arrays_are_the_calls(path: Path, helper: Reader, count: int | None = None) -> dict[str, int]:
+def _assert_paths_are_the_calls(path: Path, helper: source._Helper, count: int | None = None) -> int:
+    """Every path object's segments (of the first `count` pages) against the ctypes calls;
+    how many segments were compared."""
+    segments = 0
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        for index in range(min(len(pdf), count) if count else len(pdf)):
+            page = pdf[index]
+            try:
+                for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH]):
+                    handle = source._handle(obj)
+                    n = source._path_segments(handle)
+                    if n > 0:
+                        assert helper.path(handle, n) == source._segments_by_calls(handle, n)
+                        segments += n
+            finally:
+                page.close()
+    finally:
+        pdf.close()
+    return segments
+
+
+def _assert_arrays_are_the_calls(path: Path, helper: source._Helper, count: int | None = None) -> dict[str, int]:
     """Every array of every page (of the first `count`) against the ctypes calls; what was seen."""
     seen = {"chars": 0, "objects": 0, "generated": 0, "turned": 0}
     pdf = pdfium.PdfDocument(str(path))
@@ -110,25 +131,29 @@ def _assert_arrays_are_the_calls(path: Path, helper: Reader, count: int | None =
     return seen
 
 
-def test_the_arrays_hold_what_pdfiums_calls_answer(tmp_path: Path, helper: Reader) -> None:
+def test_the_arrays_hold_what_pdfiums_calls_answer_of_characters_and_paths(
+    tmp_path: Path, helper: source._Helper
+) -> None:
     seen = _assert_arrays_are_the_calls(_varied_pdf(tmp_path), helper)
     # The sample holds what it is meant to: without these the comparison proves little.
     assert seen["chars"] > 200
     assert seen["objects"] > 10
     assert seen["generated"] > 0
     assert seen["turned"] > 0
+    assert _assert_paths_are_the_calls(_varied_pdf(tmp_path), helper) > 20
 
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
-def test_the_arrays_hold_what_pdfiums_calls_answer_on_real_pages(name: str, helper: Reader) -> None:
+def test_the_arrays_hold_what_pdfiums_calls_answer_on_real_pages(name: str, helper: source._Helper) -> None:
     path = CORPUS / "files" / name
     if not path.exists():
         pytest.skip(f"{path} is absent from the shared corpus")
     seen = _assert_arrays_are_the_calls(path, helper, CORPUS_PAGES)
     assert seen["chars"] > 1000
+    _assert_paths_are_the_calls(path, helper, CORPUS_PAGES)
 
 
-def _models(path: Path, monkeypatch: pytest.MonkeyPatch, helper: Reader | None, count: int = 0) -> list[object]:
+def _models(path: Path, monkeypatch: pytest.MonkeyPatch, helper: source._Helper | None, count: int = 0) -> list[object]:
     """The models of the pages (the first `count`), read with `helper` or without one."""
     monkeypatch.setattr(source, "_HELPER", helper)
     with pikepdf.open(path) as structure:
@@ -142,7 +167,7 @@ def _models(path: Path, monkeypatch: pytest.MonkeyPatch, helper: Reader | None, 
 
 
 def test_pages_read_the_same_with_and_without_the_helper(
-    tmp_path: Path, helper: Reader, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, helper: source._Helper, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _varied_pdf(tmp_path)
     with_helper = _models(path, monkeypatch, helper)
@@ -162,7 +187,7 @@ def test_pages_read_the_same_with_and_without_the_helper(
 
 @pytest.mark.parametrize("name", CORPUS_FILES)
 def test_real_pages_read_the_same_with_and_without_the_helper(
-    name: str, helper: Reader, monkeypatch: pytest.MonkeyPatch
+    name: str, helper: source._Helper, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = CORPUS / "files" / name
     if not path.exists():
@@ -178,7 +203,7 @@ def test_a_library_of_another_layout_or_none_is_not_used(tmp_path: Path) -> None
     if compiler is None:
         pytest.skip("no C compiler")
     stale = tmp_path / "stale.c"
-    stale.write_text(C_SOURCE.read_text().replace("#define ABI 1\n", "#define ABI 999\n"))
+    stale.write_text(re.sub(r"#define ABI \d+\n", "#define ABI 999\n", C_SOURCE.read_text()))
     assert "ABI 999" in stale.read_text()
     built = tmp_path / "stale.so"
     subprocess.run([compiler, *BUILD, str(built), str(stale)], check=True)
