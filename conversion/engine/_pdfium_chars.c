@@ -36,6 +36,10 @@ typedef struct {
     int (*segment_type)(void *segment);
     int (*segment_point)(void *segment, float *x, float *y);
     int (*segment_close)(void *segment);
+    int (*fill_color)(void *object, unsigned int *r, unsigned int *g, unsigned int *b, unsigned int *a);
+    int (*render_mode)(void *text_object);
+    void *(*text_font)(void *text_object);
+    int (*marked_content_id)(void *object);
 } pdfium_functions;
 
 /* Flags of `flags[i]`. */
@@ -43,9 +47,12 @@ typedef struct {
 #define CHAR_OBJECT_INFO 2 /* `sizes[i]` and `matrices[i]` were read (a text object's run starts) */
 #define CHAR_MATRIX 4 /* FPDFText_GetMatrix answered (else matrices[i] is 0) */
 
+/* What `states` holds of a text object, STATE_FIELDS per character (read where sizes are). */
+#define STATE_FIELDS 7 /* FPDFPageObj_GetFillColor's answer, its r, g, b, a, the render mode, the MCID */
+
 /* The layout of the arrays; `svcx_pdfium_chars_abi` answers it, and the source uses the
  * library only when it matches its own (a library built from an older file is not called). */
-#define ABI 2
+#define ABI 3
 
 int svcx_pdfium_chars_abi(void) { return ABI; }
 
@@ -54,10 +61,12 @@ int svcx_pdfium_chars_abi(void) { return ABI; }
  * x then the y of each; `matrices` 6n floats, a to f of each. A call that fails leaves its
  * values 0 (PDFium's text calls fail only on an index out of range). The font size and
  * matrix are read only where the text object differs from the previous character's (the
- * flag CHAR_OBJECT_INFO; the source reads them once per text object), 0 elsewhere.
- * Returns n. */
+ * flag CHAR_OBJECT_INFO; the source reads them once per text object), 0 elsewhere; so are
+ * the text object's `states` (STATE_FIELDS each) and font handle (`fonts`), where the
+ * character has a text object. Returns n. */
 int svcx_pdfium_chars(const pdfium_functions *fn, void *textpage, int n, uint32_t *unicodes, uint8_t *flags,
-                      uintptr_t *objects, float *boxes, double *origins, double *sizes, float *matrices) {
+                      uintptr_t *objects, float *boxes, double *origins, double *sizes, float *matrices,
+                      int32_t *states, uintptr_t *fonts) {
     void *previous = 0;
     for (int i = 0; i < n; i++) {
         uint8_t flag = 0;
@@ -83,6 +92,18 @@ int svcx_pdfium_chars(const pdfium_functions *fn, void *textpage, int n, uint32_
             sizes[i] = fn->get_font_size(textpage, i);
             if (fn->get_matrix(textpage, i, &matrix))
                 flag |= CHAR_MATRIX;
+            if (object) {
+                unsigned int r = 0, g = 0, b = 0, a = 0;
+                int32_t *state = states + STATE_FIELDS * i;
+                state[0] = fn->fill_color(object, &r, &g, &b, &a);
+                state[1] = (int32_t)r;
+                state[2] = (int32_t)g;
+                state[3] = (int32_t)b;
+                state[4] = (int32_t)a;
+                state[5] = fn->render_mode(object);
+                state[6] = fn->marked_content_id(object);
+                fonts[i] = (uintptr_t)fn->text_font(object);
+            }
         }
         matrices[6 * i] = matrix.a;
         matrices[6 * i + 1] = matrix.b;

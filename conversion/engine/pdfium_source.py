@@ -182,9 +182,11 @@ _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, 
 
 HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
 # The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
-_HELPER_ABI = 2
+_HELPER_ABI = 3
 # Flags of a character (the C file's CHAR_*).
 _CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
+# Values per character in the helper's `states` (the C file's STATE_FIELDS).
+_STATE_FIELDS = 7
 
 
 class _PdfiumFunctions(ctypes.Structure):
@@ -202,6 +204,10 @@ class _PdfiumFunctions(ctypes.Structure):
         ("FPDFPathSegment_GetType", c_void_p),
         ("FPDFPathSegment_GetPoint", c_void_p),
         ("FPDFPathSegment_GetClose", c_void_p),
+        ("FPDFPageObj_GetFillColor", c_void_p),
+        ("FPDFTextObj_GetTextRenderMode", c_void_p),
+        ("FPDFTextObj_GetFont", c_void_p),
+        ("FPDFPageObj_GetMarkedContentID", c_void_p),
     ]
 
 
@@ -215,8 +221,8 @@ class _Helper:
         self._functions_ref = byref(self._functions)
         self._chars = library.svcx_pdfium_chars
         self._chars.restype = c_int
-        # (the functions, the text page, n, then the seven arrays)
-        self._chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 7)
+        # (the functions, the text page, n, then the nine arrays)
+        self._chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 9)
         self._path = library.svcx_pdfium_path
         self._path.restype = c_int
         # (the functions, the path object, n, then the four arrays)
@@ -268,12 +274,27 @@ class _Chars:
     box as lists (read for every character), whether PDFium generated it, its origin, and
     its text object's font size and matrix (read where they are needed)."""
 
-    __slots__ = ("_matrix", "_x", "_y", "bottoms", "lefts", "n", "objects", "rights", "textpage", "tops")
+    __slots__ = (
+        "_fill",
+        "_fill_refs",
+        "_matrix",
+        "_x",
+        "_y",
+        "bottoms",
+        "lefts",
+        "n",
+        "objects",
+        "rights",
+        "textpage",
+        "tops",
+    )
 
     def __init__(self, textpage: int, n: int) -> None:
         self.textpage = textpage
         self.n = n
         self._x, self._y, self._matrix = c_double(), c_double(), _MatrixF()  # (the calls' buffers)
+        self._fill = (c_uint(), c_uint(), c_uint(), c_uint())
+        self._fill_refs = tuple(byref(v) for v in self._fill)
         self.objects: list[int] = []
         self.lefts: list[float] = []
         self.tops: list[float] = []
@@ -292,6 +313,16 @@ class _Chars:
         x.value = y.value = 0.0
         _char_origin(self.textpage, i, byref(x), byref(y))
         return x.value, y.value
+
+    def object_state(self, i: int, obj: int) -> tuple[tuple[int, int, int, int, int, int], int, int]:
+        """Of the character's text object `obj`: its render mode, whether it has a fill colour
+        and that colour's r, g, b, a (0 without), its font handle (0: none), its MCID."""
+        r, g, b, a = self._fill
+        filled = _fill_color(obj, *self._fill_refs)
+        key = (_render_mode(obj), filled, r.value, g.value, b.value, a.value)
+        if not filled:
+            key = (key[0], 0, 0, 0, 0, 0)
+        return key, _text_font(obj) or 0, _mcid(obj)
 
     def object_info(self, i: int) -> tuple[float, tuple[float, float, float, float] | None]:
         """The character's font size, and a to d of its matrix (None where PDFium has none)."""
@@ -326,18 +357,22 @@ def _chars_by_calls(textpage: int, n: int) -> _Chars:
 class _HelperChars(_Chars):
     """The characters as the helper copied them in one call."""
 
-    __slots__ = ("_flags", "_matrices", "_origins", "_sizes", "_unicodes")
+    __slots__ = ("_flags", "_fonts", "_matrices", "_origins", "_sizes", "_states", "_unicodes")
 
     def __init__(self, textpage: int, n: int, helper: _Helper) -> None:
         super().__init__(textpage, n)
-        # One buffer: the handles (8 bytes each, whatever a pointer's size), the origins, the
-        # sizes, the boxes, the matrices, the unicodes and the flags, each aligned to its type.
-        offsets = (72 * n, 76 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n)
-        buffer = bytearray(77 * n)
+        # One buffer: the handles and font handles (8 bytes each, whatever a pointer's size),
+        # the origins, the sizes, the boxes, the matrices, the unicodes, the states and the
+        # flags, each aligned to its type.
+        offsets = (72 * n, 112 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n, 76 * n, 104 * n)
+        buffer = bytearray(113 * n)
         helper.chars(textpage, n, *_addresses(buffer, offsets))
         view = memoryview(buffer)
         self._unicodes = view[72 * n : 76 * n].cast("I")
-        self._flags = view[76 * n :]
+        self._flags = view[112 * n :]
+        self._states = view[76 * n : 104 * n].cast("i")
+        fonts = view[104 * n : 112 * n]
+        self._fonts = fonts.cast("Q") if ctypes.sizeof(c_void_p) == 8 else fonts.cast("I")[:n]
         handles = view[: 8 * n]
         self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")[:n]).tolist()
         box = view[32 * n : 48 * n].cast("f")
@@ -367,6 +402,13 @@ class _HelperChars(_Chars):
             return self._sizes[i], None
         m = self._matrices
         return self._sizes[i], (m[6 * i], m[6 * i + 1], m[6 * i + 2], m[6 * i + 3])
+
+    def object_state(self, i: int, obj: int) -> tuple[tuple[int, int, int, int, int, int], int, int]:
+        if not self._flags[i] & _CHAR_OBJECT_INFO:
+            return super().object_state(i, obj)
+        filled, r, g, b, a, mode, mcid = self._states[_STATE_FIELDS * i : _STATE_FIELDS * (i + 1)]
+        key = (mode, filled, r, g, b, a) if filled else (mode, 0, 0, 0, 0, 0)
+        return key, self._fonts[i], mcid
 
 
 def _read_chars(textpage: int, n: int) -> _Chars:
@@ -1233,15 +1275,13 @@ class _ObjectCache:
     names by font handle, descents by font handle and size, hidden reasons by render mode and
     fill colour (a font and a colour serve many text objects); and its ctypes buffers."""
 
-    __slots__ = ("below", "descents", "fill", "fill_refs", "names", "reasons")
+    __slots__ = ("below", "descents", "names", "reasons")
 
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.descents: dict[tuple[int, float], float] = {}
         self.reasons: dict[tuple[int, int, int, int, int, int], str] = {}
         self.below = c_float()
-        self.fill = (c_uint(), c_uint(), c_uint(), c_uint())
-        self.fill_refs = tuple(byref(v) for v in self.fill)
 
 
 def _text_object_info(
@@ -1256,19 +1296,15 @@ def _text_object_info(
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)
-    r, g, b_, a_ = cache.fill
-    filled = _fill_color(obj, *cache.fill_refs)
-    mode = _render_mode(obj)
-    key = (mode, filled, r.value, g.value, b_.value, a_.value) if filled else (mode, 0, 0, 0, 0, 0)
+    key, font, mcid = chars.object_state(index, obj)
     reason = cache.reasons.get(key)
     if reason is None:
-        color = (r.value / 255, g.value / 255, b_.value / 255) if filled else None
+        mode, filled, r, g, b_, _ = key
+        color = (r / 255, g / 255, b_ / 255) if filled else None
         reason = cache.reasons[key] = hidden_by_state(mode, None, color)
-    mcid = _mcid(obj) if headings else -1
-    heading = headings.get(mcid, 0) if mcid >= 0 else 0
+    heading = headings.get(mcid, 0) if headings and mcid >= 0 else 0
     # Points from the baseline down to the foot of the glyph box: the font's descent (its
     # descriptor's, as pdfminer reads it) at the size drawn.
-    font = _text_font(obj) or 0
     descent = cache.descents.get((font, size))
     if descent is None:
         below = cache.below

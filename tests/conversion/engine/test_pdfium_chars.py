@@ -93,7 +93,7 @@ def _assert_paths_are_the_calls(path: Path, helper: source._Helper, count: int |
 
 def _assert_arrays_are_the_calls(path: Path, helper: source._Helper, count: int | None = None) -> dict[str, int]:
     """Every array of every page (of the first `count`) against the ctypes calls; what was seen."""
-    seen = {"chars": 0, "objects": 0, "generated": 0, "turned": 0}
+    seen = {"chars": 0, "objects": 0, "generated": 0, "turned": 0, "filled": 0}
     pdf = pdfium.PdfDocument(str(path))
     try:
         for index in range(min(len(pdf), count) if count else len(pdf)):
@@ -118,6 +118,10 @@ def _assert_arrays_are_the_calls(path: Path, helper: source._Helper, count: int 
                     assert fast.generated(i) == calls.generated(i)
                     assert fast.origin(i) == calls.origin(i)
                     assert fast.object_info(i) == calls.object_info(i)
+                    obj = calls.objects[i]
+                    if obj:
+                        assert fast.object_state(i, obj) == calls.object_state(i, obj)
+                        seen["filled"] += calls.object_state(i, obj)[0][1] != 0
                     _, matrix = calls.object_info(i)
                     seen["turned"] += matrix is not None and matrix[1] != 0.0
                 seen["chars"] += n
@@ -140,6 +144,7 @@ def test_the_arrays_hold_what_pdfiums_calls_answer_of_characters_and_paths(
     assert seen["objects"] > 10
     assert seen["generated"] > 0
     assert seen["turned"] > 0
+    assert seen["filled"] > 0
     assert _assert_paths_are_the_calls(_varied_pdf(tmp_path), helper) > 20
 
 
