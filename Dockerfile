@@ -1,3 +1,10 @@
+# The PDFium text source's C helper (Makefile: helpers), built on the same base as the image
+# (its C library) in a stage of its own: the compiler stays out of the final image.
+FROM python:3.11-slim AS helper
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
+COPY conversion/engine/_pdfium_chars.c /build/
+RUN cc -O2 -shared -fPIC -o /build/_pdfium_chars.so /build/_pdfium_chars.c
+
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
@@ -9,6 +16,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr-e
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
+COPY --from=helper /build/_pdfium_chars.so conversion/engine/
 # The admin's CSS and JavaScript, served by gunicorn through WhiteNoise; outside the data volume
 # so that every image brings its own.
 ENV SVCX_STATIC_ROOT=/app/static

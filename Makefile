@@ -21,9 +21,20 @@ TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/s
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
 TEST_PROCESSES ?= 3
 
-.PHONY: run test test-fast lint format typecheck check bench migrate manage clean
+# The PDFium text source's C helper (conversion/engine/_pdfium_chars.c): every character of a
+# text page copied in one call. Needs only a C compiler (no PDFium header or library: it calls
+# the functions of pypdfium2's PDFium by the addresses it is given). Without a compiler the
+# source reads the characters from Python, slower, with the same answers.
+HELPER := conversion/engine/_pdfium_chars.so
 
-$(RUN_STAMP): requirements.txt
+.PHONY: run test test-fast lint format typecheck check bench migrate manage clean helpers
+
+$(HELPER): conversion/engine/_pdfium_chars.c
+	$(CC) -O2 -shared -fPIC -o $@ $< || echo "$@ not built (no C compiler?): the PDFium source reads from Python"
+
+helpers: $(HELPER)
+
+$(RUN_STAMP): requirements.txt | $(HELPER)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $(RUN_STAMP)
@@ -74,4 +85,4 @@ bench: $(STAMP)
 	$(PY) -m bench service
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var $(HELPER)

@@ -28,7 +28,7 @@ import time
 import zlib
 from collections.abc import Callable
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
-from typing import Any
+from typing import Any, cast
 
 import pikepdf
 import pypdfium2 as pdfium
@@ -172,6 +172,252 @@ _BGRA = pdfium_c.FPDFBitmap_BGRA
 # Formats without alpha: every pixel painted.
 _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, pdfium_c.FPDFBitmap_Gray})
 
+# --- every character of a text page in one call (`_pdfium_chars.c`) --------------------
+#
+# The characters' text objects, loose boxes and origins cost a ctypes call each per
+# character from Python (about 0.3 to 0.45 us a call, more than PDFium's work behind it).
+# The helper makes those calls in C and fills arrays; built by `make helpers` (any C
+# compiler, no PDFium header: it is given the addresses of pypdfium2's loaded functions).
+# Without it, `_chars_by_calls` reads the same values with the calls from Python.
+
+HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
+# The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
+_HELPER_ABI = 3
+# Flags of a character (the C file's CHAR_*).
+_CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
+# Values per character in the helper's `states` (the C file's STATE_FIELDS).
+_STATE_FIELDS = 7
+
+
+class _PdfiumFunctions(ctypes.Structure):
+    """The PDFium functions the helper calls (the C file's `pdfium_functions`, same order)."""
+
+    _fields_ = [
+        ("FPDFText_GetUnicode", c_void_p),
+        ("FPDFText_IsGenerated", c_void_p),
+        ("FPDFText_GetTextObject", c_void_p),
+        ("FPDFText_GetLooseCharBox", c_void_p),
+        ("FPDFText_GetCharOrigin", c_void_p),
+        ("FPDFText_GetFontSize", c_void_p),
+        ("FPDFText_GetMatrix", c_void_p),
+        ("FPDFPath_GetPathSegment", c_void_p),
+        ("FPDFPathSegment_GetType", c_void_p),
+        ("FPDFPathSegment_GetPoint", c_void_p),
+        ("FPDFPathSegment_GetClose", c_void_p),
+        ("FPDFPageObj_GetFillColor", c_void_p),
+        ("FPDFTextObj_GetTextRenderMode", c_void_p),
+        ("FPDFTextObj_GetFont", c_void_p),
+        ("FPDFPageObj_GetMarkedContentID", c_void_p),
+    ]
+
+
+class _Helper:
+    """The helper's functions, PDFium's functions bound (`_load_helper`)."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._functions = _PdfiumFunctions(
+            *(ctypes.cast(getattr(pdfium_c, name), c_void_p).value for name, *_ in _PdfiumFunctions._fields_)
+        )
+        self._functions_ref = byref(self._functions)
+        self._chars = library.svcx_pdfium_chars
+        self._chars.restype = c_int
+        # (the functions, the text page, n, then the nine arrays)
+        self._chars.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 9)
+        self._path = library.svcx_pdfium_path
+        self._path.restype = c_int
+        # (the functions, the path object, n, then the four arrays)
+        self._path.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 4)
+
+    def chars(self, textpage: int, n: int, *buffers: int) -> int:
+        """`svcx_pdfium_chars` into the buffers at these addresses."""
+        return int(self._chars(self._functions_ref, textpage, n, *buffers))
+
+    def path(self, obj: int, n: int) -> tuple[list[float], list[float], list[int], list[int]]:
+        """The x, y, type and closing flag of each of the `n` segments of a path object."""
+        buffer = bytearray(10 * n)
+        self._path(self._functions_ref, obj, n, *_addresses(buffer, (0, 4 * n, 8 * n, 9 * n)))
+        view = memoryview(buffer)
+        return (
+            cast(list[float], view[: 4 * n].cast("f").tolist()),
+            cast(list[float], view[4 * n : 8 * n].cast("f").tolist()),
+            view[8 * n : 9 * n].cast("b").tolist(),
+            view[9 * n :].tolist(),
+        )
+
+
+def _addresses(buffer: bytearray, offsets: tuple[int, ...]) -> list[int]:
+    """The addresses of these offsets into `buffer` (valid while it lives, unresized)."""
+    base = ctypes.addressof((ctypes.c_char * len(buffer)).from_buffer(buffer)) if buffer else 0
+    return [base + offset for offset in offsets]
+
+
+def _load_helper(path: str) -> _Helper | None:
+    """The helper, None where the library is not built (or not loadable, or built from
+    another layout of the arrays)."""
+    try:
+        library = ctypes.CDLL(path)
+        abi = library.svcx_pdfium_chars_abi
+    except (OSError, AttributeError):
+        return None
+    abi.restype = c_int
+    abi.argtypes = []
+    if abi() != _HELPER_ABI:
+        return None
+    return _Helper(library)
+
+
+_HELPER = _load_helper(HELPER_PATH)
+
+
+class _Chars:
+    """What the source reads of each character of a text page: its text object and loose
+    box as lists (read for every character), whether PDFium generated it, its origin, and
+    its text object's font size and matrix (read where they are needed)."""
+
+    __slots__ = (
+        "_fill",
+        "_fill_refs",
+        "_matrix",
+        "_x",
+        "_y",
+        "bottoms",
+        "lefts",
+        "n",
+        "objects",
+        "rights",
+        "textpage",
+        "tops",
+    )
+
+    def __init__(self, textpage: int, n: int) -> None:
+        self.textpage = textpage
+        self.n = n
+        self._x, self._y, self._matrix = c_double(), c_double(), _MatrixF()  # (the calls' buffers)
+        self._fill = (c_uint(), c_uint(), c_uint(), c_uint())
+        self._fill_refs = tuple(byref(v) for v in self._fill)
+        self.objects: list[int] = []
+        self.lefts: list[float] = []
+        self.tops: list[float] = []
+        self.rights: list[float] = []
+        self.bottoms: list[float] = []
+
+    def unicodes(self) -> list[int]:
+        return [_get_unicode(self.textpage, i) for i in range(self.n)]
+
+    def generated(self, i: int) -> bool:
+        return bool(_is_generated(self.textpage, i))
+
+    def origin(self, i: int) -> tuple[float, float]:
+        """The character's origin, (0, 0) where PDFium has none."""
+        x, y = self._x, self._y
+        x.value = y.value = 0.0
+        _char_origin(self.textpage, i, byref(x), byref(y))
+        return x.value, y.value
+
+    def object_state(self, i: int, obj: int) -> tuple[tuple[int, int, int, int, int, int], int, int]:
+        """Of the character's text object `obj`: its render mode, whether it has a fill colour
+        and that colour's r, g, b, a (0 without), its font handle (0: none), its MCID."""
+        r, g, b, a = self._fill
+        filled = _fill_color(obj, *self._fill_refs)
+        key = (_render_mode(obj), filled, r.value, g.value, b.value, a.value)
+        if not filled:
+            key = (key[0], 0, 0, 0, 0, 0)
+        return key, _text_font(obj) or 0, _mcid(obj)
+
+    def object_info(self, i: int) -> tuple[float, tuple[float, float, float, float] | None]:
+        """The character's font size, and a to d of its matrix (None where PDFium has none)."""
+        size = _char_size(self.textpage, i)
+        matrix = self._matrix
+        if not _char_matrix(self.textpage, i, byref(matrix)):
+            return size, None
+        return size, (matrix.a, matrix.b, matrix.c, matrix.d)
+
+
+def _chars_by_calls(textpage: int, n: int) -> _Chars:
+    """The characters read with a ctypes call per character and value (no helper)."""
+    chars = _Chars(textpage, n)
+    rect = _RectF()
+    rect_ref = byref(rect)
+    unpack_rect = _UNPACK_RECT
+    text_object, loose_box = _text_object, _loose_box
+    objects, lefts, tops, rights, bottoms = chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms
+    for i in range(n):
+        objects.append(text_object(textpage, i) or 0)
+        if loose_box(textpage, i, rect_ref):
+            left, top, right, bottom = unpack_rect(rect)
+        else:
+            left = top = right = bottom = 0.0  # (as the helper leaves it)
+        lefts.append(left)
+        tops.append(top)
+        rights.append(right)
+        bottoms.append(bottom)
+    return chars
+
+
+class _HelperChars(_Chars):
+    """The characters as the helper copied them in one call."""
+
+    __slots__ = ("_flags", "_fonts", "_matrices", "_origins", "_sizes", "_states", "_unicodes")
+
+    def __init__(self, textpage: int, n: int, helper: _Helper) -> None:
+        super().__init__(textpage, n)
+        # One buffer: the handles and font handles (8 bytes each, whatever a pointer's size),
+        # the origins, the sizes, the boxes, the matrices, the unicodes, the states and the
+        # flags, each aligned to its type.
+        offsets = (72 * n, 112 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n, 76 * n, 104 * n)
+        buffer = bytearray(113 * n)
+        helper.chars(textpage, n, *_addresses(buffer, offsets))
+        view = memoryview(buffer)
+        self._unicodes = view[72 * n : 76 * n].cast("I")
+        self._flags = view[112 * n :]
+        self._states = view[76 * n : 104 * n].cast("i")
+        fonts = view[104 * n : 112 * n]
+        self._fonts = fonts.cast("Q") if ctypes.sizeof(c_void_p) == 8 else fonts.cast("I")[:n]
+        handles = view[: 8 * n]
+        self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")[:n]).tolist()
+        box = view[32 * n : 48 * n].cast("f")
+        self.lefts = cast(list[float], box[:n].tolist())
+        self.tops = cast(list[float], box[n : 2 * n].tolist())
+        self.rights = cast(list[float], box[2 * n : 3 * n].tolist())
+        self.bottoms = cast(list[float], box[3 * n :].tolist())
+        self._origins = view[8 * n : 24 * n].cast("d")
+        self._sizes = view[24 * n : 32 * n].cast("d")
+        self._matrices = view[48 * n : 72 * n].cast("f")
+
+    def unicodes(self) -> list[int]:
+        return self._unicodes.tolist()
+
+    def generated(self, i: int) -> bool:
+        return bool(self._flags[i] & _CHAR_GENERATED)
+
+    def origin(self, i: int) -> tuple[float, float]:
+        origins = self._origins
+        return origins[i], origins[self.n + i]
+
+    def object_info(self, i: int) -> tuple[float, tuple[float, float, float, float] | None]:
+        flag = self._flags[i]
+        if not flag & _CHAR_OBJECT_INFO:
+            return super().object_info(i)  # (a text object not first read here)
+        if not flag & _CHAR_MATRIX:
+            return self._sizes[i], None
+        m = self._matrices
+        return self._sizes[i], (m[6 * i], m[6 * i + 1], m[6 * i + 2], m[6 * i + 3])
+
+    def object_state(self, i: int, obj: int) -> tuple[tuple[int, int, int, int, int, int], int, int]:
+        if not self._flags[i] & _CHAR_OBJECT_INFO:
+            return super().object_state(i, obj)
+        filled, r, g, b, a, mode, mcid = self._states[_STATE_FIELDS * i : _STATE_FIELDS * (i + 1)]
+        key = (mode, filled, r, g, b, a) if filled else (mode, 0, 0, 0, 0, 0)
+        return key, self._fonts[i], mcid
+
+
+def _read_chars(textpage: int, n: int) -> _Chars:
+    """The characters of a text page: through the helper where it is built."""
+    if _HELPER is not None:
+        return _HelperChars(textpage, n, _HELPER)
+    return _chars_by_calls(textpage, n)
+
+
 _TEXT, _PATH, _IMAGE, _FORM = (
     pdfium_c.FPDF_PAGEOBJ_TEXT,
     pdfium_c.FPDF_PAGEOBJ_PATH,
@@ -277,26 +523,51 @@ def _optional(obj: int) -> bool:
     return False
 
 
+# A segment PDFium does not give (the C file's NO_SEGMENT).
+_NO_SEGMENT = -2
+
+
+def _segments_by_calls(obj: int, n: int) -> tuple[list[float], list[float], list[int], list[int]]:
+    """`_Helper.path` read with a ctypes call per segment and value (no helper)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    kinds: list[int] = []
+    closes: list[int] = []
+    x, y = c_float(), c_float()
+    x_ref, y_ref = byref(x), byref(y)
+    get_segment, kind_of, point_of, closes_of = _path_segment, _segment_type, _segment_point, _segment_close
+    for i in range(n):
+        segment = get_segment(obj, i)
+        if not segment:
+            kinds.append(_NO_SEGMENT)
+            closes.append(0)
+        else:
+            kinds.append(kind_of(segment))
+            point_of(segment, x_ref, y_ref)  # (a failure leaves the previous point, as in C)
+            closes.append(1 if closes_of(segment) else 0)
+        xs.append(x.value)
+        ys.append(y.value)
+    return xs, ys, kinds, closes
+
+
 def _path_points(obj: int) -> list[list[tuple[str, float, float]]]:
     """The subpaths of a path object in its own space: (op, x, y) with op m, l, c or h
     (a closing segment adds an "h")."""
+    n = _path_segments(obj)
+    if n <= 0:
+        return []
+    xs, ys, kinds, closes = _HELPER.path(obj, n) if _HELPER is not None else _segments_by_calls(obj, n)
     subpaths: list[list[tuple[str, float, float]]] = []
-    x, y = c_float(), c_float()
-    x_ref, y_ref = byref(x), byref(y)
-    get_segment, kind_of, point_of, closes = _path_segment, _segment_type, _segment_point, _segment_close
     current: list[tuple[str, float, float]] = []
-    for i in range(_path_segments(obj)):
-        segment = get_segment(obj, i)
-        if not segment:
+    for x, y, kind, close in zip(xs, ys, kinds, closes, strict=True):
+        if kind == _NO_SEGMENT:
             continue
-        kind = kind_of(segment)
-        point_of(segment, x_ref, y_ref)
         if kind == _MOVETO or not subpaths:
-            current = [("m", x.value, y.value)]
+            current = [("m", x, y)]
             subpaths.append(current)
         else:
-            current.append(("c" if kind == _BEZIERTO else "l", x.value, y.value))
-        if closes(segment):
+            current.append(("c" if kind == _BEZIERTO else "l", x, y))
+        if close:
             current.append(("h", current[0][1], current[0][2]))
     return subpaths
 
@@ -780,9 +1051,10 @@ class _PageText:
         buffer = (c_ushort * (n + 1))()
         got = _get_text(textpage, 0, n, buffer)
         text = bytes(buffer)[: max(0, got - 1) * 2].decode("utf-16-le", "surrogatepass")
+        chars = _read_chars(textpage, n)
         if len(text) != n:
             # Characters beyond the Basic Multilingual Plane take two UTF-16 units.
-            text = "".join(chr(_get_unicode(textpage, i)) for i in range(n))
+            text = "".join(chr(u) for u in chars.unicodes())
         if _SURROGATE.search(text):
             # Half of a pair a broken ToUnicode map gives alone: no character of its own.
             text = _SURROGATE.sub("\ufffd", text)
@@ -799,9 +1071,7 @@ class _PageText:
         translate = self.ctm[:4] == (1.0, 0.0, 0.0, 1.0)
         dx, dy = self.ctm[4], self.ctm[5]
         ctm = self.ctm
-        rect = _RectF()
-        rect_ref = byref(rect)
-        unpack_rect = _UNPACK_RECT
+        generated, char_origin = chars.generated, chars.origin
         new_char = LTChar.__new__
         char_type = LTChar
         objects = self.objects
@@ -832,27 +1102,27 @@ class _PageText:
         space_obj = 0
         space_width = 0.0
         rtl = self.rtl
-        origin_x, origin_y = c_double(), c_double()
-        origin_x_ref, origin_y_ref = byref(origin_x), byref(origin_y)
+        origin_x = origin_y = 0.0
         heading = 0
         last: LTChar | None = None
         line: list[Any] = []
         # The previous glyph's box, and the box of the line being made.
         px0 = px1 = py0 = py1 = 0.0
         lx0 = ly0 = lx1 = ly1 = 0.0
-        for i, ch in enumerate(text):
-            if ch in _BREAKS or (ch == " " and _is_generated(textpage, i)):
+        for i, (ch, obj, left, loose_top, right, loose_bottom) in enumerate(
+            zip(text, chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms, strict=True)
+        ):
+            if ch in _BREAKS or (ch == " " and generated(i)):
                 # A line break (PDFium's: content never draws one), or a space PDFium
                 # inserted where it saw a gap: pdfminer's grouping decides both.
                 continue
-            obj = _text_object(textpage, i)
             if not obj:
                 continue
             if obj != last_obj:
                 known = objects.get(obj)
                 if known is None:
                     known = objects[obj] = _text_object_info(
-                        textpage, i, obj, self.headings, order.get(obj, 0), object_cache
+                        chars, i, obj, self.headings, order.get(obj, 0), object_cache
                     )
                 info = known
                 size, upright, reason, heading, descent, fontname = (
@@ -871,8 +1141,6 @@ class _PageText:
                     while sj < n_spaces and spaces[sj][0] < info.order:
                         pending.append(spaces[sj])
                         sj += 1
-            _loose_box(textpage, i, rect_ref)
-            left, loose_top, right, loose_bottom = unpack_rect(rect)
             if upright:
                 # pdfminer's glyph box of upright text: from the font's descent below the
                 # origin, the font size tall. (PDFium's "loose" box is the glyph's ink for
@@ -884,16 +1152,16 @@ class _PageText:
                 if foot is not None and not rtl and -loose < height - loose_height < loose:
                     bottom = loose_bottom + foot
                 else:
-                    _char_origin(textpage, i, origin_x_ref, origin_y_ref)
-                    bottom = origin_y.value - descent
-                    if foot is None and abs(left - origin_x.value) < loose:
+                    origin_x, origin_y = char_origin(i)
+                    bottom = origin_y - descent
+                    if foot is None and abs(left - origin_x) < loose:
                         foot = bottom - loose_bottom
                         loose_height = height
                 top = bottom + size
                 if rtl:
                     # Shaped scripts: PDFium gives the ink of some glyphs, not their advance
                     # from the origin; the box starts at the origin, as pdfminer's does.
-                    at = origin_x.value
+                    at = origin_x
                     if left - at > 0.01 or at - left > 0.01:
                         left = at
                         if right < at:
@@ -1007,45 +1275,36 @@ class _ObjectCache:
     names by font handle, descents by font handle and size, hidden reasons by render mode and
     fill colour (a font and a colour serve many text objects); and its ctypes buffers."""
 
-    __slots__ = ("below", "descents", "fill", "fill_refs", "matrix", "matrix_ref", "names", "reasons")
+    __slots__ = ("below", "descents", "names", "reasons")
 
     def __init__(self) -> None:
         self.names: dict[int, str] = {}
         self.descents: dict[tuple[int, float], float] = {}
         self.reasons: dict[tuple[int, int, int, int, int, int], str] = {}
-        self.matrix = _MatrixF()
-        self.matrix_ref = byref(self.matrix)
         self.below = c_float()
-        self.fill = (c_uint(), c_uint(), c_uint(), c_uint())
-        self.fill_refs = tuple(byref(v) for v in self.fill)
 
 
 def _text_object_info(
-    textpage: int, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
+    chars: _Chars, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
 ) -> _TextObject:
     """What the characters of the text object `obj` share, read at its character `index`."""
-    matrix = cache.matrix
-    size = _char_size(textpage, index)
+    size, matrix = chars.object_info(index)
     upright = True
-    if _char_matrix(textpage, index, cache.matrix_ref):
-        a, b, c, d = matrix.a, matrix.b, matrix.c, matrix.d
+    if matrix is not None:
+        a, b, c, d = matrix
         upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)
-    r, g, b_, a_ = cache.fill
-    filled = _fill_color(obj, *cache.fill_refs)
-    mode = _render_mode(obj)
-    key = (mode, filled, r.value, g.value, b_.value, a_.value) if filled else (mode, 0, 0, 0, 0, 0)
+    key, font, mcid = chars.object_state(index, obj)
     reason = cache.reasons.get(key)
     if reason is None:
-        color = (r.value / 255, g.value / 255, b_.value / 255) if filled else None
+        mode, filled, r, g, b_, _ = key
+        color = (r / 255, g / 255, b_ / 255) if filled else None
         reason = cache.reasons[key] = hidden_by_state(mode, None, color)
-    mcid = _mcid(obj) if headings else -1
-    heading = headings.get(mcid, 0) if mcid >= 0 else 0
+    heading = headings.get(mcid, 0) if headings and mcid >= 0 else 0
     # Points from the baseline down to the foot of the glyph box: the font's descent (its
     # descriptor's, as pdfminer reads it) at the size drawn.
-    font = _text_font(obj) or 0
     descent = cache.descents.get((font, size))
     if descent is None:
         below = cache.below
