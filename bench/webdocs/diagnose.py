@@ -1,6 +1,6 @@
 """The engine's losses on the webdocs set, sorted by kind (bench venv: the scorer's parser).
 
-    python -m bench.webdocs.diagnose [SYSTEM]   # after `python -m bench.webdocs score`
+    python -m bench.webdocs.diagnose [SYSTEM [PLAN]]   # after `python -m bench.webdocs score`
 
 Reads the plan ``score`` wrote (``bench/.cache/webdocs/plan.json``) and, per family, counts each
 kind of failure over the whole set with the cells, items or headings it costs, and one example:
@@ -21,6 +21,7 @@ kind of failure over the whole set with the cells, items or headings it costs, a
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -107,20 +108,61 @@ def table_failures(ref: Parsed, out: Parsed) -> list[dict[str, object]]:
     return [r for r in records if r["lost"]]
 
 
-def list_failures(ref: Parsed, out: Parsed) -> list[tuple[str, str]]:
+_PAGE_NUMBER = re.compile(r"^Page \d+ of \d+$")
+TOP_KEY_CHARS = 24  # characters of a line's loose key compared with a block's start
+MIN_CUT_KEY_CHARS = 20  # characters of an output item that may be the start of a reference item
+
+
+def page_tops(pdf: Path, columns: int, running: set[str]) -> set[str]:
+    """The loose keys (first characters) of the first line of each page, or of each column of
+    a page printed in two, the running lines left out."""
+    import pymupdf
+
+    tops: set[str] = set()
+    with pymupdf.open(pdf) as doc:
+        for page in doc:
+            mid = page.rect.width / 2
+            first: dict[int, tuple[float, str]] = {}
+            for block in page.get_text("dict")["blocks"]:
+                for line in block.get("lines", []):
+                    text = "".join(span["text"] for span in line["spans"]).strip()
+                    if not text or text in running or _PAGE_NUMBER.match(text):
+                        continue
+                    col = int(columns == 2 and line["bbox"][0] >= mid)
+                    if col not in first or line["bbox"][1] < first[col][0]:
+                        first[col] = (line["bbox"][1], text)
+            tops |= {loose_key(text)[:TOP_KEY_CHARS] for _, text in first.values()}
+    return {t for t in tops if t}
+
+
+def _at_top(text: str, tops: set[str]) -> bool:
+    k = loose_key(text)
+    return any(k.startswith(t) or t.startswith(k[:TOP_KEY_CHARS]) for t in tops) if k else False
+
+
+def list_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> list[tuple[str, str]]:  # type: ignore[assignment]
     fails = []
     out_blocks = [loose_key(b) for b in out.blocks]
     out_items = [loose_key(i.text) for i in out.items]
+    run_at_top = False  # the current run of items at a wrong depth began at a page or column top
     for item, got in match(ref.items, out.items, lambda it: loose_key(it.text)):
         k = loose_key(item.text)
         if got is not None:
             if got.depth != item.depth:
-                fails.append((f"wrong depth ({item.depth} -> {got.depth})", item.text))
+                run_at_top = run_at_top or _at_top(item.text, tops)
+                where = ", in a run begun at a page or column top" if run_at_top else ""
+                fails.append((f"wrong depth ({item.depth} -> {got.depth}){where}", item.text))
+            else:
+                run_at_top = False
             continue
         if not k:
             continue
-        if any(k in x for x in out_items):
+        if _at_top(item.text, tops) and k not in loose_key(out.text):
+            fails.append(("text dropped: first line of a page or column", item.text))
+        elif any(k in x and len(x) > len(k) for x in out_items):
             fails.append(("merged into another item", item.text))
+        elif any(len(x) >= MIN_CUT_KEY_CHARS and k.startswith(x) for x in out_items):
+            fails.append(("cut: only its first lines an item, the rest a separate block", item.text))
         elif any(k in b for b in out_blocks):
             fails.append(("text kept, not a list item", item.text))
         else:
@@ -128,17 +170,29 @@ def list_failures(ref: Parsed, out: Parsed) -> list[tuple[str, str]]:
     return fails
 
 
-def heading_failures(ref: Parsed, out: Parsed) -> list[tuple[str, str]]:
+def heading_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> list[tuple[str, str]]:  # type: ignore[assignment]
     fails = []
     text = loose_key(out.text)
+    spurious = [h for h, in_ref in match(out.headings, ref.headings, lambda x: loose_key(x.text)) if in_ref is None]
+    cut = set()
     for h, got in match(ref.headings, out.headings, lambda x: loose_key(x.text)):
         if got is None:
-            kind = "missed, text kept" if loose_key(h.text) in text else "missed, text not found"
+            k = loose_key(h.text)
+            first = [o for o in spurious if loose_key(o.text) and k.startswith(loose_key(o.text))]
+            if first:
+                kind = "missed: wrapped, only its first line a heading (the rest a heading or paragraph)"
+                cut |= {id(o) for o in first}
+            elif k in text:
+                kind = "missed, text kept as body text"
+            elif _at_top(h.text, tops):
+                kind = "missed, text dropped: first line of a page or column"
+            else:
+                kind = "missed, text not found"
             fails.append((f"h{h.level} {kind}", h.text))
         elif got.level != h.level:
             fails.append((f"h{h.level} as h{got.level}", h.text))
-    for h, in_ref in match(out.headings, ref.headings, lambda x: loose_key(x.text)):
-        if in_ref is None:
+    for h in spurious:
+        if id(h) not in cut:
             fails.append((f"spurious h{h.level}", h.text))
     return fails
 
@@ -152,8 +206,8 @@ def order_failures(ref: Parsed, out: Parsed) -> Counter[str]:
     )
 
 
-def main(system: str = "engine") -> int:
-    plan = json.loads((CACHE / "plan.json").read_text())
+def main(system: str = "engine", plan_path: str = str(CACHE / "plan.json")) -> int:
+    plan = json.loads(Path(plan_path).read_text())
     out_dir = Path(plan["output_dir"]) / system
     report: dict[str, dict[str, object]] = {}
     for d in plan["documents"]:
@@ -161,6 +215,9 @@ def main(system: str = "engine") -> int:
         ref = parse(clean_reference(Path(d["reference"]).read_text()))
         md_path = out_dir / f"{d['id']}.md"
         out = parse(md_path.read_text() if md_path.exists() else "")
+        running = set((d.get("running") or {}).values())
+        pdf = CACHE / "pdf" / fam / f"{d['name']}.pdf"
+        tops = page_tops(pdf, 2 if fam == "web2col" else 1, running) if pdf.exists() else set()
         r = report.setdefault(
             fam,
             {
@@ -175,9 +232,9 @@ def main(system: str = "engine") -> int:
             r["cells"].update(t["cells"])  # type: ignore[attr-defined]
             for kind in t["kinds"]:  # type: ignore[attr-defined]
                 r["tables"][kind].append((d["name"], t))  # type: ignore[index]
-        for kind, text in list_failures(ref, out):
+        for kind, text in list_failures(ref, out, tops):
             r["lists"][kind].append((d["name"], text))  # type: ignore[index]
-        for kind, text in heading_failures(ref, out):
+        for kind, text in heading_failures(ref, out, tops):
             r["headings"][kind].append((d["name"], text))  # type: ignore[index]
         r["order"].update(order_failures(ref, out))  # type: ignore[attr-defined]
     for fam, r in report.items():
