@@ -39,7 +39,7 @@ def _shape(t: list[list[str]]) -> tuple[int, int]:
     return len(t), max((len(r) for r in t), default=0)
 
 
-def table_failures(ref: Parsed, out: Parsed) -> list[dict[str, object]]:
+def table_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> list[dict[str, object]]:  # type: ignore[assignment]
     """One record per reference table with cells out of place: its kinds and lost cells."""
     records = []
     for g, (_hits, total, js) in zip(ref.tables, assign_tables(ref, out, loose_key), strict=True):
@@ -64,7 +64,8 @@ def table_failures(ref: Parsed, out: Parsed) -> list[dict[str, object]]:
         elif orows < gr:
             kinds.append("fewer rows")
         if o_keys and [k for k in g_keys[0] if k] != [k for k in o_keys[0] if k]:
-            kinds.append("header row not the first output row")
+            top = ": it is a page or column's first line" if _at_top(" ".join(g[0]), tops) else ""
+            kinds.append("header row not the first output row" + top)
         row_of = _pair_by_overlap(
             [Counter(k for k in r if k) for r in g_keys], [Counter(k for k in r if k) for r in o_keys]
         )
@@ -108,6 +109,7 @@ def table_failures(ref: Parsed, out: Parsed) -> list[dict[str, object]]:
     return [r for r in records if r["lost"]]
 
 
+_FENCED = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 _PAGE_NUMBER = re.compile(r"^Page \d+ of \d+$")
 TOP_KEY_CHARS = 24  # characters of a line's loose key compared with a block's start
 MIN_CUT_KEY_CHARS = 20  # characters of an output item that may be the start of a reference item
@@ -170,9 +172,15 @@ def list_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> lis
     return fails
 
 
-def heading_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> list[tuple[str, str]]:  # type: ignore[assignment]
+def heading_failures(
+    ref: Parsed,
+    out: Parsed,
+    tops: set[str] = frozenset(),  # type: ignore[assignment]
+    out_md: str = "",
+) -> list[tuple[str, str]]:
     fails = []
     text = loose_key(out.text)
+    code = [loose_key(c) for c in _FENCED.findall(out_md)]
     spurious = [h for h, in_ref in match(out.headings, ref.headings, lambda x: loose_key(x.text)) if in_ref is None]
     cut = set()
     for h, got in match(ref.headings, out.headings, lambda x: loose_key(x.text)):
@@ -182,6 +190,8 @@ def heading_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> 
             if first:
                 kind = "missed: wrapped, only its first line a heading (the rest a heading or paragraph)"
                 cut |= {id(o) for o in first}
+            elif any(k in c for c in code):
+                kind = "missed, read as (part of) a code block"
             elif k in text:
                 kind = "missed, text kept as body text"
             elif _at_top(h.text, tops):
@@ -197,12 +207,18 @@ def heading_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> 
     return fails
 
 
-def order_failures(ref: Parsed, out: Parsed) -> Counter[str]:
+def order_failures(ref: Parsed, out: Parsed, tops: set[str] = frozenset()) -> Counter[str]:  # type: ignore[assignment]
     blocks = text_blocks(ref)
     places = locate_blocks(blocks, out.text)
     found = [p for p in places if p is not None]
+    missing = [b for b, p in zip(blocks, places, strict=True) if p is None]
+    at_top = sum(1 for b in missing if _at_top(b, tops))
     return Counter(
-        {"blocks missing": len(blocks) - len(found), "blocks out of order": len(found) - longest_increasing(found)}
+        {
+            "blocks missing, first line of a page or column": at_top,
+            "blocks missing, elsewhere": len(missing) - at_top,
+            "blocks out of order": len(found) - longest_increasing(found),
+        }
     )
 
 
@@ -228,15 +244,15 @@ def main(system: str = "engine", plan_path: str = str(CACHE / "plan.json")) -> i
                 "order": Counter(),
             },
         )
-        for t in table_failures(ref, out):
+        for t in table_failures(ref, out, tops):
             r["cells"].update(t["cells"])  # type: ignore[attr-defined]
             for kind in t["kinds"]:  # type: ignore[attr-defined]
                 r["tables"][kind].append((d["name"], t))  # type: ignore[index]
         for kind, text in list_failures(ref, out, tops):
             r["lists"][kind].append((d["name"], text))  # type: ignore[index]
-        for kind, text in heading_failures(ref, out, tops):
+        for kind, text in heading_failures(ref, out, tops, md_path.read_text() if md_path.exists() else ""):
             r["headings"][kind].append((d["name"], text))  # type: ignore[index]
-        r["order"].update(order_failures(ref, out))  # type: ignore[attr-defined]
+        r["order"].update(order_failures(ref, out, tops))  # type: ignore[attr-defined]
     for fam, r in report.items():
         print(f"\n== {fam} ({system})")
         print("tables (a table may have several kinds; cells lost in those tables):")
