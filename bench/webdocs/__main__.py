@@ -207,6 +207,15 @@ def _fmt(v: object) -> str:
     return "-" if v is None else f"{float(v):.2f}"  # type: ignore[arg-type]
 
 
+def _version(system: str) -> str:
+    """The version a system's run records report (the first that says)."""
+    for log in sorted((CACHE / "out" / system).glob("*.json")):
+        version = json.loads(log.read_text()).get("version")
+        if version:
+            return str(version)
+    return "?"
+
+
 def _cells(means: list[dict[str, float | None]], goals: dict[str, float]) -> str:
     out = []
     for m in OVERVIEW:
@@ -228,6 +237,10 @@ def render(data: dict[str, object]) -> str:
         "`bench/webdocs/README.md`. Scores by `bench/real/score.py`, as `bench/results/real.md`: "
         "means over the documents where a metric is defined; table cells in the right row and "
         "column; in brackets the engine's goal on the authored corpus's family.",
+        "",
+        "Systems: "
+        + ", ".join(f"`{s}` ({_version(s)})" for s in SYSTEMS)
+        + "; each document converted in its own child process, killed at the service's time limit.",
         "",
         "## The engine on the whole set",
         "",
