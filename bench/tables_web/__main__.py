@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.chromium import print_to_pdf
 from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REPO_DIR
 from bench.tables_web.cases import LAYOUTS, STYLES, doc_html, doc_md, documents, styled
 
@@ -43,24 +44,7 @@ def print_pdfs() -> None:
                 variant = f"{source.stem}.{layout}.{style}"
                 page = CACHE / "html" / f"{variant}.html"
                 page.write_text(styled(source.read_text(), page_css + table_css))
-                _chromium(page, CACHE / "pdf" / f"{variant}.pdf")
-
-
-def _chromium(page: Path, out: Path) -> None:
-    """`page` printed as the corpus prints its web pages (A4, no header or footer)."""
-    subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-pdf-header-footer",
-            f"--print-to-pdf={out}",
-            page.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-    )
+                print_to_pdf(page, CACHE / "pdf" / f"{variant}.pdf")
 
 
 _CONVERT = """

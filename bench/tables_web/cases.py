@@ -273,11 +273,14 @@ def doc_html(doc: Doc) -> str:
             body.append(f"<{kind}>\n{items}\n</{kind}>")
         elif kind == "table":
             body.append(table_html(value))  # type: ignore[arg-type]
+    return page(doc.name, "\n".join(body))
+
+
+def page(title: str, body: str) -> str:
+    """An HTML page around ``body``, its head holding an empty `STYLE_SLOT` for `styled`."""
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n'
-        f"<title>{html.escape(doc.name)}</title>\n{STYLE_SLOT}\n</head>\n<body>\n"
-        + "\n".join(body)
-        + "\n</body>\n</html>\n"
+        f"<title>{html.escape(title)}</title>\n{STYLE_SLOT}\n</head>\n<body>\n" + body + "\n</body>\n</html>\n"
     )
 
 
