@@ -619,6 +619,13 @@ def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.
     out: list[Block] = []
     for block in blocks:
         prev = out[-1] if out else None
+        if prev is not None and prev.kind == "h" and block.kind == "h" and _tagged_wrap(prev, block, p):
+            # A tagged PDF names both lines headings of the same level (a browser tags
+            # each line of a heading that wraps in a narrow column, and a line set partly in
+            # a monospaced face measures apart from the next): one heading when they sit as
+            # one heading's lines do.
+            prev.lines.extend(block.lines)
+            continue
         if (
             prev is not None
             and prev.kind == "h"
@@ -650,3 +657,18 @@ def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.
                 continue
         out.append(block)
     return out
+
+
+def _tagged_wrap(prev: Block, block: Block, p: HeadingParams) -> bool:
+    """Whether two headings a tagged PDF names at the same level are one heading wrapped:
+    the second right below the first, at a line's gap, starting where it starts."""
+    above, below = prev.lines[-1], block.lines[0]
+    if not (prev.pinned and block.pinned and above.heading and above.heading == below.heading):
+        return False
+    size = max(above.size, below.size)
+    return (
+        prev.level == block.level
+        and p.wrap_gap_min_em * size <= below.top - above.bottom <= p.wrap_gap_max_em * size
+        and abs(below.x0 - above.x0) <= p.wrap_left_em * size
+        and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
+    )

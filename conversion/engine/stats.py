@@ -6,12 +6,13 @@ small look-ahead instead of holding the whole document first.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
 
 from .census import PageFonts
-from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
+from .furniture import PAGE_LABEL, PAGE_NUMBER, SMALLER_PT, Candidate, is_ornament, running_candidates, running_text
 from .layout import BOLD, MONO, Line, PageModel, chars_at_least
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
@@ -44,6 +45,10 @@ _EDGE_2_PAGES = 0.08  # fraction of the page height: with two pages, only lines 
 # this quantile over the pages parsed (a low one: chapter openings start lower). A margin row
 # beyond the margin bands is a running line only outside it.
 _BLOCK_QUANTILE = 0.1
+# Ems of the body text: a margin line this much further out than where the text of most
+# pages begins still lies in the text block (first lines of different sizes start a few
+# points apart; a running line stands at least 1.5 ems apart from the text).
+_BLOCK_SLACK_EMS = 1.0
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 
 
@@ -76,6 +81,10 @@ class DocStats:
         # Per page with prose: distance from the top edge to its first prose line, and from
         # the bottom edge to its last (points).
         self._prose_reach: tuple[list[float], list[float]] = ([], [])
+        # Where each page's text block begins (points from the top edge) and ends (from the
+        # bottom edge), sorted: its outermost worded lines set no smaller than the page's
+        # own body text (a running line set smaller is not text).
+        self._block_edges: tuple[list[float], list[float]] = ([], [])
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
         # Lines with words per font size, and the pages they sit on: which sizes are
@@ -155,6 +164,7 @@ class DocStats:
         if prose_top < math.inf:
             self._prose_reach[0].append(prose_top)
             self._prose_reach[1].append(prose_bottom)
+        self._add_block_edges(page)
         for above, below in zip(page.lines, page.lines[1:], strict=False):
             if (
                 above.size == below.size
@@ -336,6 +346,29 @@ class DocStats:
         if self.pages < 5:
             return count >= 2
         return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
+
+    def _add_block_edges(self, page: PageModel) -> None:
+        sizes: Counter[float] = Counter()
+        worded = [ln for ln in page.lines if not ln.vertical and chars_at_least((ln.text,), 2)]
+        for ln in worded:
+            sizes[ln.size] += len(ln.text)
+        if not sizes:
+            return
+        body = max(sizes.items(), key=lambda kv: (kv[1], -kv[0]))[0]
+        text = [ln for ln in worded if ln.size > body - SMALLER_PT]
+        bisect.insort(self._block_edges[0], min(ln.top for ln in text))
+        bisect.insort(self._block_edges[1], page.height - max(ln.bottom for ln in text))
+
+    def in_text_block(self, line: Line, at_top: bool, height: float) -> bool:
+        """Whether a line of the top (or bottom) margin of a page `height` points tall lies
+        in the document's text block: no further out than where the text of most pages
+        begins (ends), less `_BLOCK_SLACK_EMS`. False while no page has text."""
+        edges = self._block_edges[0 if at_top else 1]
+        if not edges:
+            return False
+        edge = edges[int(_BLOCK_QUANTILE * (len(edges) - 1))]
+        reach = line.top if at_top else height - line.bottom
+        return reach >= edge - _BLOCK_SLACK_EMS * self.body_size
 
     def _outside_text_block(self, at_top: bool, reach: float) -> bool:
         """Whether a line reaching `reach` points in from the top (or bottom) edge stays

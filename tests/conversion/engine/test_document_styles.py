@@ -184,6 +184,29 @@ def test_a_tagged_heading_set_larger_keeps_the_level_the_structure_gives(tmp_pat
     assert convert(pdf).markdown == f"### Overview\n\n{PROSE[0]}\n\n### Details\n\n{PROSE[1]}"
 
 
+def test_a_tagged_heading_wrapped_onto_a_second_line_is_one_heading(tmp_path: Path) -> None:
+    # A browser prints an API reference in a narrow column: a method's heading, set partly
+    # in a smaller monospaced face, wraps; each line is marked content of its own, both in
+    # headings of level 3. One heading; a heading of the same level after the text stays
+    # apart.
+    first = Raw(
+        b"/Span <</MCID 0>> BDC BT /FB 9.5 Tf 72 720 Td (Static method: ) Tj /FMB 8.5 Tf (Buffer.alloc\\(size[, fill[,) Tj"
+        b" ET EMC"
+    )
+    ops: list[Op] = [
+        first,
+        _marked(1, 706, "encoding]]\\)", 8.5, "MB"),
+        _marked(2, 686, PROSE[0], 9.5),
+        _marked(3, 666, "Static method: Buffer.from", 9.5, "B"),
+        _marked(4, 646, PROSE[1], 9.5),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "H3", "P", "H3", "P"])
+    assert [ln for ln in convert(pdf).markdown.splitlines() if ln.startswith("#")] == [
+        "### Static method: Buffer.alloc(size\\[, fill\\[, encoding\\]\\])",
+        "### Static method: Buffer.from",
+    ]
+
+
 def test_a_monospaced_face_the_document_sets_its_titles_in_is_display_type_not_code(tmp_path: Path) -> None:
     # A book sets its chapter titles and the first words of each chapter in a typewriter
     # face: larger than the text for the titles, so it is the book's display type.
