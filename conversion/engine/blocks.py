@@ -89,7 +89,8 @@ def build_blocks(
                 cur = None
                 continue
             line = it
-            is_code = mono_is_code and bool(line.style & MONO)
+            # A line the document tags as a heading is no code, whatever its face.
+            is_code = mono_is_code and bool(line.style & MONO) and not line.heading
             # A line set in a heading style is a heading, whatever number or label opens it;
             # a bullet or a checkbox opens an item at any size (the body's size is that of
             # most glyphs, and inline code in a smaller font of its own may be most). A line

@@ -207,6 +207,22 @@ def test_a_tagged_heading_wrapped_onto_a_second_line_is_one_heading(tmp_path: Pa
     ]
 
 
+def test_a_tagged_heading_set_in_a_monospaced_face_is_a_heading_not_code(tmp_path: Path) -> None:
+    # An API reference's method heading, all in a code face and wrapped over two lines,
+    # beside prose and a line of code: the structure tree names it a heading.
+    ops: list[Op] = [
+        _marked(0, 720, "child_process.fork\\(modulePath[, args][,", 9.5, "MB"),
+        _marked(1, 707, "options]\\)", 9.5, "MB"),
+        _marked(2, 686, PROSE[0], 9.5),
+        _marked(3, 666, "const child = fork('worker.js');", 9.5, "M"),
+        _marked(4, 646, PROSE[1], 9.5),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "H3", "P", "Code", "P"])
+    markdown = convert(pdf).markdown
+    assert markdown.startswith("### child_process.fork(modulePath\\[, args\\]\\[, options\\])\n\n")
+    assert "\n\n`const child = fork('worker.js');`\n\n" in markdown
+
+
 def test_a_monospaced_face_the_document_sets_its_titles_in_is_display_type_not_code(tmp_path: Path) -> None:
     # A book sets its chapter titles and the first words of each chapter in a typewriter
     # face: larger than the text for the titles, so it is the book's display type.
