@@ -6,7 +6,6 @@ small look-ahead instead of holding the whole document first.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections import Counter
@@ -49,6 +48,16 @@ _BLOCK_QUANTILE = 0.1
 # pages begins still lies in the text block (first lines of different sizes start a few
 # points apart; a running line stands at least 1.5 ems apart from the text).
 _BLOCK_SLACK_EMS = 1.0
+# Lines from each edge of a page looked at for where its text block begins or ends (past
+# a running title of two or three lines).
+_BLOCK_EDGE_LINES = 4
+# Counted again as pages are parsed: on every new page up to this many pages, then once the
+# pages have grown by this factor (a long document's edges settle; counting them for every
+# page would take time in the square of its pages).
+_BLOCK_RECOUNT_PAGES = 32
+_BLOCK_RECOUNT_GROWTH = 1.1
+# (points from the edge, size, running key or None) of one of a page's outermost lines.
+EdgeLine = tuple[float, float, tuple[bool, str] | None]
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 
 
@@ -81,10 +90,13 @@ class DocStats:
         # Per page with prose: distance from the top edge to its first prose line, and from
         # the bottom edge to its last (points).
         self._prose_reach: tuple[list[float], list[float]] = ([], [])
-        # Where each page's text block begins (points from the top edge) and ends (from the
-        # bottom edge), sorted: its outermost worded lines set no smaller than the page's
-        # own body text (a running line set smaller is not text).
+        # The outermost worded lines of each page, `_BLOCK_EDGE_LINES` from the top and from
+        # the bottom: (distance from that edge, size, running key of a margin candidate), from
+        # which `in_text_block` tells where the text block begins and ends; and that, sorted,
+        # as of `_block_pages` pages.
+        self._edge_lines: list[tuple[list[EdgeLine], list[EdgeLine]]] = []
         self._block_edges: tuple[list[float], list[float]] = ([], [])
+        self._block_pages = 0
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
         # Lines with words per font size, and the pages they sit on: which sizes are
@@ -164,7 +176,7 @@ class DocStats:
         if prose_top < math.inf:
             self._prose_reach[0].append(prose_top)
             self._prose_reach[1].append(prose_bottom)
-        self._add_block_edges(page)
+        self._add_block_edges(page, {key: found[0] for key, found in on_page.items()})
         for above, below in zip(page.lines, page.lines[1:], strict=False):
             if (
                 above.size == below.size
@@ -347,23 +359,43 @@ class DocStats:
             return count >= 2
         return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
 
-    def _add_block_edges(self, page: PageModel) -> None:
-        sizes: Counter[float] = Counter()
+    def _add_block_edges(self, page: PageModel, keys: dict[int, tuple[bool, str]]) -> None:
         worded = [ln for ln in page.lines if not ln.vertical and chars_at_least((ln.text,), 2)]
-        for ln in worded:
-            sizes[ln.size] += len(ln.text)
-        if not sizes:
+        if not worded:
             return
-        body = max(sizes.items(), key=lambda kv: (kv[1], -kv[0]))[0]
-        text = [ln for ln in worded if ln.size > body - SMALLER_PT]
-        bisect.insort(self._block_edges[0], min(ln.top for ln in text))
-        bisect.insort(self._block_edges[1], page.height - max(ln.bottom for ln in text))
+        down = sorted(worded, key=lambda ln: ln.top)
+        up = sorted(worded, key=lambda ln: -ln.bottom)
+        self._edge_lines.append(
+            (
+                [(ln.top, ln.size, keys.get(id(ln))) for ln in down[:_BLOCK_EDGE_LINES]],
+                [(page.height - ln.bottom, ln.size, keys.get(id(ln))) for ln in up[:_BLOCK_EDGE_LINES]],
+            )
+        )
+
+    def _text_edges(self) -> tuple[list[float], list[float]]:
+        """Where the text block of each page parsed begins and ends (points from the top and
+        from the bottom edge), sorted: its outermost line set no smaller than the body text
+        that is no running line (its text, numbers masked, on no other page's margin)."""
+        if self.pages > self._block_pages and (
+            self._block_pages < _BLOCK_RECOUNT_PAGES or self.pages >= _BLOCK_RECOUNT_GROWTH * self._block_pages
+        ):
+            body = self.body_size
+            edges: tuple[list[float], list[float]] = ([], [])
+            for sides in self._edge_lines:
+                for side, lines in enumerate(sides):
+                    for reach, size, key in lines:
+                        if size > body - SMALLER_PT and (key is None or len(self._running.get(key, ())) < 2):
+                            edges[side].append(reach)
+                            break
+            self._block_edges = (sorted(edges[0]), sorted(edges[1]))
+            self._block_pages = self.pages
+        return self._block_edges
 
     def in_text_block(self, line: Line, at_top: bool, height: float) -> bool:
         """Whether a line of the top (or bottom) margin of a page `height` points tall lies
         in the document's text block: no further out than where the text of most pages
         begins (ends), less `_BLOCK_SLACK_EMS`. False while no page has text."""
-        edges = self._block_edges[0 if at_top else 1]
+        edges = self._text_edges()[0 if at_top else 1]
         if not edges:
             return False
         edge = edges[int(_BLOCK_QUANTILE * (len(edges) - 1))]
