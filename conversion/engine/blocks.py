@@ -620,7 +620,7 @@ def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.
     out: list[Block] = []
     for block in blocks:
         prev = out[-1] if out else None
-        if prev is not None and prev.kind == "h" and block.kind == "h" and _tagged_wrap(prev, block, p):
+        if prev is not None and prev.kind == "h" and block.kind == "h" and _tagged_wrap(prev, block, blocks, p):
             # A tagged PDF names both lines headings of the same level (a browser tags
             # each line of a heading that wraps in a narrow column, and a line set partly in
             # a monospaced face measures apart from the next): one heading when they sit as
@@ -660,16 +660,29 @@ def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.
     return out
 
 
-def _tagged_wrap(prev: Block, block: Block, p: HeadingParams) -> bool:
+def _tagged_wrap(prev: Block, block: Block, blocks: list[Block], p: HeadingParams) -> bool:
     """Whether two headings a tagged PDF names at the same level are one heading wrapped:
-    the second right below the first, at a line's gap, starting where it starts."""
+    the second right below the first, at a line's gap, starting where it starts, and the
+    first running so near its column's right edge that the second's first word could not
+    have followed it there (two short headings in a row are two)."""
     above, below = prev.lines[-1], block.lines[0]
     if not (prev.pinned and block.pinned and above.heading and above.heading == below.heading):
         return False
     size = max(above.size, below.size)
-    return (
+    if not (
         prev.level == block.level
         and p.wrap_gap_min_em * size <= below.top - above.bottom <= p.wrap_gap_max_em * size
         and abs(below.x0 - above.x0) <= p.wrap_left_em * size
         and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
+    ):
+        return False
+    # The column: the lines that start where the heading starts.
+    right = max(
+        (ln.x1 for b in blocks for ln in b.lines if abs(ln.x0 - above.x0) <= p.wrap_left_em * size),
+        default=above.x1,
     )
+    words = below.text.split()
+    if not words:
+        return False
+    word = len(words[0]) * (below.x1 - below.x0) / max(1, len(below.text))
+    return right - above.x1 < word + p.wrap_space_em * below.size

@@ -161,6 +161,10 @@ class HeadingParams:
     wrap_centre_em: float = 2.0
     # count: a wrapped heading has at most this many lines.
     wrap_max_lines: int = 3
+    # em of the next line's size: a word space and some slack of justification; a heading's
+    # line wrapped when the next line's first word and this would not fit after it in its
+    # column.
+    wrap_space_em: float = 0.5
 
 
 @dataclass(frozen=True)

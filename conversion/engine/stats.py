@@ -56,8 +56,9 @@ _BLOCK_EDGE_LINES = 4
 # page would take time in the square of its pages).
 _BLOCK_RECOUNT_PAGES = 32
 _BLOCK_RECOUNT_GROWTH = 1.1
-# (points from the edge, size, running key or None) of one of a page's outermost lines.
-EdgeLine = tuple[float, float, tuple[bool, str] | None]
+# (points from the edge, size, and for a margin candidate its running key and whether it
+# runs on into the text) of one of a page's outermost lines; a page number's key is None.
+EdgeLine = tuple[float, float, tuple[tuple[bool, str], bool] | None]
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 
 
@@ -176,7 +177,7 @@ class DocStats:
         if prose_top < math.inf:
             self._prose_reach[0].append(prose_top)
             self._prose_reach[1].append(prose_bottom)
-        self._add_block_edges(page, {key: found[0] for key, found in on_page.items()})
+        self._add_block_edges(page, {key: (found[0], not found[1].apart) for key, found in on_page.items()})
         for above, below in zip(page.lines, page.lines[1:], strict=False):
             if (
                 above.size == below.size
@@ -359,7 +360,7 @@ class DocStats:
             return count >= 2
         return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
 
-    def _add_block_edges(self, page: PageModel, keys: dict[int, tuple[bool, str]]) -> None:
+    def _add_block_edges(self, page: PageModel, candidates: dict[int, tuple[tuple[bool, str], bool]]) -> None:
         worded = [ln for ln in page.lines if not ln.vertical and chars_at_least((ln.text,), 2)]
         if not worded:
             return
@@ -367,15 +368,16 @@ class DocStats:
         up = sorted(worded, key=lambda ln: -ln.bottom)
         self._edge_lines.append(
             (
-                [(ln.top, ln.size, keys.get(id(ln))) for ln in down[:_BLOCK_EDGE_LINES]],
-                [(page.height - ln.bottom, ln.size, keys.get(id(ln))) for ln in up[:_BLOCK_EDGE_LINES]],
+                [(ln.top, ln.size, _edge_key(ln, candidates)) for ln in down[:_BLOCK_EDGE_LINES]],
+                [(page.height - ln.bottom, ln.size, _edge_key(ln, candidates)) for ln in up[:_BLOCK_EDGE_LINES]],
             )
         )
 
     def _text_edges(self) -> tuple[list[float], list[float]]:
         """Where the text block of each page parsed begins and ends (points from the top and
-        from the bottom edge), sorted: its outermost line set no smaller than the body text
-        that is no running line (its text, numbers masked, on no other page's margin)."""
+        from the bottom edge), sorted: its outermost line set in the body text's size that
+        is no furniture: no page number, not a margin line standing apart from the text, no
+        running line (its text, numbers masked, on another page's margin)."""
         if self.pages > self._block_pages and (
             self._block_pages < _BLOCK_RECOUNT_PAGES or self.pages >= _BLOCK_RECOUNT_GROWTH * self._block_pages
         ):
@@ -384,7 +386,9 @@ class DocStats:
             for sides in self._edge_lines:
                 for side, lines in enumerate(sides):
                     for reach, size, key in lines:
-                        if size > body - SMALLER_PT and (key is None or len(self._running.get(key, ())) < 2):
+                        if abs(size - body) < SMALLER_PT and (
+                            key is None or (key[1] and len(self._running.get(key[0], ())) < 2)
+                        ):
                             edges[side].append(reach)
                             break
             self._block_edges = (sorted(edges[0]), sorted(edges[1]))
@@ -398,7 +402,8 @@ class DocStats:
         edges = self._text_edges()[0 if at_top else 1]
         if not edges:
             return False
-        edge = edges[int(_BLOCK_QUANTILE * (len(edges) - 1))]
+        # Not one page alone: a title page's masthead above the text block of the others.
+        edge = edges[min(len(edges) - 1, max(1, int(_BLOCK_QUANTILE * (len(edges) - 1))))]
         reach = line.top if at_top else height - line.bottom
         return reach >= edge - _BLOCK_SLACK_EMS * self.body_size
 
@@ -409,3 +414,13 @@ class DocStats:
         if not reaches:
             return False
         return reach <= reaches[int(_BLOCK_QUANTILE * (len(reaches) - 1))]
+
+
+def _edge_key(line: Line, candidates: dict[int, tuple[tuple[bool, str], bool]]) -> tuple[tuple[bool, str], bool] | None:
+    """What `_text_edges` needs of a page's outermost line: a page number is furniture
+    (marked as a margin line standing apart), a margin candidate its key and whether it
+    runs on into the text, any other line None."""
+    text = " ".join(line.text.split())
+    if PAGE_NUMBER.search(text) or PAGE_LABEL.search(text):
+        return ((True, ""), False)
+    return candidates.get(id(line))

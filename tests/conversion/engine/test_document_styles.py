@@ -196,11 +196,13 @@ def test_a_tagged_heading_wrapped_onto_a_second_line_is_one_heading(tmp_path: Pa
     ops: list[Op] = [
         first,
         _marked(1, 706, "encoding]]\\)", 8.5, "MB"),
-        _marked(2, 686, PROSE[0], 9.5),
-        _marked(3, 666, "Static method: Buffer.from", 9.5, "B"),
-        _marked(4, 646, PROSE[1], 9.5),
+        # The column's text, as wide as the heading's first line.
+        _marked(2, 686, "The size of the new buffer in bytes, and", 9.5),
+        _marked(3, 674, "the value to fill it with, if any.", 9.5),
+        _marked(4, 654, "Static method: Buffer.from", 9.5, "B"),
+        _marked(5, 634, "An array of bytes copied into it.", 9.5),
     ]
-    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "H3", "P", "H3", "P"])
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H3", "H3", "P", "P", "H3", "P"])
     assert [ln for ln in convert(pdf).markdown.splitlines() if ln.startswith("#")] == [
         "### Static method: Buffer.alloc(size\\[, fill\\[, encoding\\]\\])",
         "### Static method: Buffer.from",
@@ -273,3 +275,23 @@ def test_a_page_holding_more_code_than_prose_keeps_its_prose_as_body_text(tmp_pa
     out = convert(pdf).markdown
     assert out.startswith(f"{PROSE[0]} {PROSE[1]}\n\n```\ntotal_0 = ")
     assert "#" not in out
+
+
+def test_two_short_tagged_headings_of_one_level_in_a_row_stay_two(tmp_path: Path) -> None:
+    # An empty section: its heading right above the next one's, both bookmarked and tagged
+    # as headings of level 2, close together: the first ends far from the column's edge, so
+    # it did not wrap.
+    ops: list[Op] = [
+        _marked(0, 720, "2.1 Scope", 13, "B"),
+        _marked(1, 703, "2.2 Purpose", 13, "B"),
+        _marked(2, 680, PROSE[0]),
+        _marked(3, 660, "2.3 Definitions", 13, "B"),
+        _marked(4, 640, PROSE[1]),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H2", "H2", "P", "H2", "P"])
+    add_outline(pdf, [(1, "2.1 Scope", 0), (1, "2.2 Purpose", 0), (1, "2.3 Definitions", 0)])
+    assert [ln for ln in convert(pdf).markdown.splitlines() if ln.startswith("#")] == [
+        "## 2.1 Scope",
+        "## 2.2 Purpose",
+        "## 2.3 Definitions",
+    ]

@@ -198,3 +198,31 @@ def test_a_small_line_above_the_text_block_of_one_page_is_still_furniture(tmp_pa
     result = convert(make_pdf(tmp_path / "a.pdf", pages))
     assert head not in result.pages[0].markdown
     assert [e.text for e in result.pages[0].elements if e.type is ElementType.PAGE_HEADER] == [head]
+
+
+def test_a_small_footer_beside_a_page_number_of_the_body_size_is_furniture(tmp_path: Path) -> None:
+    # One page: the footer's small line shares its row with a page number set as large as
+    # the text. The number is no text, so it does not bring the text block down to them.
+    page: list[Op] = [*lines(72, 720, body(1, 40)), Text(72, 30, "Acme Corp, company confidential", 8)]
+    page.append(Text(480, 30, "Page 1 of 1", 11))
+    result = convert(make_pdf(tmp_path / "a.pdf", [page]))
+    assert "Acme" not in result.pages[0].markdown
+    assert "Acme Corp, company confidential" in [e.text for e in result.pages[0].elements if not e.in_markdown]
+
+
+def test_a_masthead_above_the_text_block_of_page_one_leaves_the_running_heads_furniture(tmp_path: Path) -> None:
+    # A three-page article: page one's journal title stands above the text block of every
+    # page; pages two and three carry small running heads that differ (authors, title), so
+    # repetition cannot find them. One page's masthead does not move the text block.
+    heads = {2: "J. Smith and K. Jones", 3: "River flow models"}
+    pages: list[list[Op]] = [
+        [
+            Text(72, 760, "Journal of River Studies", 12, "B") if n == 1 else Text(72, 760, heads[n], 8),
+            *lines(72, 720, body(n, 40)),
+        ]
+        for n in (1, 2, 3)
+    ]
+    result = convert(make_pdf(tmp_path / "a.pdf", pages))
+    for n in (2, 3):
+        assert heads[n] not in result.pages[n - 1].markdown
+        assert [e.text for e in result.pages[n - 1].elements if e.type is ElementType.PAGE_HEADER] == [heads[n]]
