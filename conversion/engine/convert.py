@@ -88,8 +88,7 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # page in a script the requested languages do not with that script's model); 0.2.5: of 1.16.1
 # (OCR lines with right-to-left letters ordered by the bidirectional algorithm); 0.2.6: of 1.16.2
 # (sentence punctuation at a scanned word's edge placed by its neighbours); 0.3.0: of 1.17.0 (a
-# small margin line inside the text block is content; a tagged heading wrapped is one heading,
-# and no code whatever its face).
+# heading a tagged PDF wraps onto a second line is one heading, and no code whatever its face).
 PDFIUM_ENGINE_VERSION: str = "0.3.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

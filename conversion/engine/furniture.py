@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -183,28 +182,17 @@ def is_ornament(line: Line) -> bool:
     )
 
 
-# Points: a margin line set this much smaller than the body text is set smaller (a running
-# title's or a footer's size, not the body's measured a little apart).
-SMALLER_PT = 0.75
 _NUMBERED_BAND = 0.16  # the same for a row that holds a page number beside other text
 
 
-def margin_furniture(
-    lines: list[Line],
-    page: PageModel,
-    body: float,
-    in_text_block: Callable[[Line, bool], bool] = lambda line, at_top: False,
-) -> set[int]:
+def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int]:
     """ids of lines that are page furniture by position alone (running titles, page numbers).
 
     Repetition across pages cannot find these on one- or two-page documents, or on
     headers that alternate between left and right pages. Only the outermost one or two
     text rows of the top and bottom bands are considered, and only when a clear gap
     separates them from the rest of the page; of those, a line goes when it is a page
-    number, or when it is set smaller than the body text, is not a footnote, and lies
-    outside the document's text block (`in_text_block(line, at_top)`: where the other
-    pages' prose begins or ends; a page's first line there, a heading set in a small
-    monospaced face say, is content).
+    number, or when it is set smaller than the body text and is not a footnote.
     """
     if len(lines) < 2:
         return set()
@@ -239,10 +227,7 @@ def margin_furniture(
                         continue
                     text = " ".join(ln.text.split())
                     if PAGE_NUMBER.search(text) or (
-                        ln.size <= body - SMALLER_PT
-                        and len(text) <= 120
-                        and not _FOOTNOTE_MARK.match(text)
-                        and not in_text_block(ln, at_top)
+                        ln.size <= body - 0.75 and len(text) <= 120 and not _FOOTNOTE_MARK.match(text)
                     ):
                         drop.add(id(ln))
             break

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from .census import PageFonts
-from .furniture import PAGE_LABEL, PAGE_NUMBER, SMALLER_PT, Candidate, is_ornament, running_candidates, running_text
+from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
 from .layout import BOLD, MONO, Line, PageModel, chars_at_least
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
@@ -44,21 +44,6 @@ _EDGE_2_PAGES = 0.08  # fraction of the page height: with two pages, only lines 
 # this quantile over the pages parsed (a low one: chapter openings start lower). A margin row
 # beyond the margin bands is a running line only outside it.
 _BLOCK_QUANTILE = 0.1
-# Ems of the body text: a margin line this much further out than where the text of most
-# pages begins still lies in the text block (first lines of different sizes start a few
-# points apart; a running line stands at least 1.5 ems apart from the text).
-_BLOCK_SLACK_EMS = 1.0
-# Lines from each edge of a page looked at for where its text block begins or ends (past
-# a running title of two or three lines).
-_BLOCK_EDGE_LINES = 4
-# Counted again as pages are parsed: on every new page up to this many pages, then once the
-# pages have grown by this factor (a long document's edges settle; counting them for every
-# page would take time in the square of its pages).
-_BLOCK_RECOUNT_PAGES = 32
-_BLOCK_RECOUNT_GROWTH = 1.1
-# (points from the edge, size, and for a margin candidate its running key and whether it
-# runs on into the text) of one of a page's outermost lines; a page number's key is None.
-EdgeLine = tuple[float, float, tuple[tuple[bool, str], bool] | None]
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
 
 
@@ -91,13 +76,6 @@ class DocStats:
         # Per page with prose: distance from the top edge to its first prose line, and from
         # the bottom edge to its last (points).
         self._prose_reach: tuple[list[float], list[float]] = ([], [])
-        # The outermost worded lines of each page, `_BLOCK_EDGE_LINES` from the top and from
-        # the bottom: (distance from that edge, size, running key of a margin candidate), from
-        # which `in_text_block` tells where the text block begins and ends; and that, sorted,
-        # as of `_block_pages` pages.
-        self._edge_lines: list[tuple[list[EdgeLine], list[EdgeLine]]] = []
-        self._block_edges: tuple[list[float], list[float]] = ([], [])
-        self._block_pages = 0
         self._body: float | None = None
         self._levels: dict[float, int] | None = None
         # Lines with words per font size, and the pages they sit on: which sizes are
@@ -177,7 +155,6 @@ class DocStats:
         if prose_top < math.inf:
             self._prose_reach[0].append(prose_top)
             self._prose_reach[1].append(prose_bottom)
-        self._add_block_edges(page, {key: (found[0], not found[1].apart) for key, found in on_page.items()})
         for above, below in zip(page.lines, page.lines[1:], strict=False):
             if (
                 above.size == below.size
@@ -360,53 +337,6 @@ class DocStats:
             return count >= 2
         return count >= (_RUNNING_MIN_PAGES if apart else max(3, math.ceil(_RUNNING_SHARE * self.pages)))
 
-    def _add_block_edges(self, page: PageModel, candidates: dict[int, tuple[tuple[bool, str], bool]]) -> None:
-        worded = [ln for ln in page.lines if not ln.vertical and chars_at_least((ln.text,), 2)]
-        if not worded:
-            return
-        down = sorted(worded, key=lambda ln: ln.top)
-        up = sorted(worded, key=lambda ln: -ln.bottom)
-        self._edge_lines.append(
-            (
-                [(ln.top, ln.size, _edge_key(ln, candidates)) for ln in down[:_BLOCK_EDGE_LINES]],
-                [(page.height - ln.bottom, ln.size, _edge_key(ln, candidates)) for ln in up[:_BLOCK_EDGE_LINES]],
-            )
-        )
-
-    def _text_edges(self) -> tuple[list[float], list[float]]:
-        """Where the text block of each page parsed begins and ends (points from the top and
-        from the bottom edge), sorted: its outermost line set in the body text's size that
-        is no furniture: no page number, not a margin line standing apart from the text, no
-        running line (its text, numbers masked, on another page's margin)."""
-        if self.pages > self._block_pages and (
-            self._block_pages < _BLOCK_RECOUNT_PAGES or self.pages >= _BLOCK_RECOUNT_GROWTH * self._block_pages
-        ):
-            body = self.body_size
-            edges: tuple[list[float], list[float]] = ([], [])
-            for sides in self._edge_lines:
-                for side, lines in enumerate(sides):
-                    for reach, size, key in lines:
-                        if abs(size - body) < SMALLER_PT and (
-                            key is None or (key[1] and len(self._running.get(key[0], ())) < 2)
-                        ):
-                            edges[side].append(reach)
-                            break
-            self._block_edges = (sorted(edges[0]), sorted(edges[1]))
-            self._block_pages = self.pages
-        return self._block_edges
-
-    def in_text_block(self, line: Line, at_top: bool, height: float) -> bool:
-        """Whether a line of the top (or bottom) margin of a page `height` points tall lies
-        in the document's text block: no further out than where the text of most pages
-        begins (ends), less `_BLOCK_SLACK_EMS`. False while no page has text."""
-        edges = self._text_edges()[0 if at_top else 1]
-        if not edges:
-            return False
-        # Not one page alone: a title page's masthead above the text block of the others.
-        edge = edges[min(len(edges) - 1, max(1, int(_BLOCK_QUANTILE * (len(edges) - 1))))]
-        reach = line.top if at_top else height - line.bottom
-        return reach >= edge - _BLOCK_SLACK_EMS * self.body_size
-
     def _outside_text_block(self, at_top: bool, reach: float) -> bool:
         """Whether a line reaching `reach` points in from the top (or bottom) edge stays
         outside the document's text block, as the pages parsed so far place it."""
@@ -414,13 +344,3 @@ class DocStats:
         if not reaches:
             return False
         return reach <= reaches[int(_BLOCK_QUANTILE * (len(reaches) - 1))]
-
-
-def _edge_key(line: Line, candidates: dict[int, tuple[tuple[bool, str], bool]]) -> tuple[tuple[bool, str], bool] | None:
-    """What `_text_edges` needs of a page's outermost line: a page number is furniture
-    (marked as a margin line standing apart), a margin candidate its key and whether it
-    runs on into the text, any other line None."""
-    text = " ".join(line.text.split())
-    if PAGE_NUMBER.search(text) or PAGE_LABEL.search(text):
-        return ((True, ""), False)
-    return candidates.get(id(line))

@@ -110,9 +110,7 @@ def furniture_stage(work: PageWork) -> None:
     lines: list[Line] = []
     for ln in page.lines:
         (running if stats.is_running(ln, page) else lines).append(ln)
-    furniture = margin_furniture(
-        lines, page, stats.body_size, lambda ln, at_top: stats.in_text_block(ln, at_top, page.height)
-    ) | ornaments(page, lines)
+    furniture = margin_furniture(lines, page, stats.body_size) | ornaments(page, lines)
     if furniture:
         running += [ln for ln in lines if id(ln) in furniture]
         lines = [ln for ln in lines if id(ln) not in furniture]

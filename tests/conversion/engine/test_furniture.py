@@ -161,33 +161,6 @@ def test_a_number_that_ends_the_text_block_is_kept(tmp_path: Path) -> None:
     ]
 
 
-def test_a_small_heading_that_starts_or_ends_a_page_inside_the_text_block_is_kept(tmp_path: Path) -> None:
-    # An API reference printed with narrow margins: a small running title above the text
-    # block of every page, a page number below it; the text block starts inside the top
-    # band and full pages end inside the bottom band. One page starts with a method's
-    # heading set in a small monospaced face, another ends with one (its text on the next
-    # page): each is unique, set apart from the text by a heading's space, but lies where
-    # the other pages have their text. Content, not furniture; the running lines go.
-    def page(n: int) -> list[Op]:
-        ops: list[Op] = [Text(250, 772, "Handbook of the river", 8), Text(480, 20, f"Page {n} of 12", 8)]
-        text = body(n, 49)
-        if n == 5:
-            ops.append(Text(72, 745, "stats.blocks()", 9, font="MB"))
-            ops += lines(72, 715, text[:47])
-        elif n == 8:
-            ops += lines(72, 745, text[:47])
-            ops.append(Text(72, 66, "readStream.path", 9, font="MB"))
-        else:
-            ops += lines(72, 745, text)
-        return ops
-
-    result = convert(make_pdf(tmp_path / "a.pdf", [page(n) for n in range(1, 13)]))
-    assert "stats.blocks()" in result.pages[4].markdown
-    assert "readStream.path" in result.pages[7].markdown
-    furniture = {e.text for p in result.pages for e in p.elements if not e.in_markdown}
-    assert furniture == {"Handbook of the river", *(f"Page {n} of 12" for n in range(1, 13))}
-
-
 def test_a_small_line_above_the_text_block_of_one_page_is_still_furniture(tmp_path: Path) -> None:
     # A journal's first page: a small line above the text block, printed on that page
     # only (so repetition cannot find it), set apart from the text: furniture by position.
