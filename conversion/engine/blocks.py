@@ -620,44 +620,51 @@ def merge_wrapped_headings(blocks: list[Block], params: HeadingParams = DEFAULT.
     out: list[Block] = []
     for block in blocks:
         prev = out[-1] if out else None
-        if prev is not None and prev.kind == "h" and block.kind == "h" and _tagged_wrap(prev, block, blocks, p):
-            # A tagged PDF names both lines headings of the same level (a browser tags
-            # each line of a heading that wraps in a narrow column, and a line set partly in
-            # a monospaced face measures apart from the next): one heading when they sit as
-            # one heading's lines do.
+        if prev is not None and prev.kind == "h" and block.kind == "h" and _wrapped(prev, block, blocks, p):
             prev.lines.extend(block.lines)
             continue
-        if (
-            prev is not None
-            and prev.kind == "h"
-            and block.kind == "h"
-            and block.level in (prev.level, prev.level + 1)
-            and not prev.pinned
-            and not block.pinned
-        ):
-            above, below = prev.lines[-1], block.lines[0]
-            size = above.size
-            gap = below.top - above.bottom
-            # A display title may set its second line a size smaller, but tight below
-            # the first: still one heading. A sub-heading keeps its distance.
-            smaller = (
-                p.wrap_smaller_share * size <= below.size < size - p.wrap_size_tolerance_pt
-                and gap <= p.wrap_smaller_gap_em * size
-            )
-            if (
-                ((abs(below.size - size) <= p.wrap_size_tolerance_pt and prev.level == block.level) or smaller)
-                and (above.style & BOLD) == (below.style & BOLD)
-                and p.wrap_gap_min_em * size <= gap <= p.wrap_gap_max_em * size
-                and (
-                    abs(below.x0 - above.x0) <= p.wrap_left_em * size
-                    or abs(below.x0 + below.x1 - above.x0 - above.x1) <= p.wrap_centre_em * size
-                )
-                and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
-            ):
-                prev.lines.extend(block.lines)
-                continue
         out.append(block)
     return out
+
+
+def _wrapped(prev: Block, block: Block, blocks: list[Block], p: HeadingParams) -> bool:
+    """Whether heading `block` is the next line of heading `prev`, wrapped."""
+    if _tagged_wrap(prev, block, blocks, p):
+        # A tagged PDF names both lines headings of the same level (a browser tags each
+        # line of a heading that wraps in a narrow column, and a line set partly in a
+        # monospaced face measures apart from the next): one heading when they sit as one
+        # heading's lines do.
+        return True
+    if block.level not in (prev.level, prev.level + 1) or prev.pinned or block.pinned:
+        return False
+    above, below = prev.lines[-1], block.lines[0]
+    size = above.size
+    # A display title may set its second line a size smaller, but tight below the first:
+    # still one heading. A sub-heading keeps its distance.
+    smaller = (
+        p.wrap_smaller_share * size <= below.size < size - p.wrap_size_tolerance_pt
+        and below.top - above.bottom <= p.wrap_smaller_gap_em * size
+    )
+    return (
+        ((abs(below.size - size) <= p.wrap_size_tolerance_pt and prev.level == block.level) or smaller)
+        and (above.style & BOLD) == (below.style & BOLD)
+        and _stacked(prev, block, size, p, centred=True)
+    )
+
+
+def _stacked(prev: Block, block: Block, size: float, p: HeadingParams, *, centred: bool) -> bool:
+    """Whether `block`'s first line sits under `prev`'s last as a heading's next line does:
+    at a line's gap (in ems of `size`), starting where it starts (or, `centred`, centred
+    under it), the two within a wrapped heading's lines."""
+    above, below = prev.lines[-1], block.lines[0]
+    return (
+        p.wrap_gap_min_em * size <= below.top - above.bottom <= p.wrap_gap_max_em * size
+        and (
+            abs(below.x0 - above.x0) <= p.wrap_left_em * size
+            or (centred and abs(below.x0 + below.x1 - above.x0 - above.x1) <= p.wrap_centre_em * size)
+        )
+        and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
+    )
 
 
 def _tagged_wrap(prev: Block, block: Block, blocks: list[Block], p: HeadingParams) -> bool:
@@ -669,12 +676,7 @@ def _tagged_wrap(prev: Block, block: Block, blocks: list[Block], p: HeadingParam
     if not (prev.pinned and block.pinned and above.heading and above.heading == below.heading):
         return False
     size = max(above.size, below.size)
-    if not (
-        prev.level == block.level
-        and p.wrap_gap_min_em * size <= below.top - above.bottom <= p.wrap_gap_max_em * size
-        and abs(below.x0 - above.x0) <= p.wrap_left_em * size
-        and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
-    ):
+    if prev.level != block.level or not _stacked(prev, block, size, p, centred=False):
         return False
     # The column: the lines that start where the heading starts.
     right = max(
