@@ -220,6 +220,11 @@ class TableParams:
     band_prose_width_share: float = 0.22
     # count: a table of bands has at least this many rows with two cells or more filled.
     band_min_filled_rows: int = 3
+    # share of the median gap above the rows whose first cell is filled: a row with its
+    # first cell empty standing closer than this under the row above holds that row's
+    # cells wrapped (a wrapped cell's lines sit at the text's leading; rows are parted by
+    # the cells' padding as well).
+    band_wrap_gap_share: float = 0.75
 
 
 @dataclass(frozen=True)

@@ -595,7 +595,9 @@ def _unruled_pass(
 
     for row in rows:
         multi = len(row) >= 2 and all(b.x0 - a.x1 >= p.band_gap_em * min(a.size, b.size) for a, b in pairwise(row))
-        if multi:
+        if run and _wrapped_cells(row, run, p):
+            run[-1].extend(row)
+        elif multi:
             if run:
                 prev_bottom = max(ln.bottom for ln in run[-1])
                 gap = min(ln.top for ln in row) - prev_bottom
@@ -672,6 +674,34 @@ def _list_rows(rows: list[list[str]]) -> bool:
                 return False
             marked += 1
     return 2 * marked > len(rows)
+
+
+def _wrapped_cells(row: list[Line], run: list[list[Line]], p: TableParams) -> bool:
+    """Whether `row` holds the cells of the run's last row wrapped onto another line: each
+    of its chunks stands under one cell of that row outside the first column, within that
+    cell's column, and the row stands closer under it than the run's rows with a first cell
+    stand under theirs (a wrapped cell's lines sit at the text's leading; rows are parted
+    by the cells' padding as well)."""
+    above = run[-1]
+    # The first column ends where its narrowest cell does.
+    first = min(min(r, key=lambda ln: ln.x0).x1 for r in run)
+    cells = sorted(above, key=lambda ln: ln.x0)
+    for ln in row:
+        under = [i for i, a in enumerate(cells) if a.x0 <= ln.x1 and ln.x0 <= a.x1]
+        if len(under) != 1 or ln.x0 <= first or cells[under[0]].x0 <= first:
+            return False
+        after = under[0] + 1
+        if after < len(cells) and ln.x1 >= cells[after].x0:
+            return False
+    lead_gaps = sorted(
+        min(ln.top for ln in b) - max(ln.bottom for ln in a)
+        for a, b in pairwise(run)
+        if min(ln.x0 for ln in b) <= first
+    )
+    if not lead_gaps:
+        return False
+    gap = min(ln.top for ln in row) - max(ln.bottom for ln in above)
+    return gap < p.band_wrap_gap_share * lead_gaps[len(lead_gaps) // 2]
 
 
 def _band_table(run: list[list[Line]], page: PageModel, params: TableParams = DEFAULT.tables) -> Table | None:

@@ -29,7 +29,7 @@ from conversion.engine.structure import (
     tables_stage,
     vertical_stage,
 )
-from conversion.engine.tables import find_ruled_tables, find_unruled_tables
+from conversion.engine.tables import Table, find_ruled_tables, find_unruled_tables
 
 WIDTH, HEIGHT = 612.0, 792.0
 BODY = "The committee met twice in the spring and agreed on a"  # a body line (long, regular)
@@ -212,6 +212,61 @@ def test_band_min_filled_rows_decides_how_many_rows_make_a_table() -> None:
     page = page_of(lines)
 
     assert find_unruled_tables(page, lines, 10.0, params=TableParams(band_min_filled_rows=5)) == ([], lines)
+
+
+def _wrapped_cell_lines(wrap_pitch: float) -> list[Line]:
+    """A header and three rows of three columns, rows 20 points apart; the second row's
+    last cell wraps onto a line `wrap_pitch` points under its first."""
+    rows = [("Name", "Game", "Blame"), ("Lebron", "Basketball", "Leaving"), ("Ryan", "Baseball", "Steroids")]
+    lines: list[Line] = []
+    top = 100.0
+    for i, row in enumerate(rows):
+        lines += [line(text, x, top) for text, x in zip(row, (72, 172, 272), strict=True)]
+        if i == 1:
+            lines.append(line("Cleveland", 272, top + wrap_pitch))
+            top += wrap_pitch
+        top += 20
+    lines += [line("Russell", 72, top), line("Football", 172, top), line("Tacky", 272, top)]
+    return lines
+
+
+def test_a_cell_wrapped_onto_a_second_line_stays_in_its_row() -> None:
+    lines = _wrapped_cell_lines(wrap_pitch=12)
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0)
+
+    assert [t.rows for t in tables] == [
+        [
+            ["Name", "Game", "Blame"],
+            ["Lebron", "Basketball", "Leaving Cleveland"],
+            ["Ryan", "Baseball", "Steroids"],
+            ["Russell", "Football", "Tacky"],
+        ]
+    ]
+    assert rest == []
+
+
+def _cell_texts(tables: list[Table]) -> set[str]:
+    return {cell for t in tables for row in t.rows for cell in row}
+
+
+def test_a_line_under_a_later_cell_at_the_rows_own_spacing_is_not_that_cell() -> None:
+    # Set 20 points under the cell, as rows stand: not the cell's text wrapped.
+    lines = _wrapped_cell_lines(wrap_pitch=20)
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0)
+
+    assert "Leaving Cleveland" not in _cell_texts(tables)
+    assert "Cleveland" in [ln.text for ln in rest]
+
+
+def test_band_wrap_gap_share_decides_how_close_a_wrapped_line_stands() -> None:
+    lines = _wrapped_cell_lines(wrap_pitch=12)
+    # Rows stand 10 points apart, the wrapped line 2: a share of 0.1 leaves it apart.
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, params=TableParams(band_wrap_gap_share=0.1))
+
+    assert "Leaving Cleveland" not in _cell_texts(tables)
+    assert "Cleveland" in [ln.text for ln in rest]
 
 
 # blocks: PageParams and BlockParams
