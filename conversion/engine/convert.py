@@ -56,7 +56,7 @@ from .pdfium_source import PdfiumPageParser, open_pdfium
 from .screen import text_pages
 from .stats import FIRST_SECTION_LEVEL
 from .structure import DocStats, render_page
-from .tags import StructureHeadings
+from .tags import StructureTags
 
 __all__ = [
     "ENGINES",
@@ -383,13 +383,14 @@ def _iter_models(
     selected: Sequence[int],
     should_stop: Callable[[], bool] | None,
     timings: dict[str, float],
-    headings: Callable[[int], dict[int, int]] | None = None,
+    tagged: Callable[[int], dict[int, int]] | None = None,
     ocr: PageOcr | None = None,
     pdfium: PdfiumPageParser | None = None,
 ) -> Iterator[PageModel | int]:
-    """Page models in order; yields a failed page's number instead of its model. With
-    `ocr`, the pages that need it (or all, when forced) are read from their picture. With
-    `pdfium`, PDFium lays out the pages instead of pdfminer.six.
+    """Page models in order; yields a failed page's number instead of its model. `tagged`:
+    a tagged PDF's MCIDs of a page (`StructureTags.mcids`). With `ocr`, the pages that need
+    it (or all, when forced) are read from their picture. With `pdfium`, PDFium lays out the
+    pages instead of pdfminer.six.
 
     Stops (returns) when should_stop asks to, dropping the page in progress.
 
@@ -432,7 +433,7 @@ def _iter_models(
             continue
         model: PageModel | None
         try:
-            marked = headings(number) if headings is not None else None
+            marked = tagged(number) if tagged is not None else None
             if pdfium is None:
                 assert isinstance(page, PDFPage)
                 model = parser.parse(page, number, marked)
@@ -828,9 +829,7 @@ def parse_pages(
             reader = PageOcr(path, password, ocr) if ocr.mode != "off" else None
             source = open_pdfium(path, password, should_stop, opened.pikepdf) if engine == PDFIUM_ENGINE_ID else None
             selected = _selected(pages, opened.info.page_count or 0)
-            models = list(
-                _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), reader, source)
-            )
+            models = list(_iter_models(opened, selected, should_stop, timings, _tagged_mcids(opened), reader, source))
             return ParsedPages(models, stopped=len(models) < len(selected), timings=timings)
         except Exception as exc:
             raise _page_work_error(exc, pages[0] if pages else 1) from None
@@ -858,10 +857,11 @@ def _in_selection(parsed: Iterable[PageModel | int], selected: Sequence[int]) ->
         yield item
 
 
-def _tagged_headings(opened: OpenedDocument) -> Callable[[int], dict[int, int]] | None:
-    """Per page, the MCIDs a tagged PDF puts in headings (None for an untagged PDF)."""
-    structure = StructureHeadings(opened.pikepdf) if opened.pikepdf is not None else None
-    return structure.heading_mcids if structure is not None and structure.present else None
+def _tagged_mcids(opened: OpenedDocument) -> Callable[[int], dict[int, int]] | None:
+    """Per page, the MCIDs a tagged PDF's structure tree holds, with the level of the heading
+    each lies in (0: none); None for an untagged PDF."""
+    structure = StructureTags(opened.pikepdf) if opened.pikepdf is not None else None
+    return structure.mcids if structure is not None and structure.present else None
 
 
 def _convert_checked(
@@ -1064,7 +1064,7 @@ def _convert_opened(
         return True
 
     if models is None:
-        models = _iter_models(opened, selected, should_stop, timings, _tagged_headings(opened), ocr, source)
+        models = _iter_models(opened, selected, should_stop, timings, _tagged_mcids(opened), ocr, source)
     for item in models:
         if isinstance(item, PageModel):
             parsed_ok += 1

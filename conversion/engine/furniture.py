@@ -192,7 +192,8 @@ def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int
     headers that alternate between left and right pages. Only the outermost one or two
     text rows of the top and bottom bands are considered, and only when a clear gap
     separates them from the rest of the page; of those, a line goes when it is a page
-    number, or when it is set smaller than the body text and is not a footnote.
+    number, or when it is set smaller than the body text and is not a footnote; never a line
+    a tagged PDF's structure tree holds (`Line.tagged`).
     """
     if len(lines) < 2:
         return set()
@@ -223,7 +224,8 @@ def margin_furniture(lines: list[Line], page: PageModel, body: float) -> set[int
                 continue
             for band_row in ordered[: depth + 1]:
                 for ln in band_row:
-                    if ln.vertical:
+                    if ln.vertical or ln.tagged:
+                        # (A tagged PDF's structure tree holds the line: content.)
                         continue
                     text = " ".join(ln.text.split())
                     if PAGE_NUMBER.search(text) or (

@@ -104,6 +104,8 @@ class Line:
     code_glyphs: list[bool] | None = None
     hidden: str = ""  # why a reader of the page cannot see it (a HIDDEN_* reason), else ""
     heading: int = 0  # level of the heading a tagged PDF's structure puts the line in (see `tags`)
+    # A tagged PDF's structure tree holds all of the line's text: content, not furniture.
+    tagged: bool = False
     confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
 
     @property
@@ -304,17 +306,21 @@ class _BudgetedAggregator(PDFPageAggregator):
         self.covers = Covers((0.0, 0.0, 0.0, 0.0))
         self._optional: list[bool] = []  # marked content open, and whether it is optional content
         self._painting = False
-        # MCID -> heading level of the page's tagged text (`tags`), the level of each marked
-        # content open, and the boxes (level, x0, y0, x1, y1) of the text drawn in headings.
-        self.heading_mcids: dict[int, int] = {}
+        # MCID -> heading level (0: none) of the page's tagged text (`tags`); for each marked
+        # content open, the level of the heading it lies in (0: none; -1: outside the
+        # structure tree); the boxes (level, x0, y0, x1, y1) of the text drawn in headings,
+        # and those of the text drawn outside the tree, on a tagged page.
+        self.tagged_mcids: dict[int, int] = {}
         self._marked: list[int] = []
         self.heading_boxes: list[tuple[int, float, float, float, float]] = []
+        self.untagged_boxes: list[tuple[int, float, float, float, float]] = []
 
     def begin_page(self, page: PDFPage, ctm: Any) -> None:
         self.hidden = {}
         self._optional = []
         self._marked = []
         self.heading_boxes = []
+        self.untagged_boxes = []
         self.objects = 0
         self._next_poll = _POLL_EVERY
         self.started = time.monotonic()
@@ -366,10 +372,10 @@ class _BudgetedAggregator(PDFPageAggregator):
             if reason:
                 for obj in item._objs[before:]:
                     self.hidden[id(obj)] = reason
-            level = self._marked[-1] if self._marked else 0
-            if level:
+            level = self._marked[-1] if self._marked else -1
+            if level > 0 or (level < 0 and self.tagged_mcids):
                 objs = item._objs[before:]
-                self.heading_boxes.append(
+                (self.heading_boxes if level > 0 else self.untagged_boxes).append(
                     (
                         level,
                         min(o.x0 for o in objs),
@@ -401,11 +407,11 @@ class _BudgetedAggregator(PDFPageAggregator):
 
     def begin_tag(self, tag: PSLiteral, props: Any = None) -> None:
         self._optional.append(getattr(tag, "name", None) == "OC")
-        level = self._marked[-1] if self._marked else 0
-        if self.heading_mcids and isinstance(props, dict):
+        level = self._marked[-1] if self._marked else -1
+        if self.tagged_mcids and isinstance(props, dict):
             mcid = props.get("MCID")
             if isinstance(mcid, int):
-                level = self.heading_mcids.get(mcid, 0)
+                level = self.tagged_mcids.get(mcid, -1)
         self._marked.append(level)
 
     def end_tag(self) -> None:
@@ -466,16 +472,17 @@ class PageParser:
         self._device = _BudgetedAggregator(self._rsrcmgr, self._laparams, should_stop)
         self._interpreter = CoveringInterpreter(self._rsrcmgr, self._device)
 
-    def parse(self, page: PDFPage, number: int, headings: dict[int, int] | None = None) -> PageModel:
-        """Lay out `page` and return its model; `headings` maps the MCIDs of the page's
-        tagged text that lies in heading elements to their level (`tags`).
+    def parse(self, page: PDFPage, number: int, tagged: dict[int, int] | None = None) -> PageModel:
+        """Lay out `page` and return its model; `tagged` maps the MCIDs of the page's text
+        that a tagged PDF's structure tree holds to the level of the heading each lies in (0:
+        none; `tags`).
 
         Raises:
             PageAborted: should_stop returned True during the page.
             PageTooComplex: the page exceeded its work budget.
             Exception: whatever pdfminer raises on a broken page (caller maps it).
         """
-        self._device.heading_mcids = headings or {}
+        self._device.tagged_mcids = tagged or {}
         self._interpreter.process_page(page)
         ltpage = self._device.get_result()
         if time.monotonic() - self._device.started > MAX_SECONDS_PER_PAGE:
@@ -483,6 +490,8 @@ class PageParser:
         model = build_model(ltpage, number, self._device.hidden)
         if self._device.heading_boxes:
             mark_headings(model, self._device.heading_boxes, ltpage.y1)
+        if tagged:
+            mark_tagged(model, self._device.untagged_boxes, ltpage.y1)
         return model
 
 
@@ -501,6 +510,22 @@ def mark_headings(model: PageModel, boxes: list[tuple[int, float, float, float, 
                 if y0 <= cy <= y1 and x0 <= gx + 0.5 <= x1:
                     line.heading = level
                     break
+
+
+# Runs of text drawn outside the structure tree (a count) past which a tagged page is taken
+# for one tagged in part only: its tags then say nothing of what is furniture. A page of a
+# browser's or a word processor's print has a few (running header and footer, page number).
+MAX_UNTAGGED_RUNS = 200
+
+
+def mark_tagged(model: PageModel, untagged: list[tuple[int, float, float, float, float]], page_top: float) -> None:
+    """Mark `tagged` each line of a tagged page that no text drawn outside the structure tree
+    (boxes x0, y0, x1, y1 after a level, bottom-up) reaches: content by the PDF's own account."""
+    if len(untagged) > MAX_UNTAGGED_RUNS:
+        return
+    for line in model.lines:
+        cy = page_top - line.cy
+        line.tagged = not any(y0 <= cy <= y1 and x0 < line.x1 and line.x0 < x1 for _, x0, y0, x1, y1 in untagged)
 
 
 # Lines that may need script repairs; plain Latin lines skip them.

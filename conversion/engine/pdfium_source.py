@@ -51,6 +51,7 @@ from .layout import (
     has_rtl,
     hidden_by_state,
     mark_headings,
+    mark_tagged,
 )
 from .limits import LIMITS, StreamTooLarge, _inflate, _unlzw, _unrunlength, checkpoint
 from .occlusion import (
@@ -471,7 +472,7 @@ def _page_frame(page: int) -> tuple[Matrix, float, float]:
 class _TextObject:
     """What the characters of one text object share."""
 
-    __slots__ = ("descent", "font", "fontname", "heading", "order", "reason", "size", "upright")
+    __slots__ = ("descent", "font", "fontname", "heading", "order", "reason", "size", "tagged", "upright")
 
     def __init__(self, fontname: str, size: float, reason: str, heading: int, upright: bool, descent: float) -> None:
         self.fontname = fontname
@@ -482,6 +483,7 @@ class _TextObject:
         self.descent = descent  # points from the baseline down to the foot of a glyph's box
         self.order = -1  # its place among the page's objects in drawing order (set by the walk)
         self.font = 0  # PDFium's handle of its font (0: none known)
+        self.tagged = False  # a tagged PDF's structure tree holds its text
 
 
 # The text object of no glyph yet (`_PageText.read` starts with it).
@@ -873,9 +875,10 @@ class PdfiumPageParser:
     def close(self) -> None:
         self._pdf.close()
 
-    def parse(self, number: int, headings: dict[int, int] | None = None) -> PageModel:
-        """The model of page `number` (1-based); `headings` maps the MCIDs of the page's
-        tagged text that lies in heading elements to their level (`tags`).
+    def parse(self, number: int, tagged: dict[int, int] | None = None) -> PageModel:
+        """The model of page `number` (1-based); `tagged` maps the MCIDs of the page's text
+        that a tagged PDF's structure tree holds to the level of the heading each lies in (0:
+        none; `tags`).
 
         Raises:
             PageAborted: should_stop returned True during the page.
@@ -902,7 +905,7 @@ class PdfiumPageParser:
                 # The objects walked since the walk last counted them, and the page's characters.
                 clock.count(walk.order % _WALK_POLL_EVERY + max(0, _count_chars(_handle(textpage))))
                 spaces = walk.spaces
-                page_text = _PageText(self, _handle(textpage), ctm, walk, headings or {}, started)
+                page_text = _PageText(self, _handle(textpage), ctm, walk, tagged or {}, started)
                 page_text.read()
             finally:
                 textpage.close()
@@ -940,6 +943,8 @@ class PdfiumPageParser:
             finish_model(model)
             if page_text.heading_boxes:
                 mark_headings(model, page_text.heading_boxes, height)
+            if tagged:
+                mark_tagged(model, page_text.untagged_boxes, height)
             return model
         finally:
             page.close()
@@ -1022,7 +1027,7 @@ class _PageText:
         textpage: int,
         ctm: Matrix,
         walk: _Walk,
-        headings: dict[int, int],
+        tagged: dict[int, int],
         started: float,
         *,
         keep: bool = False,
@@ -1033,7 +1038,7 @@ class _PageText:
         self.textpage = textpage
         self.ctm = ctm
         self.walk = walk
-        self.headings = headings
+        self.tagged = tagged  # the page's MCIDs in the structure tree (`tags`)
         self.started = started
         self.rtl = False
         self.chars: list[tuple[LTChar, _TextObject]] | None = None
@@ -1042,6 +1047,14 @@ class _PageText:
         self.lines: list[_Line] = []
         self.hidden: dict[int, str] = {}
         self.heading_boxes: list[tuple[int, float, float, float, float]] = []
+        # On a tagged page, the box (x0, y0, x1, y1) of each text object drawn outside the
+        # structure tree, by object.
+        self.untagged: dict[int, list[float]] = {}
+
+    @property
+    def untagged_boxes(self) -> list[tuple[int, float, float, float, float]]:
+        """The text drawn outside the structure tree, as `layout.mark_tagged` takes it."""
+        return [(-1, x0, y0, x1, y1) for x0, y0, x1, y1 in self.untagged.values()]
 
     def read(self) -> None:
         textpage = self.textpage
@@ -1078,6 +1091,9 @@ class _PageText:
         order = self.walk.text_order
         hidden = self.hidden
         heading_boxes = self.heading_boxes
+        untagged = self.untagged
+        tagged_page = bool(self.tagged)
+        outside: dict[int, list[float]] | None = None  # `untagged`, for a glyph outside the tree
         kept = self.chars
         lines = self.lines
         space = _SPACE
@@ -1122,9 +1138,10 @@ class _PageText:
                 known = objects.get(obj)
                 if known is None:
                     known = objects[obj] = _text_object_info(
-                        chars, i, obj, self.headings, order.get(obj, 0), object_cache
+                        chars, i, obj, self.tagged, order.get(obj, 0), object_cache
                     )
                 info = known
+                outside = untagged if tagged_page and not info.tagged else None
                 size, upright, reason, heading, descent, fontname = (
                     info.size,
                     info.upright,
@@ -1197,6 +1214,12 @@ class _PageText:
                 hidden[id(c)] = reason
             if heading:
                 heading_boxes.append((heading, x0, y0, x1, y1))
+            if outside is not None:
+                box = outside.get(obj)
+                if box is None:
+                    outside[obj] = [x0, y0, x1, y1]
+                else:
+                    box[0], box[1], box[2], box[3] = min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)
             poll -= 1
             if not poll:
                 poll = _POLL_EVERY
@@ -1285,9 +1308,10 @@ class _ObjectCache:
 
 
 def _text_object_info(
-    chars: _Chars, index: int, obj: int, headings: dict[int, int], order: int, cache: _ObjectCache
+    chars: _Chars, index: int, obj: int, tagged: dict[int, int], order: int, cache: _ObjectCache
 ) -> _TextObject:
-    """What the characters of the text object `obj` share, read at its character `index`."""
+    """What the characters of the text object `obj` share, read at its character `index`;
+    `tagged`: the page's MCIDs in the structure tree, with their heading level (`tags`)."""
     size, matrix = chars.object_info(index)
     upright = True
     if matrix is not None:
@@ -1302,7 +1326,7 @@ def _text_object_info(
         mode, filled, r, g, b_, _ = key
         color = (r / 255, g / 255, b_ / 255) if filled else None
         reason = cache.reasons[key] = hidden_by_state(mode, None, color)
-    heading = headings.get(mcid, 0) if headings and mcid >= 0 else 0
+    level = tagged.get(mcid, -1) if tagged and mcid >= 0 else -1
     # Points from the baseline down to the foot of the glyph box: the font's descent (its
     # descriptor's, as pdfminer reads it) at the size drawn.
     descent = cache.descents.get((font, size))
@@ -1313,7 +1337,8 @@ def _text_object_info(
     name = cache.names.get(font)
     if name is None:
         name = cache.names[font] = _font_name(font)
-    info = _TextObject(name, size, reason, heading, upright, descent)
+    info = _TextObject(name, size, reason, max(level, 0), upright, descent)
+    info.tagged = level >= 0
     info.order = order
     info.font = font
     return info

@@ -1,11 +1,13 @@
-"""Heading levels a tagged PDF declares: its structure tree's H1-H6 elements.
+"""What a tagged PDF declares of its text: which is content, and which content is a heading.
 
 A tagged PDF (ISO 32000-1, 14.8) says what each run of text is: its marked content carries
 an MCID, and the page's entry in the structure tree's parent tree names the structure
 element each MCID belongs to (a paragraph, a list item, a heading of level N). Browsers,
 word processors and publishing tools write it for accessibility. Where it names headings,
-their level is the author's, not a guess from font sizes: `heading_mcids` gives, for one
-page, the MCIDs whose text lies inside a heading element, with the heading's level.
+their level is the author's, not a guess from font sizes. Text the structure tree holds is
+content; page furniture (running headers, page numbers) is marked as an artifact or left out
+of the tree (ISO 32000-1, 14.8.2.2). `StructureTags.mcids` gives, for one page, every MCID the
+tree holds, with the level of the heading element it lies in (0 for other content).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import pikepdf
 
-__all__ = ["StructureHeadings"]
+__all__ = ["StructureTags"]
 
 _LEVELS = {f"/H{n}": n for n in range(1, 7)}
 # Structure elements climbed from a piece of text to the heading that holds it, at most
@@ -27,8 +29,8 @@ _MAX_MCIDS = 100_000
 _MAX_TREE_NODES = 4_096
 
 
-class StructureHeadings:
-    """The heading elements of a document's structure tree, read page by page."""
+class StructureTags:
+    """The content and the heading elements of a document's structure tree, read page by page."""
 
     def __init__(self, pdf: pikepdf.Pdf) -> None:
         self._pdf = pdf
@@ -46,9 +48,10 @@ class StructureHeadings:
     def present(self) -> bool:
         return isinstance(self._tree, pikepdf.Dictionary)
 
-    def heading_mcids(self, number: int) -> dict[int, int]:
-        """MCID -> heading level (1-6) for the text of page `number` (1-based) inside
-        heading elements; empty without a structure tree or headings."""
+    def mcids(self, number: int) -> dict[int, int]:
+        """MCID -> heading level (1-6) of each MCID of page `number` (1-based) that the
+        structure tree holds, 0 where its element lies in no heading; empty without a
+        structure tree or a parent tree entry for the page."""
         if not self.present:
             return {}
         try:
@@ -63,9 +66,8 @@ class StructureHeadings:
             for mcid, element in enumerate(elements):
                 if mcid >= _MAX_MCIDS:
                     break
-                level = self._level(element)
-                if level:
-                    found[mcid] = level
+                if isinstance(element, pikepdf.Dictionary):
+                    found[mcid] = self._level(element)
             return found
         except Exception:
             # A broken structure tree is no structure: levels come from the styles.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pikepdf
 import pytest
 
-from conversion.engine import census, convert
+from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, census, convert
 from conversion.engine.census import census_pages, font_census
 from conversion.engine.convert import _iter_models, _open_checked
 from conversion.engine.layout import PageModel
@@ -275,6 +275,37 @@ def test_a_page_holding_more_code_than_prose_keeps_its_prose_as_body_text(tmp_pa
     out = convert(pdf).markdown
     assert out.startswith(f"{PROSE[0]} {PROSE[1]}\n\n```\ntotal_0 = ")
     assert "#" not in out
+
+
+def _code_at_the_foot(tmp_path: Path, *, tagged: bool) -> Path:
+    """Prose, then a code block's first line alone at the foot of the page, small and far
+    below the prose (the rest of the block is on the next page), and under it a note drawn
+    outside the structure tree."""
+    ops: list[Op] = [
+        _marked(0, 720, PROSE[0]),
+        _marked(1, 700, PROSE[1]),
+        _marked(2, 60, "let x = match y {", 8, "M"),
+        Raw(b"BT /FR 8 Tf 72 44 Td (Draft for review) Tj ET"),
+    ]
+    pdf = make_pdf(tmp_path / "a.pdf", [ops])
+    return _tag(pdf, ["P", "P", "Code"]) if tagged else pdf
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_small_line_at_the_foot_that_the_structure_tree_holds_is_content(tmp_path: Path, engine: str) -> None:
+    out = convert(_code_at_the_foot(tmp_path, tagged=True), options=ConvertOptions(engine=engine)).markdown
+
+    assert "let x = match y {" in out
+    # What the tree leaves out is still furniture by its place and size.
+    assert "Draft" not in out
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_the_same_small_line_on_an_untagged_page_is_furniture(tmp_path: Path, engine: str) -> None:
+    out = convert(_code_at_the_foot(tmp_path, tagged=False), options=ConvertOptions(engine=engine)).markdown
+
+    assert "let x = match y" not in out
+    assert "Draft" not in out
 
 
 def test_two_short_tagged_headings_of_one_level_in_a_row_stay_two(tmp_path: Path) -> None:
