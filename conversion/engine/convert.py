@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.17.0"
+ENGINE_VERSION: str = "1.18.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -88,8 +88,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # page in a script the requested languages do not with that script's model); 0.2.5: of 1.16.1
 # (OCR lines with right-to-left letters ordered by the bidirectional algorithm); 0.2.6: of 1.16.2
 # (sentence punctuation at a scanned word's edge placed by its neighbours); 0.3.0: of 1.17.0 (a
-# heading a tagged PDF wraps onto a second line is one heading, and no code whatever its face).
-PDFIUM_ENGINE_VERSION: str = "0.3.0"
+# heading a tagged PDF wraps onto a second line is one heading, and no code whatever its face);
+# 0.4.0: of 1.18.0 (a cell wrapped onto a second line stays in its row; a line a tagged PDF's
+# structure tree holds is never margin furniture).
+PDFIUM_ENGINE_VERSION: str = "0.4.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
