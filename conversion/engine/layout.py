@@ -11,7 +11,7 @@ import re
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -313,7 +313,7 @@ class _BudgetedAggregator(PDFPageAggregator):
         self.tagged_mcids: dict[int, int] = {}
         self._marked: list[int] = []
         self.heading_boxes: list[tuple[int, float, float, float, float]] = []
-        self.untagged_boxes: list[tuple[int, float, float, float, float]] = []
+        self.untagged_boxes: list[tuple[float, float, float, float]] = []
 
     def begin_page(self, page: PDFPage, ctm: Any) -> None:
         self.hidden = {}
@@ -375,15 +375,16 @@ class _BudgetedAggregator(PDFPageAggregator):
             level = self._marked[-1] if self._marked else -1
             if level > 0 or (level < 0 and self.tagged_mcids):
                 objs = item._objs[before:]
-                (self.heading_boxes if level > 0 else self.untagged_boxes).append(
-                    (
-                        level,
-                        min(o.x0 for o in objs),
-                        min(o.y0 for o in objs),
-                        max(o.x1 for o in objs),
-                        max(o.y1 for o in objs),
-                    )
+                box = (
+                    min(o.x0 for o in objs),
+                    min(o.y0 for o in objs),
+                    max(o.x1 for o in objs),
+                    max(o.y1 for o in objs),
                 )
+                if level > 0:
+                    self.heading_boxes.append((level, *box))
+                else:
+                    self.untagged_boxes.append(box)
 
     def paint_path(self, gstate: PDFGraphicState, stroke: bool, fill: bool, evenodd: bool, path: Sequence[Any]) -> None:
         self._count(1)
@@ -518,14 +519,14 @@ def mark_headings(model: PageModel, boxes: list[tuple[int, float, float, float, 
 MAX_UNTAGGED_RUNS = 200
 
 
-def mark_tagged(model: PageModel, untagged: list[tuple[int, float, float, float, float]], page_top: float) -> None:
+def mark_tagged(model: PageModel, untagged: Collection[Sequence[float]], page_top: float) -> None:
     """Mark `tagged` each line of a tagged page that no text drawn outside the structure tree
-    (boxes x0, y0, x1, y1 after a level, bottom-up) reaches: content by the PDF's own account."""
+    (boxes x0, y0, x1, y1, bottom-up) reaches: content by the PDF's own account."""
     if len(untagged) > MAX_UNTAGGED_RUNS:
         return
     for line in model.lines:
         cy = page_top - line.cy
-        line.tagged = not any(y0 <= cy <= y1 and x0 < line.x1 and line.x0 < x1 for _, x0, y0, x1, y1 in untagged)
+        line.tagged = not any(y0 <= cy <= y1 and x0 < line.x1 and line.x0 < x1 for x0, y0, x1, y1 in untagged)
 
 
 # Lines that may need script repairs; plain Latin lines skip them.

@@ -944,7 +944,7 @@ class PdfiumPageParser:
             if page_text.heading_boxes:
                 mark_headings(model, page_text.heading_boxes, height)
             if tagged:
-                mark_tagged(model, page_text.untagged_boxes, height)
+                mark_tagged(model, page_text.untagged.values(), height)
             return model
         finally:
             page.close()
@@ -1050,11 +1050,6 @@ class _PageText:
         # On a tagged page, the box (x0, y0, x1, y1) of each text object drawn outside the
         # structure tree, by object.
         self.untagged: dict[int, list[float]] = {}
-
-    @property
-    def untagged_boxes(self) -> list[tuple[int, float, float, float, float]]:
-        """The text drawn outside the structure tree, as `layout.mark_tagged` takes it."""
-        return [(-1, x0, y0, x1, y1) for x0, y0, x1, y1 in self.untagged.values()]
 
     def read(self) -> None:
         textpage = self.textpage

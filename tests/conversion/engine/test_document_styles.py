@@ -11,7 +11,7 @@ import pytest
 from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, census, convert
 from conversion.engine.census import census_pages, font_census
 from conversion.engine.convert import _iter_models, _open_checked
-from conversion.engine.layout import PageModel
+from conversion.engine.layout import MAX_UNTAGGED_RUNS, PageModel
 
 from .pdfs import Op, Raw, Runs, Text, add_outline, lines, make_pdf
 
@@ -306,6 +306,28 @@ def test_the_same_small_line_on_an_untagged_page_is_furniture(tmp_path: Path, en
 
     assert "let x = match y" not in out
     assert "Draft" not in out
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_page_with_more_untagged_runs_than_the_limit_is_judged_by_position(tmp_path: Path, engine: str) -> None:
+    # A page tagged in part only: a paragraph drawn outside the tree, one run per word, past
+    # the limit. Its tags say nothing of furniture, so the small foot line goes again.
+    runs = [
+        b"BT /FR 11 Tf %d %d Td (w%d) Tj ET" % (72 + 40 * (i % 10), 680 - 14 * (i // 10), i)
+        for i in range(MAX_UNTAGGED_RUNS + 1)
+    ]
+    ops: list[Op] = [
+        _marked(0, 720, PROSE[0]),
+        _marked(1, 700, PROSE[1]),
+        Raw(b" ".join(runs)),
+        _marked(2, 60, "let x = match y {", 8, "M"),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["P", "P", "Code"])
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert "w200" in out
+    assert "let x = match y" not in out
 
 
 def test_two_short_tagged_headings_of_one_level_in_a_row_stay_two(tmp_path: Path) -> None:
