@@ -113,6 +113,7 @@ def join_document(
     spans: Sequence[Sequence[Span | None]],
     continuations: Sequence[Continuation],
     word_breaks: Sequence[WordBreak] | None = None,
+    lists_continued: Sequence[dict[int, str]] | None = None,
 ) -> tuple[str, list[list[Span | None]]]:
     """`join_pages`, and where each element's span of its page's Markdown (`spans`, per page,
     None for an element not shown) stands in the document's Markdown.
@@ -121,11 +122,15 @@ def join_document(
     a break, the table that ends the page keeps the text the join left of it and the
     continuation the rows it adds (the two spans are one table together); where a word is
     joined across a break, the paragraph before ends at the join and the one after starts
-    there."""
+    there. `lists_continued` gives, per page, the document's Markdown of the list items (by
+    index among the page's elements) that go on nesting in a list the page before left
+    open: their text differs from the page's in its leading spaces only."""
     chunks: list[str] = []  # the document's text, one chunk per page or run of joined pages
     starts: list[int] = []  # where each chunk starts in the document
     out: list[list[Span | None]] = []
     breaks = word_breaks if word_breaks is not None else [WordBreak.NONE] * len(markdowns)
+    if lists_continued is not None:
+        markdowns, spans = _with_lists_continued(markdowns, spans, lists_continued)
 
     def clamp_previous(limit: int) -> None:
         """Cut the spans already placed so that none reaches past `limit` (they are in
@@ -179,6 +184,38 @@ def join_document(
         else:
             out.append([None if span is None else (_end(starts, chunks), _end(starts, chunks)) for span in page_spans])
     return "\n\n".join(chunks), out
+
+
+def _with_lists_continued(
+    markdowns: Sequence[str], spans: Sequence[Sequence[Span | None]], lists_continued: Sequence[dict[int, str]]
+) -> tuple[list[str], list[list[Span | None]]]:
+    """The pages' Markdown and spans with the elements `lists_continued` names rewritten."""
+    texts: list[str] = []
+    placed: list[list[Span | None]] = []
+    for markdown, page_spans, again in zip(markdowns, spans, lists_continued, strict=True):
+        if not again:
+            texts.append(markdown)
+            placed.append(list(page_spans))
+            continue
+        parts: list[str] = []
+        moved: list[Span | None] = []
+        at = shift = 0
+        for i, span in enumerate(page_spans):
+            if span is None:
+                moved.append(None)
+                continue
+            start, end = span
+            if i in again:
+                parts += [markdown[at:start], again[i]]
+                at = end
+                moved.append((start + shift, start + shift + len(again[i])))
+                shift += len(again[i]) - (end - start)
+            else:
+                moved.append((start + shift, end + shift))
+        parts.append(markdown[at:])
+        texts.append("".join(parts))
+        placed.append(moved)
+    return texts, placed
 
 
 def _end(starts: list[int], chunks: list[str]) -> int:

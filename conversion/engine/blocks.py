@@ -50,6 +50,11 @@ class Block:
     figure: Box | None = None  # the box of a picture ("figure" blocks)
     role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
     rtl: bool = False  # a list item written right to left (marker_x is its right end)
+    # A list item: the left and right edges of the column its indent is measured in (pt),
+    # and whether text other than list items starts at the edge it nests from (else that
+    # edge is where the column's items start, not where the column does).
+    column: tuple[float, float] = (0.0, 0.0)
+    edge_known: bool = False
     # A paragraph that stands under the text of the list item above it: that item's marker
     # x (a line back at the marker or further out is none of its lines).
     under: float | None = None
@@ -75,6 +80,7 @@ def build_blocks(
         seg_right = max((ln.x1 for ln in seg_lines), default=0.0)
         seg_left = min((ln.x0 for ln in seg_lines), default=0.0)
         cur = _carry_over(blocks, segment, body, p)
+        start = len(blocks)
         items = segment
         if cur is not None:
             cur.lines.append(segment[0])  # type: ignore[arg-type]
@@ -143,6 +149,7 @@ def build_blocks(
                     indent=(seg_right - line.x1 if rtl else line.x0 - seg_left)
                     + p.label_depth_em * line.size * label_depth(marker[1]),
                     rtl=rtl,
+                    column=(seg_left, seg_right),
                 )
                 if sibling is not None:
                     cur.indent, cur.marker_x = sibling.indent, sibling.marker_x
@@ -151,7 +158,24 @@ def build_blocks(
             else:
                 cur = Block("p", [line], pinned=titled)
             blocks.append(cur)
+        _mark_column_edges(blocks[start:], seg_left, seg_right)
     return blocks
+
+
+# Points a line's start may stand off its column's edge and still be at it: glyphs' side
+# bearings move where a line's first glyph starts by less.
+EDGE_TOLERANCE_PT = 1.0
+
+
+def _mark_column_edges(blocks: list[Block], left: float, right: float) -> None:
+    """Mark the list items of one segment's blocks whose indent is measured from the
+    column's own edge: text other than list items (a paragraph, a heading) starts there."""
+    text = [ln for b in blocks if b.kind not in ("li", "table", "figure") for ln in b.lines]
+    at_left = any(ln.x0 - left < EDGE_TOLERANCE_PT for ln in text)
+    at_right = any(right - ln.x1 < EDGE_TOLERANCE_PT for ln in text)
+    for block in blocks:
+        if block.kind == "li":
+            block.edge_known = at_right if block.rtl else at_left
 
 
 def _bold_runs_on(prev: Line, line: Line) -> bool:

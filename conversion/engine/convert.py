@@ -38,6 +38,7 @@ from .document import (
 )
 from .elements import Element, Span, elements_size
 from .errors import OUT_OF_MEMORY, EngineError, foreign
+from .inline import ListFrame, ListStack, PageLists, nest_continued
 from .layout import (
     HIDDEN_BACKGROUND,
     HIDDEN_COVERED,
@@ -79,7 +80,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.18.0"
+ENGINE_VERSION: str = "1.19.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -90,8 +91,9 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # (sentence punctuation at a scanned word's edge placed by its neighbours); 0.3.0: of 1.17.0 (a
 # heading a tagged PDF wraps onto a second line is one heading, and no code whatever its face);
 # 0.4.0: of 1.18.0 (a cell wrapped onto a second line stays in its row; a line a tagged PDF's
-# structure tree holds is never margin furniture).
-PDFIUM_ENGINE_VERSION: str = "0.4.0"
+# structure tree holds is never margin furniture); 0.5.0: of 1.19.0 (the document nests a list
+# a page break cuts as the page before left it).
+PDFIUM_ENGINE_VERSION: str = "0.5.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
@@ -138,6 +140,10 @@ class PageResult:
     # What the page holds, in reading order; `markdown` is join_elements(elements).
     elements: list[Element] = field(default_factory=list)
     ocr: OcrFacts | None = None  # how the page was read when it was read by OCR
+    # The list the page starts with and the one it ends inside of: the document's Markdown
+    # nests a list a page break cuts as the page before left it (the page's own Markdown
+    # starts its lists at the margin).
+    lists: PageLists = field(default_factory=PageLists)
 
 
 @dataclass
@@ -179,7 +185,44 @@ class ConversionResult:
             [[e.md_span for e in p.elements] for p in self.pages],
             [p.table_continues for p in self.pages],
             breaks,
+            self._lists_continued(breaks),
         )
+
+    def _lists_continued(self, breaks: Sequence[WordBreak]) -> list[dict[int, str]]:
+        """For each page, the Markdown its leading list items (by index among its elements)
+        take in the document, where the list goes on from the page before: nested as that
+        page left it, where the page alone starts at the margin."""
+        out: list[dict[int, str]] = []
+        open_list: ListStack = ()
+        frame: ListFrame | None = None  # the frame `open_list`'s indents are measured in
+        previous = 0
+        for page, brk in zip(self.pages, breaks, strict=True):
+            lists, again = page.lists, {}
+            joined = page.page == previous + 1 and page.table_continues is Continuation.NONE and brk is WordBreak.NONE
+            before = frame if joined and open_list and lists.lead else None
+            shift = None if before is None or lists.lead_frame is None else lists.lead_frame.shift_to(before)
+            if before is not None and shift is not None:
+                spaces, after = nest_continued([entry for _, entry in lists.lead], open_list, shift)
+                index = {id(e): i for i, e in enumerate(page.elements)}
+                for (element, entry), n in zip(lists.lead, spaces, strict=True):
+                    markdown = element.markdown
+                    if n != entry.spaces and id(element) in index and markdown[: entry.spaces].strip(" ") == "":
+                        again[index[id(element)]] = " " * n + markdown[entry.spaces :]
+                if lists.whole:
+                    # The page is all that list: it stays open, measured as before, where
+                    # this page's column is.
+                    open_list = after
+                    if lists.end_frame is not None:
+                        end = lists.end_frame
+                        known = before.edge_known or end.edge_known
+                        frame = ListFrame(end.left, end.right, end.origin - shift, known)
+                else:
+                    open_list, frame = lists.end, lists.end_frame
+            else:
+                open_list, frame = lists.end, lists.end_frame
+            previous = page.page
+            out.append(again)
+        return out
 
 
 @dataclass
@@ -998,6 +1041,7 @@ def _convert_opened(
         elements: list[Element] = []
         size = (0.0, 0.0)
         read_by_ocr: OcrFacts | None = None
+        lists = PageLists()
         if isinstance(item, int):
             number, markdown, has_text = item, "", False
             page_warnings = [_unparsed_warning([item])]
@@ -1018,7 +1062,7 @@ def _convert_opened(
                     outline_levels=outline_levels,
                     timings=timings,
                 )
-                markdown, elements = rendered.markdown, rendered.elements
+                markdown, elements, lists = rendered.markdown, rendered.elements, rendered.lists
                 if read_by_ocr is not None:
                     mark_elements(elements, item.lines)
                     if read_by_ocr.script:
@@ -1049,7 +1093,7 @@ def _convert_opened(
         # A page read by OCR has text, but no text layer of its own.
         has_text = has_text and read_by_ocr is None
         result = PageResult(
-            number, label, markdown, has_text, page_warnings, continues, *size, elements, ocr=read_by_ocr
+            number, label, markdown, has_text, page_warnings, continues, *size, elements, ocr=read_by_ocr, lists=lists
         )
         structure_seconds += time.monotonic() - t0
         delivered.append(result)

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from .blocks import CAPTION, Block
 from .elements import Cell, Element, ElementType, union
@@ -261,16 +262,113 @@ def render_table(table: Table, mode: str) -> str:
     return "\n".join(lines)
 
 
+# The list a page is inside of at its end: for each open item, its marker's indent from the
+# column's edge (points) and the column its text starts at in the Markdown (characters).
+ListStack = tuple[tuple[float, int], ...]
+
+
+@dataclass(frozen=True)
+class ListEntry:
+    """A list item, or a paragraph of the item above it, as the list's nesting sees it."""
+
+    indent: float  # the item's marker from its column's edge (pt)
+    size: float  # the item's text size (pt): how far off an indent may be and still match
+    marker: str | None  # the item's Markdown marker; None for a paragraph of the item above
+    spaces: int  # the leading spaces of its Markdown on its page
+
+
+@dataclass(frozen=True)
+class ListFrame:
+    """The column a list's indents are measured in: its left and right edges on the page (pt),
+    and where an indent of 0 stands along the direction items nest in (the left edge, or
+    the right edge negated for a right-to-left list)."""
+
+    left: float
+    right: float
+    origin: float
+    edge_known: bool  # text other than list items starts at the edge it nests from
+
+    @classmethod
+    def of(cls, block: Block) -> ListFrame:
+        left, right = block.column
+        return cls(left, right, -right if block.rtl else left, block.edge_known)
+
+    def shift_to(self, other: ListFrame) -> float | None:
+        """What turns an indent measured in this frame into one measured in `other`, a
+        frame of the page before; None when the two do not compare. Where both columns show
+        their edge, indents compare from each one's edge (a list going on from the right
+        column of one page to the left column of the next; a book's text block set further
+        right on odd pages). Where one does not (a page of nested items only starts its
+        column at their indent), columns that share part of the page's width are one column
+        on both pages: the indents compare on the page."""
+        if self.edge_known and other.edge_known:
+            return 0.0
+        if self.left < other.right and other.left < self.right:
+            return self.origin - other.origin
+        return None
+
+
+@dataclass
+class PageLists:
+    """What a page shows of its lists to the pages around it, so that the document nests a
+    list that a page break cuts as the pages before it opened it (each page alone starts
+    its lists at the margin: its Markdown stands alone)."""
+
+    # The page's first content elements while they are one list (items and their
+    # paragraphs), each with what its nesting depends on, and the frame of the first.
+    lead: list[tuple[Element, ListEntry]] = field(default_factory=list)
+    lead_frame: ListFrame | None = None
+    end: ListStack = ()  # the list the page ends inside of (empty where it ends otherwise)
+    end_frame: ListFrame | None = None  # the frame of the last item of `end`
+    whole: bool = False  # the page's content is that one list, top to end
+
+
+def _place_item(stack: list[tuple[float, int]], indent: float, size: float, marker: str) -> tuple[int, int]:
+    """Where the item at `indent` nests in the open list `stack` (updated): its depth, and
+    the spaces its Markdown starts with. An item half a line's size left of an open item's
+    marker closes it, one within half a size of it is its sibling, one further in its child."""
+    while stack and indent < stack[-1][0] - 0.5 * size:
+        stack.pop()
+    if stack and indent <= stack[-1][0] + 0.5 * size:
+        stack.pop()
+    spaces = stack[-1][1] if stack else 0
+    depth = len(stack)
+    # Nested items line up with the text after the list marker ("- " of a task item
+    # "- [ ]": its box is part of the text).
+    stack.append((indent, spaces + len(marker.split(" ", 1)[0]) + 1))
+    return depth, spaces
+
+
+def nest_continued(entries: Sequence[ListEntry], open_list: ListStack, shift: float) -> tuple[list[int], ListStack]:
+    """The leading spaces of a page's leading list (`entries`, their indents plus `shift` in
+    the frame of `open_list`) where it goes on from the list the page before ends inside of,
+    and the list open after them."""
+    stack = list(open_list)
+    spaces: list[int] = []
+    for entry in entries:
+        if entry.marker is None:
+            spaces.append(stack[-1][1] if stack else entry.spaces)
+        else:
+            spaces.append(_place_item(stack, entry.indent + shift, entry.size, entry.marker)[1])
+    return spaces, tuple(stack)
+
+
 def render_blocks(
     blocks: list[Block],
     tables_mode: str,
     *,
     mono_code: bool = True,
     words: Counter[str] | None = None,
+    lists: PageLists | None = None,
 ) -> list[Element]:
-    """The page's content elements in reading order, each with its Markdown."""
+    """The page's content elements in reading order, each with its Markdown. `lists`, where
+    given, gets the page's leading list and the list it ends inside of."""
     out: list[Element] = []
     stack: list[tuple[float, int]] = []  # (marker indent, content column) of the open list
+    lead: list[tuple[Element, ListEntry]] = []  # the page's first list, while `leading`
+    leading = True
+    lead_frame: ListFrame | None = None
+    frame: ListFrame | None = None  # that of the last list item
 
     item: Block | None = None  # the list item the open list ends with
     for block in blocks:
@@ -279,49 +377,59 @@ def render_blocks(
             stack.clear()
         if block.kind == "li":
             item = block
+        shown = len(out)
+        entry: ListEntry | None = None
         if block.kind == "table":
             assert block.table is not None
             out.append(table_element(block.table, tables_mode))
-            continue
-        if block.kind == "figure":
+        elif block.kind == "figure":
             assert block.figure is not None
             out.append(Element(ElementType.FIGURE, block.figure, "", FIGURE_MARKDOWN))
-            continue
-        box = union([(ln.x0, ln.top, ln.x1, ln.bottom) for ln in block.lines])
-        if block.kind == "code":
+        elif block.kind == "code":
+            box = _box(block)
             code = _code_text(block.lines)
             out.append(Element(ElementType.CODE, box, "\n".join(ln.text.rstrip() for ln in block.lines), code))
-            continue
-        spans = _join_lines(block.lines, words)
-        text = " ".join("".join(t for t, _ in spans).split())
-        if block.kind == "h":
-            markdown = "#" * block.level + " " + render_spans(spans, styled=False)
-            out.append(Element(ElementType.HEADING, box, text, markdown, level=block.level))
-        elif block.kind == "li":
-            size = block.lines[0].size
-            # Measured from the column's edge, so a list that runs on into the next
-            # column keeps its depth.
-            while stack and block.indent < stack[-1][0] - 0.5 * size:
-                stack.pop()
-            if stack and block.indent <= stack[-1][0] + 0.5 * size:
-                stack.pop()
-            indent = stack[-1][1] if stack else 0
-            depth = len(stack)
-            # Nested items line up with the text after the list marker ("- " of a task
-            # item "- [ ]": its box is part of the text).
-            stack.append((block.indent, indent + len(block.marker.split(" ", 1)[0]) + 1))
-            markdown = " " * indent + block.marker + " " + render_spans(spans, mono=mono_code)
-            out.append(Element(ElementType.LIST_ITEM, box, text, markdown, depth=depth, marker=block.marker))
         else:
-            rendered = render_spans(spans, mono=mono_code)
-            if rendered:
-                kind = ElementType.CAPTION if CAPTION.match(text) else block.role or ElementType.PARAGRAPH
-                markdown = _escape_block_start(rendered)
-                if inside:
-                    # A paragraph of the item above: indented to the item's text.
-                    markdown = " " * stack[-1][1] + markdown
-                out.append(Element(kind, box, text, markdown))
+            box = _box(block)
+            spans = _join_lines(block.lines, words)
+            text = " ".join("".join(t for t, _ in spans).split())
+            if block.kind == "h":
+                markdown = "#" * block.level + " " + render_spans(spans, styled=False)
+                out.append(Element(ElementType.HEADING, box, text, markdown, level=block.level))
+            elif block.kind == "li":
+                size = block.lines[0].size
+                # Measured from the column's edge, so a list that runs on into the next
+                # column keeps its depth.
+                depth, indent = _place_item(stack, block.indent, size, block.marker)
+                markdown = " " * indent + block.marker + " " + render_spans(spans, mono=mono_code)
+                out.append(Element(ElementType.LIST_ITEM, box, text, markdown, depth=depth, marker=block.marker))
+                entry = ListEntry(block.indent, size, block.marker, indent)
+                frame = ListFrame.of(block)
+            else:
+                rendered = render_spans(spans, mono=mono_code)
+                if rendered:
+                    kind = ElementType.CAPTION if CAPTION.match(text) else block.role or ElementType.PARAGRAPH
+                    markdown = _escape_block_start(rendered)
+                    if inside:
+                        # A paragraph of the item above: indented to the item's text.
+                        markdown = " " * stack[-1][1] + markdown
+                        entry = ListEntry(block.indent, block.lines[0].size, None, stack[-1][1])
+                    out.append(Element(kind, box, text, markdown))
+        if leading and len(out) > shown:
+            if entry is None:
+                leading = False
+            else:
+                lead.append((out[-1], entry))
+                lead_frame = lead_frame or frame
+    if lists is not None:
+        lists.lead, lists.lead_frame = lead, lead_frame
+        lists.whole = leading and bool(lead)
+        lists.end, lists.end_frame = tuple(stack), frame if stack else None
     return out
+
+
+def _box(block: Block) -> tuple[float, float, float, float]:
+    return union([(ln.x0, ln.top, ln.x1, ln.bottom) for ln in block.lines])
 
 
 def _inside_item(block: Block, item: Block) -> bool:

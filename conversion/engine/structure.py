@@ -30,7 +30,7 @@ from .blocks import (
 from .elements import Element, ElementType, clip_to, drop_glyph_garbage, join_elements, page_spans, union
 from .figures import figures, link_captions
 from .furniture import margin_furniture, ornaments, strip_line_numbers
-from .inline import escape_inline, render_blocks
+from .inline import PageLists, escape_inline, render_blocks
 from .layout import HIDDEN_OFF_PAGE, Line, PageModel
 from .order import Item, find_gutter, footnotes_last, reading_order
 from .params import DEFAULT, EngineParams, PageParams
@@ -68,6 +68,7 @@ class RenderedPage:
     last: TableEdge | None = None  # the table the page ends with
     unmapped: int = 0  # glyphs without a Unicode value, left out
     hidden: dict[str, int] = field(default_factory=dict)  # lines of hidden text by reason
+    lists: PageLists = field(default_factory=PageLists)  # the list the page starts and ends with
 
 
 @dataclass
@@ -98,6 +99,7 @@ class PageWork:
     # inline: the content's elements (Markdown of each), and the unmapped glyphs left out
     content: list[Element] = field(default_factory=list)
     unmapped: int = 0
+    lists: PageLists = field(default_factory=PageLists)  # the list the page starts and ends with
     # elements: every element of the page, furniture and hidden text included, placed
     elements: list[Element] = field(default_factory=list)
 
@@ -208,8 +210,13 @@ def inline_stage(work: PageWork) -> None:
     """blocks -> content, unmapped: each block's element and Markdown (inline styles,
     escapes, tables), glyphs without a Unicode value left out."""
     stats = work.stats
-    content = render_blocks(work.blocks, work.tables_mode, mono_code=stats.mono_is_code, words=stats.words)
+    content = render_blocks(
+        work.blocks, work.tables_mode, mono_code=stats.mono_is_code, words=stats.words, lists=work.lists
+    )
     work.content, work.unmapped = drop_glyph_garbage(content)
+    if len(work.content) < len(content):
+        kept = {id(e) for e in work.content}
+        work.lists.lead = [(e, entry) for e, entry in work.lists.lead if id(e) in kept]
 
 
 def elements_stage(work: PageWork) -> None:
@@ -288,6 +295,7 @@ def render_page(
         last=TableEdge.of(last) if last is not None else None,
         unmapped=work.unmapped,
         hidden=dict(Counter(ln.hidden for ln in page.hidden)),
+        lists=work.lists,
     )
 
 

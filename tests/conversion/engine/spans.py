@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conversion.engine import ConversionResult
-from conversion.engine.elements import Span
+from conversion.engine.elements import Element, ElementType, Span
 
 
 def span_faults(result: ConversionResult) -> Counter[str]:
@@ -18,7 +18,9 @@ def span_faults(result: ConversionResult) -> Counter[str]:
     - in the document, the spans are in order and never overlap; an element that no join of
       pages touches has the same text at its `doc_span` as at its `md_span`; only the first
       shown element of a page, and the last of the page before it, may differ (a table
-      continued, a word joined across the break), and then they touch.
+      continued, a word joined across the break), and then they touch; and the list items (and
+      their paragraphs) a page starts with, in their leading spaces only, where they nest in
+      a list the page before left open.
     """
     faults: Counter[str] = Counter()
     markdown, doc_spans = result.document()
@@ -56,7 +58,8 @@ def span_faults(result: ConversionResult) -> Counter[str]:
                 faults["doc_spans_overlap_or_out_of_order"] += 1
             if doc_span[1] > len(markdown) or doc_span[0] > doc_span[1]:
                 faults["doc_span_outside_the_document"] += 1
-            if markdown[doc_span[0] : doc_span[1]] != element.markdown:
+            in_document = markdown[doc_span[0] : doc_span[1]]
+            if in_document != element.markdown and not _renested(element, in_document):
                 at_join = position == 0 and previous_page_last is not None and previous_page_last[1][1] == doc_span[0]
                 if not at_join and not (position == len(shown) - 1 and _joined_after(result, index, doc_spans)):
                     faults["doc_span_differs_away_from_a_join"] += 1
@@ -64,6 +67,16 @@ def span_faults(result: ConversionResult) -> Counter[str]:
         if shown and shown[-1][1] is not None:
             previous_page_last = (index, shown[-1][1])
     return faults
+
+
+def _renested(element: Element, in_document: str) -> bool:
+    """Whether the document shows list item (or item paragraph) `element` nested deeper
+    or shallower than its page does, and otherwise the same."""
+    return (
+        element.type in (ElementType.LIST_ITEM, ElementType.PARAGRAPH)
+        and in_document.lstrip(" ") == element.markdown.lstrip(" ")
+        and in_document != element.markdown
+    )
 
 
 def _joined_after(result: ConversionResult, index: int, doc_spans: list[list[Span | None]]) -> bool:

@@ -9,6 +9,7 @@ import pikepdf
 from conversion.engine import convert
 
 from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, add_outline, lines, make_pdf
+from .spans import span_faults
 
 # A circle drawn with four Bezier curves (kappa: the control points of a quarter circle).
 _KAPPA = 0.5523
@@ -581,3 +582,79 @@ def test_a_number_before_a_tab_stop_numbers_words_not_other_numbers(tmp_path: Pa
     assert "1. First section of the agreement" in out
     assert "1 3 5 7 9 10 8 6 4 2" in out
     assert "5." not in out
+
+
+def _bullet_page(items: list[tuple[int, str]], top: float = 720, left: float = 84) -> list[Op]:
+    """Items as Chromium prints <ul>: (level, text), a disc (first level) or a circle before
+    each, the first level's marker at `left`, each level 30 points further in."""
+    ops: list[Op] = []
+    for k, (level, text) in enumerate(items):
+        x, y = left + 30 * level, top - 20 * k
+        ops += [disc(x, y + 4, 1.8, filled=level == 0), Text(x + 9, y, text)]
+    return ops
+
+
+def test_a_nested_list_a_page_break_cuts_keeps_its_nesting_in_the_document(tmp_path: Path) -> None:
+    intro: list[Op] = [Text(72, 740, "What the market sells:")]
+    page1 = intro + _bullet_page([(0, "Fruit"), (1, "Apple"), (1, "Pear")])
+    page2 = _bullet_page([(1, "Plum"), (1, "Cherry"), (0, "Vegetables"), (1, "Leek")])
+    page3 = [*_bullet_page([(1, "Onion")]), Text(72, 600, "That is all.")]
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2, page3]))
+    # Each page alone starts its list at the margin: its Markdown stands alone.
+    assert [p.markdown for p in result.pages[1:]] == [
+        "- Plum\n- Cherry\n- Vegetables\n  - Leek",
+        "- Onion\n\nThat is all.",
+    ]
+    # The document nests the items after each break as the page before left the list.
+    assert result.markdown == (
+        "What the market sells:\n\n"
+        "- Fruit\n  - Apple\n  - Pear\n\n"
+        "  - Plum\n  - Cherry\n- Vegetables\n  - Leek\n\n"
+        "  - Onion\n\nThat is all."
+    )
+    assert span_faults(result) == {}
+
+
+def test_a_list_after_a_page_that_ends_otherwise_starts_at_the_margin(tmp_path: Path) -> None:
+    page1 = [*_bullet_page([(0, "Fruit"), (1, "Apple")]), Text(72, 600, "Prices change weekly.")]
+    page2 = _bullet_page([(1, "Plum")])
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert result.markdown.endswith("Prices change weekly.\n\n- Plum")
+    assert span_faults(result) == {}
+
+
+def _column_prose(x: float, top: float, count: int) -> list[Op]:
+    words = ["the", "river", "runs", "past", "the", "mill", "and", "the", "town", "below", "it", "every", "day"]
+    texts = [" ".join(words[k % 5 : k % 5 + 7]).capitalize() + "." for k in range(count)]
+    return lines(x, top, texts, leading=20)
+
+
+def test_a_nested_list_that_goes_on_in_the_next_pages_left_column_nests_from_that_columns_edge(
+    tmp_path: Path,
+) -> None:
+    # Two columns, 72-290 and 320-540: the list ends page 1's right column and goes on at
+    # the top of page 2's left column, where its indents are the same from the column's edge.
+    page1 = _column_prose(72, 720, 12)
+    page1 += [Text(320, 720, "What the market sells:")]
+    page1 += [Text(320, 700, "Stalls open at dawn and close at noon.")]
+    page1 += _bullet_page([(0, "Fruit"), (1, "Apple"), (1, "Pear")], top=680, left=332)
+    page2 = _bullet_page([(1, "Plum"), (0, "Vegetables"), (1, "Leek")])
+    page2 += lines(72, 660, ["Prices change with the weather and the season."] * 3, leading=20)
+    page2 += _column_prose(320, 720, 12)
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert "- Fruit\n  - Apple\n  - Pear\n\n  - Plum\n- Vegetables\n  - Leek" in result.markdown
+    assert span_faults(result) == {}
+
+
+def test_a_list_in_a_column_of_items_only_is_not_nested_across_the_break_by_guesswork(tmp_path: Path) -> None:
+    # Page 1's right column holds list items only: where that column's edge is (and so how
+    # deep its items are) is not shown, and its list goes on in another column of the next
+    # page: the document starts that page's items as the page does.
+    page1 = _column_prose(72, 720, 12)
+    page1 += _bullet_page([(0, "Fruit"), (1, "Apple"), (1, "Pear")], left=332)
+    page2 = _bullet_page([(1, "Plum"), (0, "Vegetables")])
+    page2 += lines(72, 660, ["Prices change with the weather and the season."] * 3, leading=20)
+    page2 += _column_prose(320, 720, 12)
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert "  - Pear\n\n- Plum\n- Vegetables" in result.markdown
+    assert span_faults(result) == {}
