@@ -7,7 +7,8 @@ rendered there as a table of its own. The document's Markdown joins the two: the
 continuation's repeated header is dropped, or, where the continuation has none, its first
 row (rendered as a header so that the page's table is valid) becomes a row again. Likewise a
 paragraph that ends a page with a hyphenated word ("cre-") and goes on at the top of the next
-("ativity. And ...") is left as two paragraphs in the pages and made one in the document.
+("ativity. And ...") is left as two paragraphs in the pages and made one in the document, and
+so is a list item whose sentence runs on at the top of the next page, under the item's text.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class WordBreak(StrEnum):
     NONE = ""
     HYPHENATION = "hyphenation"  # a word split by the typesetter ("cre-" "ativity"): drop the hyphen
     COMPOUND = "compound"  # a hyphenated word split at its hyphen ("part-" "time"): keep it
+    SENTENCE = "sentence"  # a list item's text going on under it on the next page: join with a space
 
 
 _HYPHENS = ("-", "\u2010", "\u00ad")
@@ -91,6 +93,16 @@ def word_break(before: Sequence[Element], after: Sequence[Element], words: Count
     if not tail.endswith("\u00ad") and _keeps_hyphen(tail, head, words):
         return WordBreak.COMPOUND
     return WordBreak.HYPHENATION
+
+
+# The end of a sentence: its closing punctuation, then any closing quotes, brackets or emphasis.
+_SENTENCE_END = re.compile(r"[.!?:;\u3002\uff01\uff1f][\"'\u2019\u201d)\]*_`]*$")
+
+
+def sentence_runs_on(before: Sequence[Element]) -> bool:
+    """Whether the list item that ends the page of `before` (its elements) stops mid-sentence."""
+    last = next((e for e in reversed(before) if e.in_markdown), None)
+    return last is not None and last.type is ElementType.LIST_ITEM and not _SENTENCE_END.search(last.markdown.rstrip())
 
 
 def document_words(texts: Sequence[str]) -> Counter[str]:
@@ -166,15 +178,21 @@ def join_document(
                 continue
         if brk is not WordBreak.NONE and chunks and markdown:
             before = chunks[-1].rstrip()
-            kept_text = before if brk is WordBreak.COMPOUND else before[:-1]
+            kept_text = before[:-1] if brk is WordBreak.HYPHENATION else before
             rest = markdown.lstrip()
+            space = " " if brk is WordBreak.SENTENCE else ""
             join_at = starts[-1] + len(kept_text)
             clamp_previous(join_at)
-            shift = join_at - (len(markdown) - len(rest))
+            shift = join_at + len(space) - (len(markdown) - len(rest))
+            # The space a sentence's two parts are joined with is the continuation's: the
+            # spans touch.
             out.append(
                 [None if span is None else (max(join_at, span[0] + shift), span[1] + shift) for span in page_spans]
             )
-            chunks[-1] = kept_text + rest
+            first = next((i for i, span in enumerate(out[-1]) if span is not None), None)
+            if space and first is not None:
+                out[-1][first] = (join_at, out[-1][first][1])  # type: ignore[index]
+            chunks[-1] = kept_text + space + rest
             continue
         if markdown:
             start = starts[-1] + len(chunks[-1]) + 2 if chunks else 0  # after the blank line

@@ -25,6 +25,7 @@ from .assembly import (
     document_words,
     ends_in_hyphen,
     join_document,
+    sentence_runs_on,
     word_break,
 )
 from .blocks import outline_depths_are_levels, outline_keys
@@ -80,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.19.0"
+ENGINE_VERSION: str = "1.20.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -92,8 +93,9 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # heading a tagged PDF wraps onto a second line is one heading, and no code whatever its face);
 # 0.4.0: of 1.18.0 (a cell wrapped onto a second line stays in its row; a line a tagged PDF's
 # structure tree holds is never margin furniture); 0.5.0: of 1.19.0 (the document nests a list
-# a page break cuts as the page before left it).
-PDFIUM_ENGINE_VERSION: str = "0.5.0"
+# a page break cuts as the page before left it); 0.6.0: of 1.20.0 (a list item whose sentence
+# runs on over a page break is one item in the document).
+PDFIUM_ENGINE_VERSION: str = "0.6.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
@@ -175,6 +177,9 @@ class ConversionResult:
             before, after = self.pages[i - 1], self.pages[i]
             if after.page != before.page + 1 or after.table_continues is not Continuation.NONE:
                 continue
+            if before.lists.continues_item(after.lists) and sentence_runs_on(before.elements):
+                breaks[i] = WordBreak.SENTENCE
+                continue
             if not ends_in_hyphen(before.markdown):
                 continue
             if words is None:
@@ -198,7 +203,13 @@ class ConversionResult:
         previous = 0
         for page, brk in zip(self.pages, breaks, strict=True):
             lists, again = page.lists, {}
-            joined = page.page == previous + 1 and page.table_continues is Continuation.NONE and brk is WordBreak.NONE
+            # A page that opens with a paragraph goes on with the list after it only where the
+            # paragraph is the rest of the item the page before ends with.
+            joined = (
+                page.page == previous + 1
+                and page.table_continues is Continuation.NONE
+                and brk is (WordBreak.NONE if lists.head is None else WordBreak.SENTENCE)
+            )
             before = frame if joined and open_list and lists.lead else None
             shift = None if before is None or lists.lead_frame is None else lists.lead_frame.shift_to(before)
             if before is not None and shift is not None:

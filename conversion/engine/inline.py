@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .blocks import CAPTION, Block
-from .elements import Cell, Element, ElementType, union
+from .elements import Box, Cell, Element, ElementType, union
 from .layout import BOLD, ITALIC, MONO, Line
-from .params import DEFAULT
+from .params import DEFAULT, BlockParams
 from .tables import Table
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")  # Hangul is spaced: not here
@@ -316,11 +316,30 @@ class PageLists:
 
     # The page's first content elements while they are one list (items and their
     # paragraphs), each with what its nesting depends on, and the frame of the first.
+    # Where the page opens with a paragraph (`head`), the list right after it instead: it
+    # goes on from the page before only where that paragraph is the rest of the item the
+    # page before ends with.
     lead: list[tuple[Element, ListEntry]] = field(default_factory=list)
     lead_frame: ListFrame | None = None
+    head: Box | None = None  # the page's first content element where it is a paragraph
     end: ListStack = ()  # the list the page ends inside of (empty where it ends otherwise)
     end_frame: ListFrame | None = None  # the frame of the last item of `end`
+    # The marker's x and the text size of the item the page ends with (left to right): where
+    # the rest of its text would stand at the top of the next page.
+    end_item: tuple[float, float] | None = None
     whole: bool = False  # the page's content is that one list, top to end
+
+    def continues_item(self, nxt: PageLists, params: BlockParams = DEFAULT.blocks) -> bool:
+        """Whether the paragraph the next page opens with (`nxt.head`) stands where the rest
+        of this page's last item would: in the same column, under the item's text."""
+        if self.end_item is None or self.end_frame is None or nxt.head is None:
+            return False
+        marker_x, size = self.end_item
+        x0, _, x1, _ = nxt.head
+        frame = self.end_frame
+        return (
+            x0 < frame.right and frame.left < x1 and marker_x + 0.5 * size < x0 <= marker_x + params.item_text_em * size
+        )
 
 
 def _place_item(stack: list[tuple[float, int]], indent: float, size: float, marker: str) -> tuple[int, int]:
@@ -367,6 +386,7 @@ def render_blocks(
     stack: list[tuple[float, int]] = []  # (marker indent, content column) of the open list
     lead: list[tuple[Element, ListEntry]] = []  # the page's first list, while `leading`
     leading = True
+    head: Box | None = None  # the page's first content element, where it is a paragraph
     lead_frame: ListFrame | None = None
     frame: ListFrame | None = None  # that of the last list item
 
@@ -416,15 +436,27 @@ def render_blocks(
                         entry = ListEntry(block.indent, block.lines[0].size, None, stack[-1][1])
                     out.append(Element(kind, box, text, markdown))
         if leading and len(out) > shown:
-            if entry is None:
-                leading = False
-            else:
+            if entry is not None:
                 lead.append((out[-1], entry))
                 lead_frame = lead_frame or frame
+            elif shown == 0 and out[-1].type is ElementType.PARAGRAPH and not block.rtl:
+                head = out[-1].bbox
+            else:
+                leading = False
     if lists is not None:
-        lists.lead, lists.lead_frame = lead, lead_frame
+        lists.lead, lists.lead_frame, lists.head = lead, lead_frame, head
         lists.whole = leading and bool(lead)
         lists.end, lists.end_frame = tuple(stack), frame if stack else None
+        last = blocks[-1] if blocks else None
+        if (
+            stack
+            and out
+            and out[-1].type is ElementType.LIST_ITEM
+            and last is not None
+            and last.kind == "li"
+            and not last.rtl
+        ):
+            lists.end_item = (last.marker_x, last.lines[0].size)
     return out
 
 

@@ -658,3 +658,32 @@ def test_a_list_in_a_column_of_items_only_is_not_nested_across_the_break_by_gues
     result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
     assert "  - Pear\n\n- Plum\n- Vegetables" in result.markdown
     assert span_faults(result) == {}
+
+
+def test_an_item_whose_sentence_runs_on_over_the_break_is_one_item_in_the_document(tmp_path: Path) -> None:
+    page1 = [Text(72, 740, "What the market sells:"), *_bullet_page([(0, "Fruit"), (1, "Apple trees grow behind")])]
+    # The rest of the item's sentence, under its text at the top of the next page, then the
+    # list goes on.
+    page2 = [Text(123, 720, "the old mill and bear in May."), *_bullet_page([(1, "Pear"), (0, "Vegetables")], top=700)]
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    # The page alone shows the rest as a paragraph of its own.
+    assert result.pages[1].markdown == "the old mill and bear in May.\n\n- Pear\n- Vegetables"
+    assert result.markdown == (
+        "What the market sells:\n\n- Fruit\n  - Apple trees grow behind the old mill and bear in May.\n\n"
+        "  - Pear\n- Vegetables"
+    )
+    assert span_faults(result) == {}
+
+
+def test_an_item_is_joined_only_to_the_rest_of_its_sentence_under_its_text(tmp_path: Path) -> None:
+    for last, first_line, x in (
+        # A finished sentence: the paragraph under the item is not its sentence's rest.
+        ("Apple trees grow behind the mill.", "They bear in May.", 123),
+        # A paragraph back at the margin is none of the item's text.
+        ("Apple trees grow behind", "the old mill and bear in May.", 72),
+    ):
+        page1 = [Text(72, 740, "What the market sells:"), *_bullet_page([(0, "Fruit"), (1, last)])]
+        page2 = [Text(x, 720, first_line), *_bullet_page([(1, "Pear")], top=700)]
+        result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+        assert result.markdown.endswith(f"  - {last}\n\n{first_line}\n\n- Pear")
+        assert span_faults(result) == {}
