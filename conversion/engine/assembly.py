@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .elements import Element, ElementType, Span
-from .inline import _keeps_hyphen, compound_at_break, written_joined
+from .inline import _keeps_hyphen, compound_at_break, joined_without_space, written_joined
 from .tables import Table
 
 
@@ -75,13 +75,18 @@ def ends_in_hyphen(markdown: str) -> bool:
     return markdown.rstrip().endswith(_HYPHENS)
 
 
-def word_break(before: Sequence[Element], after: Sequence[Element], words: Counter[str] | None) -> WordBreak:
+def word_break(
+    before: Sequence[Element], after: Sequence[Element], words: Counter[str] | None, *, item: bool = False
+) -> WordBreak:
     """Whether the paragraph that ends the page of `before` (its elements) breaks off in a
     hyphenated word that the paragraph starting the page of `after` finishes. The words of
-    the document tell a compound's hyphen from the typesetter's, as at a line break."""
+    the document tell a compound's hyphen from the typesetter's, as at a line break. With
+    `item` (the paragraph stands where the rest of the page's last list item would), a list
+    item may break off so too."""
     last = next((e for e in reversed(before) if e.in_markdown), None)
     first = next((e for e in after if e.in_markdown), None)
-    if last is None or first is None or last.type is not ElementType.PARAGRAPH:
+    ends = (ElementType.PARAGRAPH, ElementType.LIST_ITEM) if item else (ElementType.PARAGRAPH,)
+    if last is None or first is None or last.type not in ends:
         return WordBreak.NONE
     if first.type is not ElementType.PARAGRAPH:
         return WordBreak.NONE
@@ -180,7 +185,7 @@ def join_document(
             before = chunks[-1].rstrip()
             kept_text = before[:-1] if brk is WordBreak.HYPHENATION else before
             rest = markdown.lstrip()
-            space = " " if brk is WordBreak.SENTENCE else ""
+            space = " " if brk is WordBreak.SENTENCE and not joined_without_space(kept_text, rest) else ""
             join_at = starts[-1] + len(kept_text)
             clamp_previous(join_at)
             shift = join_at + len(space) - (len(markdown) - len(rest))

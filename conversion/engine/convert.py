@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.20.0"
+ENGINE_VERSION: str = "1.20.1"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -94,8 +94,9 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.4.0: of 1.18.0 (a cell wrapped onto a second line stays in its row; a line a tagged PDF's
 # structure tree holds is never margin furniture); 0.5.0: of 1.19.0 (the document nests a list
 # a page break cuts as the page before left it); 0.6.0: of 1.20.0 (a list item whose sentence
-# runs on over a page break is one item in the document).
-PDFIUM_ENGINE_VERSION: str = "0.6.0"
+# runs on over a page break is one item in the document); 0.6.1: of 1.20.1 (an item's word
+# hyphenated over the break made whole, CJK run-on joined without a space).
+PDFIUM_ENGINE_VERSION: str = "0.6.1"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
@@ -177,14 +178,14 @@ class ConversionResult:
             before, after = self.pages[i - 1], self.pages[i]
             if after.page != before.page + 1 or after.table_continues is not Continuation.NONE:
                 continue
-            if before.lists.continues_item(after.lists) and sentence_runs_on(before.elements):
+            item = before.lists.continues_item(after.lists)
+            if ends_in_hyphen(before.markdown):
+                if words is None:
+                    words = document_words([e.text for p in self.pages for e in p.elements if e.in_markdown])
+                # A list item's word hyphenated over the break is made whole as a paragraph's.
+                breaks[i] = word_break(before.elements, after.elements, words, item=item)
+            if breaks[i] is WordBreak.NONE and item and sentence_runs_on(before.elements):
                 breaks[i] = WordBreak.SENTENCE
-                continue
-            if not ends_in_hyphen(before.markdown):
-                continue
-            if words is None:
-                words = document_words([e.text for p in self.pages for e in p.elements if e.in_markdown])
-            breaks[i] = word_break(before.elements, after.elements, words)
         return join_document(
             [p.markdown for p in self.pages],
             [[e.md_span for e in p.elements] for p in self.pages],
@@ -204,11 +205,12 @@ class ConversionResult:
         for page, brk in zip(self.pages, breaks, strict=True):
             lists, again = page.lists, {}
             # A page that opens with a paragraph goes on with the list after it only where the
-            # paragraph is the rest of the item the page before ends with.
+            # paragraph is the rest of the item (or the item's paragraph) the page before ends
+            # with: joined to it.
             joined = (
                 page.page == previous + 1
                 and page.table_continues is Continuation.NONE
-                and brk is (WordBreak.NONE if lists.head is None else WordBreak.SENTENCE)
+                and (brk is WordBreak.NONE) == (lists.head is None)
             )
             before = frame if joined and open_list and lists.lead else None
             shift = None if before is None or lists.lead_frame is None else lists.lead_frame.shift_to(before)
@@ -226,7 +228,7 @@ class ConversionResult:
                     if lists.end_frame is not None:
                         end = lists.end_frame
                         known = before.edge_known or end.edge_known
-                        frame = ListFrame(end.left, end.right, end.origin - shift, known)
+                        frame = ListFrame(end.left, end.right, end.origin - shift, known, end.rtl)
                 else:
                     open_list, frame = lists.end, lists.end_frame
             else:

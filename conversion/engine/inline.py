@@ -16,6 +16,16 @@ from .params import DEFAULT, BlockParams
 from .tables import Table
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")  # Hangul is spaced: not here
+
+
+def joined_without_space(before: str, after: str) -> bool:
+    """Whether text `before` and the text `after` that goes on from it on the next line are
+    joined with no space: between CJK characters, or before a combining mark."""
+    return bool(_CJK.match(before[-1:] or " ") and _CJK.match(after[:1] or " ")) or bool(
+        after and unicodedata.category(after[0]).startswith("M")
+    )
+
+
 _ALWAYS = re.compile(r"([\\`*\[\]~])")
 _UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 _ANGLE = re.compile(r"<(?=[A-Za-z/!?])")
@@ -149,9 +159,7 @@ def _join_lines(lines: Sequence[Line], words: Counter[str] | None = None) -> lis
                 spans[-1] = (stripped[:end], last_style)
             elif compound_at_break(stripped, first):
                 spans[-1] = (stripped[: -1 if written_joined(stripped, first, words) else len(stripped)], last_style)
-            elif (_CJK.match(stripped[-1:] or " ") and _CJK.match(first[:1] or " ")) or (
-                first and unicodedata.category(first[0]).startswith("M")
-            ):
+            elif joined_without_space(stripped, first):
                 # No space between CJK characters, nor before a combining mark.
                 spans[-1] = (stripped, last_style)
             else:
@@ -287,11 +295,12 @@ class ListFrame:
     right: float
     origin: float
     edge_known: bool  # text other than list items starts at the edge it nests from
+    rtl: bool = False  # the list nests from the right edge
 
     @classmethod
     def of(cls, block: Block) -> ListFrame:
         left, right = block.column
-        return cls(left, right, -right if block.rtl else left, block.edge_known)
+        return cls(left, right, -right if block.rtl else left, block.edge_known, block.rtl)
 
     def shift_to(self, other: ListFrame) -> float | None:
         """What turns an indent measured in this frame into one measured in `other`, a
@@ -300,7 +309,10 @@ class ListFrame:
         column of one page to the left column of the next; a book's text block set further
         right on odd pages). Where one does not (a page of nested items only starts its
         column at their indent), columns that share part of the page's width are one column
-        on both pages: the indents compare on the page."""
+        on both pages: the indents compare on the page. Lists nesting in opposite directions
+        never compare."""
+        if self.rtl != other.rtl:
+            return None
         if self.edge_known and other.edge_known:
             return 0.0
         if self.left < other.right and other.left < self.right:

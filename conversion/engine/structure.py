@@ -215,8 +215,14 @@ def inline_stage(work: PageWork) -> None:
     )
     work.content, work.unmapped = drop_glyph_garbage(content)
     if len(work.content) < len(content):
+        # What the page shows its neighbours refers to elements it still shows.
         kept = {id(e) for e in work.content}
-        work.lists.lead = [(e, entry) for e, entry in work.lists.lead if id(e) in kept]
+        lists = work.lists
+        lists.lead = [(e, entry) for e, entry in lists.lead if id(e) in kept]
+        if lists.head is not None and id(content[0]) not in kept:
+            lists.head = None  # the paragraph it opened with is gone: the page opens with what follows
+        if lists.end_item is not None and id(content[-1]) not in kept:
+            lists.end_item = None
 
 
 def elements_stage(work: PageWork) -> None:

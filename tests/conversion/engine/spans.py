@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conversion.engine import ConversionResult
+from conversion.engine import ConversionResult, PageResult
 from conversion.engine.elements import Element, ElementType, Span
 
 
@@ -59,7 +59,7 @@ def span_faults(result: ConversionResult) -> Counter[str]:
             if doc_span[1] > len(markdown) or doc_span[0] > doc_span[1]:
                 faults["doc_span_outside_the_document"] += 1
             in_document = markdown[doc_span[0] : doc_span[1]]
-            if in_document != element.markdown and not _renested(element, in_document):
+            if in_document != element.markdown and not _renested(page, element, in_document):
                 at_join = position == 0 and previous_page_last is not None and previous_page_last[1][1] == doc_span[0]
                 if not at_join and not (position == len(shown) - 1 and _joined_after(result, index, doc_spans)):
                     faults["doc_span_differs_away_from_a_join"] += 1
@@ -69,11 +69,13 @@ def span_faults(result: ConversionResult) -> Counter[str]:
     return faults
 
 
-def _renested(element: Element, in_document: str) -> bool:
-    """Whether the document shows list item (or item paragraph) `element` nested deeper
-    or shallower than its page does, and otherwise the same."""
+def _renested(page: PageResult, element: Element, in_document: str) -> bool:
+    """Whether the document shows `element`, one of the list items (or item paragraphs) of
+    the list `page` leads with, nested deeper or shallower than its page does, and otherwise
+    the same."""
     return (
-        element.type in (ElementType.LIST_ITEM, ElementType.PARAGRAPH)
+        any(e is element for e, _ in page.lists.lead)
+        and element.type in (ElementType.LIST_ITEM, ElementType.PARAGRAPH)
         and in_document.lstrip(" ") == element.markdown.lstrip(" ")
         and in_document != element.markdown
     )

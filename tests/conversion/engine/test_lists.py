@@ -7,6 +7,7 @@ from pathlib import Path
 import pikepdf
 
 from conversion.engine import convert
+from conversion.engine.inline import ListFrame
 
 from .pdfs import HEBREW, HEBREW_MONO, Box, Image, Op, Raw, Runs, Text, add_outline, lines, make_pdf
 from .spans import span_faults
@@ -687,3 +688,35 @@ def test_an_item_is_joined_only_to_the_rest_of_its_sentence_under_its_text(tmp_p
         result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
         assert result.markdown.endswith(f"  - {last}\n\n{first_line}\n\n- Pear")
         assert span_faults(result) == {}
+
+
+def test_an_items_word_hyphenated_over_the_break_is_made_whole(tmp_path: Path) -> None:
+    page1 = [Text(72, 740, "What the market sells:"), *_bullet_page([(0, "Fruit"), (1, "Apple trees need cre-")])]
+    page2 = [Text(123, 720, "ative pruning in May."), *_bullet_page([(1, "Pear")], top=700)]
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert result.markdown.endswith("- Fruit\n  - Apple trees need creative pruning in May.\n\n  - Pear")
+    assert span_faults(result) == {}
+
+
+def test_a_dropped_line_of_icons_opening_the_page_is_not_the_rest_of_an_item(tmp_path: Path) -> None:
+    page1 = [Text(72, 740, "What the market sells:"), *_bullet_page([(0, "Fruit"), (1, "Apple trees grow behind")])]
+    # Private-use glyphs where the item's text would go on: nothing of them is shown, so the
+    # page opens with its list, which goes on nesting.
+    page2 = [Text(123, 720, "nnnn", 11, "S"), *_bullet_page([(1, "Pear"), (0, "Vegetables")], top=700)]
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert result.pages[1].markdown == "- Pear\n- Vegetables"
+    assert result.markdown.endswith("  - Apple trees grow behind\n\n  - Pear\n- Vegetables")
+    assert span_faults(result) == {}
+
+
+def test_lists_nesting_in_opposite_directions_never_compare_across_a_break() -> None:
+    # A left-to-right list ending one page, a right-to-left one opening the next, both in
+    # columns whose edges show: the same edge distances mean nothing across directions.
+    ltr = ListFrame(72, 540, 72, edge_known=True)
+    rtl = ListFrame(72, 540, -540, edge_known=True, rtl=True)
+    assert ltr.shift_to(ltr) == 0.0
+    assert rtl.shift_to(rtl) == 0.0
+    assert rtl.shift_to(ltr) is None
+    assert ltr.shift_to(rtl) is None
+    # Nor where one edge is unknown and the columns overlap.
+    assert ListFrame(100, 540, -540, edge_known=False, rtl=True).shift_to(ltr) is None

@@ -91,6 +91,27 @@ def test_a_word_hyphenated_over_the_break_joins_two_spans_that_touch() -> None:
     assert at(markdown, last) == "Then it rained."
 
 
+def test_a_sentence_run_on_over_the_break_is_joined_with_a_space_except_between_cjk_characters() -> None:
+    for before, after, joined in (
+        ("- Apple trees grow behind", "the old mill.", "- Apple trees grow behind the old mill."),
+        (
+            "- \u82f9\u679c\u6811\u957f\u5728",
+            "\u78e8\u574a\u540e\u9762\u3002",
+            "- \u82f9\u679c\u6811\u957f\u5728\u78e8\u574a\u540e\u9762\u3002",
+        ),
+    ):
+        spans = [[(0, len(before))], [(0, len(after))]]
+        markdown, placed = join_document(
+            [before, after], spans, [Continuation.NONE] * 2, [WordBreak.NONE, WordBreak.SENTENCE]
+        )
+        assert markdown == joined
+        (item,), (rest,) = placed
+        assert item is not None
+        assert rest is not None
+        assert item[1] == rest[0]  # the spans touch
+        assert markdown[item[0] : rest[1]] == joined
+
+
 def test_a_converted_book_keeps_every_span_promise_across_its_joins(tmp_path: Path) -> None:
     prose = [f"Line {k} of the prose that fills the page before its table." for k in range(6)]
     page1 = [Text(72, 740, "Prices of the season", 18, "B"), *lines(72, 700, prose)]
