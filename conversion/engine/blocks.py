@@ -50,9 +50,9 @@ class Block:
     figure: Box | None = None  # the box of a picture ("figure" blocks)
     role: ElementType | None = None  # what a paragraph is beyond its kind (a footnote)
     rtl: bool = False  # a list item written right to left (marker_x is its right end)
-    # A list item: the left and right edges of the column its indent is measured in (pt),
-    # and whether text other than list items starts at the edge it nests from (else that
-    # edge is where the column's items start, not where the column does).
+    # A list item or a paragraph: the left and right edges of the column its indent is
+    # measured in (pt), and whether text other than list items starts at the edge it nests
+    # from (else that edge is where the column's items start, not where the column does).
     column: tuple[float, float] = (0.0, 0.0)
     edge_known: bool = False
     # A paragraph that stands under the text of the list item above it: that item's marker
@@ -133,7 +133,7 @@ def build_blocks(
                         cur.lines.append(line)
                         continue
                     # The item's own paragraph under its title: no more of the item's text.
-                    cur = Block("p", [line], under=cur.marker_x)
+                    cur = Block("p", [line], under=cur.marker_x, column=(seg_left, seg_right))
                     blocks.append(cur)
                     continue
             if marker is not None:
@@ -156,7 +156,7 @@ def build_blocks(
             elif is_code:
                 cur = Block("code", [line])
             else:
-                cur = Block("p", [line], pinned=titled)
+                cur = Block("p", [line], pinned=titled, column=(seg_left, seg_right))
             blocks.append(cur)
         _mark_column_edges(blocks[start:], seg_left, seg_right)
     return blocks
@@ -168,13 +168,14 @@ EDGE_TOLERANCE_PT = 1.0
 
 
 def _mark_column_edges(blocks: list[Block], left: float, right: float) -> None:
-    """Mark the list items of one segment's blocks whose indent is measured from the
-    column's own edge: text other than list items (a paragraph, a heading) starts there."""
+    """Mark the list items (and paragraphs) of one segment's blocks whose indent is measured
+    from the column's own edge: text other than list items (a paragraph, a heading) starts
+    there."""
     text = [ln for b in blocks if b.kind not in ("li", "table", "figure") for ln in b.lines]
     at_left = any(ln.x0 - left < EDGE_TOLERANCE_PT for ln in text)
     at_right = any(right - ln.x1 < EDGE_TOLERANCE_PT for ln in text)
     for block in blocks:
-        if block.kind == "li":
+        if block.kind in ("li", "p"):
             block.edge_known = at_right if block.rtl else at_left
 
 

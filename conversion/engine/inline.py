@@ -334,6 +334,7 @@ class PageLists:
     lead: list[tuple[Element, ListEntry]] = field(default_factory=list)
     lead_frame: ListFrame | None = None
     head: Box | None = None  # the page's first content element where it is a paragraph
+    head_frame: ListFrame | None = None  # the column `head` stands in
     end: ListStack = ()  # the list the page ends inside of (empty where it ends otherwise)
     end_frame: ListFrame | None = None  # the frame of the last item of `end`
     # The marker's x and the text size of the item the page ends with (left to right): where
@@ -343,15 +344,19 @@ class PageLists:
 
     def continues_item(self, nxt: PageLists, params: BlockParams = DEFAULT.blocks) -> bool:
         """Whether the paragraph the next page opens with (`nxt.head`) stands where the rest
-        of this page's last item would: in the same column, under the item's text."""
-        if self.end_item is None or self.end_frame is None or nxt.head is None:
+        of this page's last item would: under the item's text, measured from the edges of
+        the two columns where both show them (the item ends the right column, its rest opens
+        the left one), else in the same column on the page."""
+        if self.end_item is None or self.end_frame is None or nxt.head is None or nxt.head_frame is None:
+            return False
+        frame = self.end_frame
+        shift = nxt.head_frame.shift_to(frame)
+        if shift is None:
             return False
         marker_x, size = self.end_item
-        x0, _, x1, _ = nxt.head
-        frame = self.end_frame
-        return (
-            x0 < frame.right and frame.left < x1 and marker_x + 0.5 * size < x0 <= marker_x + params.item_text_em * size
-        )
+        marker = marker_x - frame.origin  # the marker's indent in the item's column
+        text = nxt.head[0] - nxt.head_frame.origin + shift  # the paragraph's, measured there
+        return marker + 0.5 * size < text <= marker + params.item_text_em * size
 
 
 def _place_item(stack: list[tuple[float, int]], indent: float, size: float, marker: str) -> tuple[int, int]:
@@ -399,6 +404,7 @@ def render_blocks(
     lead: list[tuple[Element, ListEntry]] = []  # the page's first list, while `leading`
     leading = True
     head: Box | None = None  # the page's first content element, where it is a paragraph
+    head_frame: ListFrame | None = None
     lead_frame: ListFrame | None = None
     frame: ListFrame | None = None  # that of the last list item
 
@@ -452,11 +458,11 @@ def render_blocks(
                 lead.append((out[-1], entry))
                 lead_frame = lead_frame or frame
             elif shown == 0 and out[-1].type is ElementType.PARAGRAPH and not block.rtl:
-                head = out[-1].bbox
+                head, head_frame = out[-1].bbox, ListFrame.of(block)
             else:
                 leading = False
     if lists is not None:
-        lists.lead, lists.lead_frame, lists.head = lead, lead_frame, head
+        lists.lead, lists.lead_frame, lists.head, lists.head_frame = lead, lead_frame, head, head_frame
         lists.whole = leading and bool(lead)
         lists.end, lists.end_frame = tuple(stack), frame if stack else None
         last = blocks[-1] if blocks else None

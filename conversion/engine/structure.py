@@ -220,7 +220,7 @@ def inline_stage(work: PageWork) -> None:
         lists = work.lists
         lists.lead = [(e, entry) for e, entry in lists.lead if id(e) in kept]
         if lists.head is not None and id(content[0]) not in kept:
-            lists.head = None  # the paragraph it opened with is gone: the page opens with what follows
+            lists.head = lists.head_frame = None  # the paragraph it opened with is gone
         if lists.end_item is not None and id(content[-1]) not in kept:
             lists.end_item = None
 

@@ -720,3 +720,25 @@ def test_lists_nesting_in_opposite_directions_never_compare_across_a_break() -> 
     assert ltr.shift_to(rtl) is None
     # Nor where one edge is unknown and the columns overlap.
     assert ListFrame(100, 540, -540, edge_known=False, rtl=True).shift_to(ltr) is None
+
+
+def test_an_item_ending_the_right_column_goes_on_under_its_text_in_the_next_pages_left_column(
+    tmp_path: Path,
+) -> None:
+    # Two columns, 72-290 and 320-540: the item's sentence runs on from the foot of page 1's
+    # right column to the top of page 2's left column, under the item's text measured from
+    # that column's edge (its marker at 362 - 320 = 42 points in, its text 9 further).
+    page1 = _column_prose(72, 720, 12)
+    page1 += [Text(320, 720, "What the market sells:"), Text(320, 700, "Stalls open at dawn and close at noon.")]
+    page1 += _bullet_page([(0, "Fruit"), (1, "Apple trees grow behind")], top=680, left=332)
+    page2 = [Text(72 + 42 + 9, 720, "the old mill and bear in May."), *_bullet_page([(1, "Pear")], top=700)]
+    page2 += lines(72, 660, ["Prices change with the weather and the season."] * 3, leading=20)
+    page2 += _column_prose(320, 720, 12)
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert "- Fruit\n  - Apple trees grow behind the old mill and bear in May.\n\n  - Pear" in result.markdown
+    assert span_faults(result) == {}
+    # Where the rest stands at the column's edge, it is none of the item's text.
+    page2[0] = Text(72, 720, "the old mill and bear in May.")
+    result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
+    assert "  - Apple trees grow behind\n\nthe old mill and bear in May.\n\n- Pear" in result.markdown
+    assert span_faults(result) == {}
