@@ -512,9 +512,17 @@ def classify_headings(
             # never the title.
             if (level == 1 and outlined > 1) or outline_levels:
                 level = None
-            block.kind, block.level = "h", min(max(level or 0, outlined), 6)
+            # Set in one of Word's built-in heading styles: that style's level at least (an
+            # outline's first depth may be Heading 2).
+            builtin = stats.builtin_level(block.lines[0]) or 0
+            block.kind, block.level = "h", min(max(level or 0, outlined, builtin), 6)
             continue
         if outline_complete and level != 1:
+            continue
+        if stats.tags_headings and all(ln.tagged for ln in block.lines) and level != 1:
+            # The structure tree names the headings and holds this text as something else (a
+            # bold term, a lead-in, a table's label): no section, whatever its style. The
+            # title is still told by its size.
             continue
         if level is not None and chars_at_least((text,), p.min_letters):
             block.kind, block.level = "h", level
@@ -533,7 +541,7 @@ def classify_headings(
             and text.rstrip()[-1:] not in ".,;:"
             and size >= body - p.bold_below_body_pt
         ):
-            block.kind, block.level = "h", stats.bold_heading_level
+            block.kind, block.level = "h", stats.builtin_level(block.lines[0]) or stats.bold_heading_level
 
 
 def title_front_matter(blocks: list[Block], params: HeadingParams = DEFAULT.headings) -> None:

@@ -107,6 +107,9 @@ class Line:
     # A tagged PDF's structure tree holds all of the line's text: content, not furniture.
     tagged: bool = False
     confidence: float | None = None  # read by OCR: the mean confidence of its words (0-1)
+    # The fill colour of its first visible glyph as 0xRRGGBB (gray and RGB fills); -1 where
+    # not known (other colour spaces, OCR).
+    color: int = -1
 
     @property
     def chars(self) -> list[tuple[float, float, str]]:
@@ -369,6 +372,9 @@ class _BudgetedAggregator(PDFPageAggregator):
             textstate, ncs, graphicstate = _string_state(args, kwargs)
             self.covers.add_run(item, before, added, textstate)
             reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
+            rgb = fill_rgb(graphicstate.ncolor)
+            for obj in item._objs[before:]:
+                obj.color = rgb  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
             if reason:
                 for obj in item._objs[before:]:
                     self.hidden[id(obj)] = reason
@@ -446,6 +452,21 @@ def hidden_by_state(render: int, ncs: Any, color: Any) -> str:
     if render in (0, 4) and _is_white(color, getattr(ncs, "name", "")):
         return HIDDEN_BACKGROUND
     return ""
+
+
+def fill_rgb(color: Any) -> int:
+    """A fill colour as 0xRRGGBB: gray and RGB (0-1 components, as PDFium reads them: each
+    rounded to 0-255); -1 for other colour spaces (CMYK, patterns) and malformed values."""
+    if isinstance(color, (int, float)):
+        color = (color,)
+    if not isinstance(color, tuple) or len(color) not in (1, 3):
+        return -1
+    try:
+        parts = [min(255, max(0, round(float(v) * 255))) for v in color]
+    except (TypeError, ValueError):
+        return -1
+    r, g, b = parts * 3 if len(parts) == 1 else parts
+    return (r << 16) | (g << 8) | b
 
 
 def _is_white(color: Any, space: str = "") -> bool:
@@ -878,6 +899,8 @@ def _glyph_line(
             size_weight[rounded] = size_weight.get(rounded, 0) + count
         size = max(size_weight.items(), key=lambda kv: (kv[1], kv[0]))[0]
     code = None
+    first = next(o for o in objs if type(o) is char_type and not o._text.isspace())
+    color = getattr(first, "color", -1)
     text = "".join(glyph_text)  # (the spans' text)
     if _NEEDS_REPAIR.search(text):  # (right-to-left letters among them)
         if _RTL_CHAR.search(text):
@@ -900,6 +923,7 @@ def _glyph_line(
         vertical=vertical,
         max_gap=max_gap,
         hidden=reason,
+        color=color,
     )
     return built, sorted(set(splits)), visible
 

@@ -205,7 +205,17 @@ def strip_marker(line: Line, rest: str) -> Line:
         spans.append((text[cut:], style))
         cut = 0
     return Line(
-        line.x0, line.top, line.x1, line.bottom, rest, spans, line.size, line.style, line.glyph_x, line.glyph_text
+        line.x0,
+        line.top,
+        line.x1,
+        line.bottom,
+        rest,
+        spans,
+        line.size,
+        line.style,
+        line.glyph_x,
+        line.glyph_text,
+        color=line.color,
     )
 
 
@@ -425,6 +435,7 @@ def _part(line: Line, a: int, b: int) -> Line | None:
         line.glyph_x[2 * a : 2 * b],
         glyphs,
         hidden=line.hidden,
+        color=line.color,
     )
 
 
@@ -504,4 +515,5 @@ def _with_marker(line: Line, box: Box, glyph: str, *, at_right: bool) -> Line:
         glyph_text,
         max_gap=line.max_gap,
         hidden=line.hidden,
+        color=line.color,
     )

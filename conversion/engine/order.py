@@ -221,6 +221,7 @@ def _merge_row_markers(row: list[Item]) -> list[Item]:
                 style=it.style,
                 glyph_x=prev.glyph_x + it.glyph_x,
                 glyph_text=prev.glyph_text + it.glyph_text,
+                color=it.color,
             )
         else:
             out.append(it)
@@ -294,6 +295,7 @@ def _rtl_line(lines: list[Line]) -> Line:
             glyph_text=rest.glyph_text + right.glyph_text,
             rtl=True,
             code_glyphs=rest.code_glyphs + [False] * len(right.glyph_text) if rest.code_glyphs else None,
+            color=rest.color,
         )
     glyph_x: list[float] = []
     glyph_text: list[str] = []
@@ -328,6 +330,7 @@ def _rtl_line(lines: list[Line]) -> Line:
         glyph_text=glyph_text,
         rtl=True,
         code_glyphs=code if any(code) else None,
+        color=lines[0].color,
     )
 
 

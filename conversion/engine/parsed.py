@@ -20,7 +20,7 @@ from .layout import Line, OcrFacts, PageModel
 
 __all__ = ["ParsedStale", "parsed_decode", "parsed_encode"]
 
-_FORMAT = 2  # 2: lines carry their OCR confidence, pages how OCR read them
+_FORMAT = 3  # 2: lines carry their OCR confidence, pages how OCR read them; 3: their colour
 _LINE_FIELDS = [f.name for f in fields(Line)]
 # Compression level: 6 is zlib's default balance; parsed layout compresses about 2:1 at it.
 _ZLIB_LEVEL = 6

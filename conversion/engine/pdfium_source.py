@@ -472,7 +472,7 @@ def _page_frame(page: int) -> tuple[Matrix, float, float]:
 class _TextObject:
     """What the characters of one text object share."""
 
-    __slots__ = ("descent", "font", "fontname", "heading", "order", "reason", "size", "tagged", "upright")
+    __slots__ = ("color", "descent", "font", "fontname", "heading", "order", "reason", "size", "tagged", "upright")
 
     def __init__(self, fontname: str, size: float, reason: str, heading: int, upright: bool, descent: float) -> None:
         self.fontname = fontname
@@ -484,6 +484,7 @@ class _TextObject:
         self.order = -1  # its place among the page's objects in drawing order (set by the walk)
         self.font = 0  # PDFium's handle of its font (0: none known)
         self.tagged = False  # a tagged PDF's structure tree holds its text
+        self.color = -1  # its fill colour as 0xRRGGBB (-1: none)
 
 
 # The text object of no glyph yet (`_PageText.read` starts with it).
@@ -1101,6 +1102,7 @@ class _PageText:
         loose_height = 0.0  # the height of the text object's loose glyph boxes
         info = _NO_OBJECT  # the glyph's text object (set before a glyph is made)
         fontname = ""
+        color = -1
         line_overlap, char_margin, word_margin, loose = LINE_OVERLAP, CHAR_MARGIN, WORD_MARGIN, _LOOSE_TOLERANCE
         size = descent = 0.0
         upright = True
@@ -1137,13 +1139,14 @@ class _PageText:
                     )
                 info = known
                 outside = untagged if tagged_page and not info.tagged else None
-                size, upright, reason, heading, descent, fontname = (
+                size, upright, reason, heading, descent, fontname, color = (
                     info.size,
                     info.upright,
                     info.reason,
                     info.heading,
                     info.descent,
                     info.fontname,
+                    info.color,
                 )
                 last_obj = obj
                 foot = None
@@ -1204,6 +1207,7 @@ class _PageText:
             c.x1 = x1
             c.y0 = y0
             c.y1 = y1
+            c.color = color  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
             last = c
             if reason:
                 hidden[id(c)] = reason
@@ -1334,6 +1338,8 @@ def _text_object_info(
         name = cache.names[font] = _font_name(font)
     info = _TextObject(name, size, reason, max(level, 0), upright, descent)
     info.tagged = level >= 0
+    if key[1]:
+        info.color = (key[2] << 16) | (key[3] << 8) | key[4]
     info.order = order
     info.font = font
     return info

@@ -31,6 +31,11 @@ _MONO_BODY_SHARE = 0.9
 # heading size at least, and this share of the lines at heading sizes.
 _MONO_DISPLAY_LINES = 3
 _MONO_DISPLAY_SHARE = 0.25
+# ...unless it also sets program text: this many lines of the text block (no margin line), below
+# the heading sizes, wholly in the monospaced face and holding a mark of program syntax. An API
+# reference may set its signatures as headings in its code face; its code blocks stay code.
+_MONO_CODE_LINES = 3
+_CODE_MARKS = frozenset("{}[]();=<>")
 _PROSE_EMS = 15.0  # a line this many ems wide is prose, however few characters it holds
 # A running header or footer is a line of a page's margin (`running_candidates`) that nearby
 # pages repeat at the same place, with the same text once its numbers are masked: on every
@@ -45,6 +50,27 @@ _EDGE_2_PAGES = 0.08  # fraction of the page height: with two pages, only lines 
 # beyond the margin bands is a running line only outside it.
 _BLOCK_QUANTILE = 0.1
 _WORD = re.compile(r"[^\W\d_]+(?:[-\u2010][^\W\d_]+)*")
+# Word's built-in heading styles as its templates set them: (size in points, bold, fill colour
+# 0xRRGGBB) -> the style's level (Heading 1 is 1). A heading size whose lines are set so is
+# that heading level, which ranking cannot tell where the document starts below Heading 1
+# (its sections are Heading 2) or uses one level only. Only coloured styles: a black one is
+# any document's. Office 2007-2010 theme (Cambria): Heading 1 14 pt bold, 2 13, 3 11 pt bold;
+# Office 2013 and 2016-2022 themes (Calibri Light): 16, 13, 12 pt; Office 2023 (Aptos): 20,
+# 16, 14 pt.
+WORD_HEADING_STYLES: dict[tuple[float, bool, int], int] = {
+    (14.0, True, 0x365F91): 1,
+    (13.0, True, 0x4F81BD): 2,
+    (11.0, True, 0x4F81BD): 3,
+    (16.0, False, 0x2E74B5): 1,
+    (13.0, False, 0x2E74B5): 2,
+    (12.0, False, 0x1F4D78): 3,
+    (16.0, False, 0x2F5496): 1,
+    (13.0, False, 0x2F5496): 2,
+    (12.0, False, 0x1F3763): 3,
+    (20.0, False, 0x0F4761): 1,
+    (16.0, False, 0x0F4761): 2,
+    (14.0, False, 0x0F4761): 3,
+}
 
 
 class DocStats:
@@ -63,6 +89,8 @@ class DocStats:
         # Lines with words set at a heading size, per size, and those of them set wholly in
         # a monospaced face, per size: is the monospaced face the document's display type?
         self._mono_display_lines: Counter[float] = Counter()
+        # Lines of the text block wholly in a monospaced face that hold program marks, per size.
+        self._mono_code_lines: Counter[float] = Counter()
         # Running-line candidates: (at the top, masked text) -> page index -> distance from
         # that edge; per page, its candidates' keys by line id; each page's index in the
         # selection (its order among the pages parsed).
@@ -82,6 +110,9 @@ class DocStats:
         # heading styles, and whether the largest one is a title used once on page one.
         self._size_lines: Counter[float] = Counter()
         self._size_pages: dict[float, set[int]] = {}
+        # Per font size, how its lines with words are set: (bold, fill colour) -> lines.
+        self._size_looks: dict[float, Counter[tuple[bool, int]]] = {}
+        self._shift = 0  # levels every sized heading goes down (`WORD_HEADING_STYLES`)
         self._title: float | None = None
         # The font census of pages that are not parsed (not selected): their sizes count
         # toward the document's styles, so that levels do not depend on the selection.
@@ -91,6 +122,9 @@ class DocStats:
         # Words of the pages parsed so far (lowercase, hyphenated compounds whole): the
         # evidence for keeping or dropping a hyphen at a line break.
         self.words: Counter[str] = Counter()
+        # A line a tagged PDF's structure puts in a heading was seen: the structure names the
+        # document's headings (`tags_headings`).
+        self._tagged_heading = False
 
     def add_census(self, census: dict[int, PageFonts]) -> None:
         """Count the font sizes of pages that will not be parsed (see `census`)."""
@@ -139,8 +173,15 @@ class DocStats:
                 self._size_lines[line.size] += 1
                 if line.style & MONO:
                     self._mono_display_lines[line.size] += 1
+                    if id(line) not in candidates and not _CODE_MARKS.isdisjoint(line.text):
+                        self._mono_code_lines[line.size] += 1
                 self._size_pages.setdefault(line.size, set()).add(page.number)
+                looks = self._size_looks.get(line.size)
+                if looks is None:
+                    looks = self._size_looks[line.size] = Counter()
+                looks[bool(line.style & BOLD), line.color] += 1
             self._chars += n
+            self._tagged_heading = self._tagged_heading or line.heading > 0
             if line.style & MONO:
                 self._mono_chars += n
             candidate = candidates.get(id(line))
@@ -184,6 +225,12 @@ class DocStats:
         return self._body
 
     @property
+    def tags_headings(self) -> bool:
+        """Whether the document's structure tree names its headings (a line in one was seen):
+        then a line it holds in any other element is no section heading, whatever its style."""
+        return self._tagged_heading
+
+    @property
     def mono_body(self) -> bool:
         """Nearly all text is monospaced (typewritten): then monospace does not mean code."""
         return self._chars > 0 and self._mono_chars > _MONO_BODY_SHARE * self._chars
@@ -201,13 +248,15 @@ class DocStats:
         Code is set at the size of the text around it or smaller, a book
         that sets its chapter titles, running heads and lead-ins in a typewriter face sets
         them larger too. Display type: at least `_MONO_DISPLAY_LINES` lines wholly in the
-        monospaced face at heading sizes, and `_MONO_DISPLAY_SHARE` of the lines set there.
+        monospaced face at heading sizes, and `_MONO_DISPLAY_SHARE` of the lines set there;
+        and fewer than `_MONO_CODE_LINES` lines of program text in that face below them.
         """
         body = self.body_size
         display = [s for s in self._size_lines if s >= body * _HEADING_RATIO_MIN]
         lines = sum(self._size_lines[s] for s in display)
         mono = sum(self._mono_display_lines[s] for s in display)
-        return mono >= _MONO_DISPLAY_LINES and mono >= _MONO_DISPLAY_SHARE * lines
+        code = sum(n for s, n in self._mono_code_lines.items() if s < body * _HEADING_RATIO_MIN)
+        return mono >= _MONO_DISPLAY_LINES and mono >= _MONO_DISPLAY_SHARE * lines and code < _MONO_CODE_LINES
 
     def heading_level_for_size(self, size: float) -> int | None:
         """Markdown level of a heading set in `size`, or None when the size is no heading style.
@@ -223,7 +272,7 @@ class DocStats:
         """Level of a heading set in bold at the body size: below every sized heading."""
         levels = self._ranked()[0]
         sections = sum(1 for s in levels if s != self._title)
-        return min(FIRST_SECTION_LEVEL + sections, 6)
+        return min(FIRST_SECTION_LEVEL + self._shift + sections, 6)
 
     @property
     def has_title(self) -> bool:
@@ -236,10 +285,35 @@ class DocStats:
             sizes = sorted((s for s in {*self._size_lines, *census} if self._is_heading_size(s, body)), reverse=True)
             self._title = self._title_size(sizes, body)
             sections = [s for s in sizes if s != self._title]
-            self._levels = {s: min(FIRST_SECTION_LEVEL + i, 6) for i, s in enumerate(sections)}
+            self._shift = self._builtin_shift(sections)
+            self._levels = {s: min(FIRST_SECTION_LEVEL + self._shift + i, 6) for i, s in enumerate(sections)}
             if self._title is not None:
                 self._levels[self._title] = 1
         return self._levels, self._title
+
+    @staticmethod
+    def builtin_level(line: Line) -> int | None:
+        """The Markdown level of the Word built-in heading style `line` is set in
+        (`WORD_HEADING_STYLES`; Heading N is N + 1 hashes), None for any other look."""
+        level = WORD_HEADING_STYLES.get((line.size, bool(line.style & BOLD), line.color))
+        return None if level is None else level + 1
+
+    def _builtin_shift(self, sections: list[float]) -> int:
+        """How many levels below the first section level the sizes of `sections` (largest
+        first) start: where a size is set as one of Word's built-in heading styles
+        (`WORD_HEADING_STYLES`, its look the one most of its lines have), that style's level
+        (Heading N is N + 1 hashes, as the title is one). Only down, and only where every
+        size so set says the same."""
+        shifts = set()
+        for rank, size in enumerate(sections):
+            looks = self._size_looks.get(size)
+            if not looks:
+                continue
+            (bold, color), _ = looks.most_common(1)[0]
+            level = WORD_HEADING_STYLES.get((size, bold, color))
+            if level is not None:
+                shifts.add(level + 1 - (FIRST_SECTION_LEVEL + rank))
+        return shifts.pop() if len(shifts) == 1 and min(shifts) > 0 else 0
 
     def _is_heading_size(self, size: float, body: float) -> bool:
         if size >= body * _HEADING_RATIO:
@@ -282,9 +356,11 @@ class DocStats:
         chapter, or alternates between left and right pages, is found as well as one
         printed on every page. A line of the margin band that does not stand apart from
         the text next to it (a text block reaching into the band) must be repeated on
-        `_RUNNING_SHARE` of all the pages instead. With a single page nothing is removed.
+        `_RUNNING_SHARE` of all the pages instead. With a single page nothing is removed, nor
+        a line a tagged PDF's structure tree holds (`Line.tagged`): a table's header row a
+        browser repeats at the top of each page is content.
         """
-        if self.pages < 2:
+        if self.pages < 2 or line.tagged:
             return False
         on_page = self._page_running.get(page.number, {})
         candidate = on_page.get(id(line))

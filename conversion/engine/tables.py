@@ -657,6 +657,7 @@ def _split_wide_gaps(line: Line) -> list[Line]:
                 style=line.style,
                 glyph_x=line.glyph_x[2 * start : 2 * end],
                 glyph_text=line.glyph_text[start:end],
+                color=line.color,
             )
         )
     return parts

@@ -126,25 +126,38 @@ def test_the_census_samples_pages_spread_over_the_document_and_the_first() -> No
 
 def _tag(path: Path, kinds: list[str]) -> Path:
     """Give page 1 a structure tree: marked content MCID i is an element of type kinds[i]."""
+    return _tag_pages(path, [kinds])
+
+
+def _tag_pages(path: Path, pages: list[list[str]]) -> Path:
+    """Give the pages a structure tree: on page n, marked content MCID i is an element of type
+    pages[n][i]."""
     with pikepdf.open(path, allow_overwriting_input=True) as pdf:
         root = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructTreeRoot))
         document = pdf.make_indirect(pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Document, P=root))
-        page = pdf.pages[0]
-        elements = []
-        for mcid, kind in enumerate(kinds):
-            # Text sits in a span inside its element, as browsers write it.
-            element = pdf.make_indirect(
-                pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name("/" + kind), P=document)
-            )
-            span = pdf.make_indirect(
-                pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name.Span, P=element, K=mcid, Pg=page.obj)
-            )
-            element.K = span
-            elements.append(span)
-        document.K = pikepdf.Array(elements)
+        everything = []
+        parents: list[object] = []
+        for n, kinds in enumerate(pages):
+            page = pdf.pages[n]
+            elements = []
+            for mcid, kind in enumerate(kinds):
+                # Text sits in a span inside its element, as browsers write it.
+                element = pdf.make_indirect(
+                    pikepdf.Dictionary(Type=pikepdf.Name.StructElem, S=pikepdf.Name("/" + kind), P=document)
+                )
+                span = pdf.make_indirect(
+                    pikepdf.Dictionary(
+                        Type=pikepdf.Name.StructElem, S=pikepdf.Name.Span, P=element, K=mcid, Pg=page.obj
+                    )
+                )
+                element.K = span
+                elements.append(span)
+            everything.extend(elements)
+            parents.extend([n, pikepdf.Array(elements)])
+            page.obj.StructParents = n
+        document.K = pikepdf.Array(everything)
         root.K = document
-        root.ParentTree = pikepdf.Dictionary(Nums=[0, pikepdf.Array(elements)])
-        page.obj.StructParents = 0
+        root.ParentTree = pikepdf.Dictionary(Nums=parents)
         pdf.Root.StructTreeRoot = root
         pdf.save(path)
     return path
@@ -171,6 +184,20 @@ def test_a_tagged_pdf_names_its_headings_and_their_levels(tmp_path: Path) -> Non
         f"# Getting started\n\n{PROSE[0]}\n\n## Installing the tools\n\n{PROSE[1]}\n\n"
         f"### Checking the result\n\n{PROSE[2]}"
     )
+
+
+def test_a_bold_line_a_tagged_pdf_holds_as_a_paragraph_is_no_heading(tmp_path: Path) -> None:
+    # A browser prints a definition list's terms in bold, each on a line of its own: the
+    # structure tree, which names the page's headings, holds them as paragraphs.
+    ops: list[Op] = [
+        _marked(0, 720, "Options", 16, "B"),
+        _marked(1, 690, "encoding", 11, "B"),
+        _marked(2, 676, PROSE[0]),
+        _marked(3, 640, "signal", 11, "B"),
+        _marked(4, 626, PROSE[1]),
+    ]
+    pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H2", "P", "P", "P", "P"])
+    assert convert(pdf).markdown == f"## Options\n\n**encoding**\n\n{PROSE[0]}\n\n**signal**\n\n{PROSE[1]}"
 
 
 def test_a_tagged_heading_set_larger_keeps_the_level_the_structure_gives(tmp_path: Path) -> None:
@@ -243,6 +270,24 @@ def test_a_monospaced_face_the_document_sets_its_titles_in_is_display_type_not_c
     assert "`" not in out
     assert out.startswith("## CHAPTER ONE: Collectors\n\nIn April 1996, millions of bots")
     assert "\n\n### The Way Back Machine\n\nThe committee met" in out
+
+
+def test_a_monospaced_face_that_sets_program_text_is_code_though_it_sets_the_titles_too(tmp_path: Path) -> None:
+    # An API reference (untagged) sets each method's signature as a heading in its code face,
+    # larger than the text, and its examples in the same face at the text's size: the face is
+    # the document's code, its examples code blocks.
+    pages = [
+        [
+            Text(72, 720, f"fs.{name}(path[, options])", 14, "M"),
+            *lines(72, 690, PROSE, size=11, leading=14),
+            *lines(90, 640, [f"const data = fs.{name}('a.txt');", "console.log(data);"], size=10, leading=12, font="M"),
+            *lines(72, 600, PROSE, size=11, leading=14),
+        ]
+        for name in ("readFile", "writeFile", "stat")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages)).markdown
+    assert "const data = fs.readFile('a.txt');\nconsole.log(data);\n```" in out
+    assert out.count("```") == 6
 
 
 def test_a_monospaced_face_set_at_the_text_size_is_still_code(tmp_path: Path) -> None:
@@ -348,3 +393,23 @@ def test_two_short_tagged_headings_of_one_level_in_a_row_stay_two(tmp_path: Path
         "## 2.2 Purpose",
         "## 2.3 Definitions",
     ]
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_row_the_structure_tree_holds_repeated_at_each_page_top_is_content(tmp_path: Path, engine: str) -> None:
+    # A browser repeats a long table's header row at the top of each page it runs over, in the
+    # structure tree; the footer it prints outside the tree is furniture.
+    pages: list[list[Op]] = [
+        [
+            _marked(0, 760, "Constant and what it means"),
+            *(_marked(1 + i, 740 - 40 * i, f"{name}_{i} {PROSE[i % 3]}") for i in range(12)),
+            Raw(b"BT /FR 8 Tf 72 40 Td (File system | Node.js documentation) Tj ET"),
+        ]
+        for name in ("F_OK", "R_OK", "W_OK")
+    ]
+    pdf = _tag_pages(make_pdf(tmp_path / "a.pdf", pages), [["TH"] + ["TD"] * 12] * 3)
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert out.count("Constant and what it means") == 3
+    assert "Node.js documentation" not in out

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pdfminer.fontmetrics import FONT_METRICS
 
-from conversion.engine import convert
+from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert
 
-from .pdfs import Op, Rule, Text, add_outline, lines, make_pdf, produced_by
+from .pdfs import Op, Raw, Rule, Text, add_outline, lines, make_pdf, produced_by
 
 PROSE = [
     "The committee met on a Tuesday to review the plans that the staff",
@@ -338,3 +339,86 @@ def test_other_producers_keep_headings_their_outline_leaves_out(tmp_path: Path) 
     out = md(pdf)
     assert "\n\n## Findings\n\n" in out
     assert "\n\n### Next steps\n\n" in out
+
+
+def _colored(y: float, text: str, size: float, font: str, rgb: tuple[int, int, int]) -> Raw:
+    """A line set in `font` at `size` and filled in the colour `rgb` (0-255 each)."""
+    r, g, b = (v / 255 for v in rgb)
+    return Raw(
+        b"BT %.5f %.5f %.5f rg /F%s %g Tf 72 %g Td (%s) Tj ET 0 g" % (r, g, b, font.encode(), size, y, text.encode())
+    )
+
+
+# Word 2007-2010's Heading 2 (13 pt bold, accent 1 #4F81BD); Word 2016-2022's Heading 2 and 3
+# (13 pt #2F5496, 12 pt #1F3763).
+_WORD_2007_H2 = (13, "B", (0x4F, 0x81, 0xBD))
+_WORD_2016_H2 = (13, "R", (0x2F, 0x54, 0x96))
+_WORD_2016_H3 = (12, "R", (0x1F, 0x37, 0x63))
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+@pytest.mark.parametrize("body", [11, 12])
+def test_a_heading_set_in_words_heading_2_style_is_a_second_level_section(
+    tmp_path: Path, engine: str, body: float
+) -> None:
+    # A Word document whose sections are Heading 2 (no Heading 1 above them): one heading
+    # style, which ranking would make the first section level. At a 12 pt body the heading is
+    # not larger enough to be a size of its own, only bold.
+    size, font, rgb = _WORD_2007_H2
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_colored(720, "Some block quotes", size, font, rgb)],
+                lines(72, 696, PROSE, size=body, leading=body + 3),
+                [_colored(630, "And back to normal", size, font, rgb)],
+                lines(72, 606, PROSE, size=body, leading=body + 3),
+            )
+        ],
+    )
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert [ln for ln in out.splitlines() if ln.startswith("#")] == ["### Some block quotes", "### And back to normal"]
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_the_same_heading_set_in_black_is_the_first_section_level(tmp_path: Path, engine: str) -> None:
+    size, font, _ = _WORD_2007_H2
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_colored(720, "Some block quotes", size, font, (0, 0, 0))],
+                lines(72, 696, PROSE, size=11, leading=14),
+                [_colored(630, "And back to normal", size, font, (0, 0, 0))],
+                lines(72, 606, PROSE, size=11, leading=14),
+            )
+        ],
+    )
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert [ln for ln in out.splitlines() if ln.startswith("#")] == ["## Some block quotes", "## And back to normal"]
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_words_heading_2_and_3_styles_keep_their_levels(tmp_path: Path, engine: str) -> None:
+    # Heading 2 and Heading 3 of Word 2016 with no Heading 1: both move down together.
+    pages = [
+        _page(
+            [_colored(716, f"Setting up {n}", *_WORD_2016_H2)],
+            lines(72, 694, PROSE, size=11, leading=14),
+            [_colored(640, f"Checking {n}", *_WORD_2016_H3)],
+            lines(72, 618, PROSE, size=11, leading=14),
+        )
+        for n in ("one", "two")
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", pages), options=ConvertOptions(engine=engine)).markdown
+
+    assert [ln for ln in out.splitlines() if ln.startswith("#")] == [
+        "### Setting up one",
+        "#### Checking one",
+        "### Setting up two",
+        "#### Checking two",
+    ]
