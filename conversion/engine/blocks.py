@@ -519,10 +519,11 @@ def classify_headings(
             continue
         if outline_complete and level != 1:
             continue
-        if stats.tags_headings and all(ln.tagged for ln in block.lines) and level != 1:
-            # The structure tree names the headings and holds this text as something else (a
-            # bold term, a lead-in, a table's label): no section, whatever its style. The
-            # title is still told by its size.
+        if level is None and stats.tags_headings and all(ln.tagged for ln in block.lines):
+            # The structure tree names the headings and holds this bold text at the body's
+            # size as something else (a definition's term, a lead-in, a table's label): no
+            # section. (A larger size is a heading style still: a page may set its sections in
+            # styled blocks beside one tagged heading.)
             continue
         if level is not None and chars_at_least((text,), p.min_letters):
             block.kind, block.level = "h", level

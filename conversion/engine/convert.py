@@ -1006,6 +1006,10 @@ def _convert_opened(
     source: PdfiumPageParser | None = None,
 ) -> ConversionResult:
     stats = DocStats()
+    stats.word_processor = info.styled_outline
+    if opened.pikepdf is not None:
+        structure = StructureTags(opened.pikepdf)
+        stats.tags_headings = structure.present and structure.names_headings()
     if opened.pikepdf is not None and len(selected) < page_count:
         # The styles of the pages not selected count too: a heading's level does not
         # depend on the selection.

@@ -372,7 +372,7 @@ class _BudgetedAggregator(PDFPageAggregator):
             textstate, ncs, graphicstate = _string_state(args, kwargs)
             self.covers.add_run(item, before, added, textstate)
             reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
-            rgb = fill_rgb(graphicstate.ncolor)
+            rgb = fill_rgb(graphicstate.ncolor, ncs)
             for obj in item._objs[before:]:
                 obj.color = rgb  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
             if reason:
@@ -454,15 +454,22 @@ def hidden_by_state(render: int, ncs: Any, color: Any) -> str:
     return ""
 
 
-def fill_rgb(color: Any) -> int:
-    """A fill colour as 0xRRGGBB: gray and RGB (0-1 components, as PDFium reads them: each
-    rounded to 0-255); -1 for other colour spaces (CMYK, patterns) and malformed values."""
+# Colour spaces whose one or three components are not gray or red, green and blue.
+_NOT_GRAY_OR_RGB = frozenset({"Indexed", "Separation", "DeviceN", "Pattern", "Lab"})
+
+
+def fill_rgb(color: Any, space: Any = None) -> int:
+    """A fill colour as 0xRRGGBB: gray and RGB (0-1 components, each scaled to 0-255 and
+    rounded half up, as PDFium reads them); -1 for other colour spaces (CMYK, indexed,
+    separations, patterns, Lab) and malformed values."""
+    if getattr(space, "name", None) in _NOT_GRAY_OR_RGB:
+        return -1
     if isinstance(color, (int, float)):
         color = (color,)
     if not isinstance(color, tuple) or len(color) not in (1, 3):
         return -1
     try:
-        parts = [min(255, max(0, round(float(v) * 255))) for v in color]
+        parts = [min(255, max(0, int(float(v) * 255 + 0.5))) for v in color]
     except (TypeError, ValueError):
         return -1
     r, g, b = parts * 3 if len(parts) == 1 else parts

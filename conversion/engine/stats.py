@@ -122,9 +122,12 @@ class DocStats:
         # Words of the pages parsed so far (lowercase, hyphenated compounds whole): the
         # evidence for keeping or dropping a hyphen at a line break.
         self.words: Counter[str] = Counter()
-        # A line a tagged PDF's structure puts in a heading was seen: the structure names the
-        # document's headings (`tags_headings`).
-        self._tagged_heading = False
+        # The document's structure tree names its headings (`tags.StructureTags.names_headings`):
+        # then a line it holds in another element is no section heading, whatever its style.
+        self.tags_headings = False
+        # A word processor wrote the PDF (LibreOffice's Writer, Microsoft Word): its built-in
+        # heading styles say their levels (`WORD_HEADING_STYLES`).
+        self.word_processor = False
 
     def add_census(self, census: dict[int, PageFonts]) -> None:
         """Count the font sizes of pages that will not be parsed (see `census`)."""
@@ -181,7 +184,6 @@ class DocStats:
                     looks = self._size_looks[line.size] = Counter()
                 looks[bool(line.style & BOLD), line.color] += 1
             self._chars += n
-            self._tagged_heading = self._tagged_heading or line.heading > 0
             if line.style & MONO:
                 self._mono_chars += n
             candidate = candidates.get(id(line))
@@ -223,12 +225,6 @@ class DocStats:
             counts = prose or (self._size_chars + census.chars)
             self._body = max(counts.items(), key=lambda kv: (kv[1], -kv[0]))[0] if counts else 10.0
         return self._body
-
-    @property
-    def tags_headings(self) -> bool:
-        """Whether the document's structure tree names its headings (a line in one was seen):
-        then a line it holds in any other element is no section heading, whatever its style."""
-        return self._tagged_heading
 
     @property
     def mono_body(self) -> bool:
@@ -291,10 +287,12 @@ class DocStats:
                 self._levels[self._title] = 1
         return self._levels, self._title
 
-    @staticmethod
-    def builtin_level(line: Line) -> int | None:
+    def builtin_level(self, line: Line) -> int | None:
         """The Markdown level of the Word built-in heading style `line` is set in
-        (`WORD_HEADING_STYLES`; Heading N is N + 1 hashes), None for any other look."""
+        (`WORD_HEADING_STYLES`; Heading N is N + 1 hashes) in a word processor's PDF, None for
+        any other look or producer (the Office accent colours are common elsewhere)."""
+        if not self.word_processor:
+            return None
         level = WORD_HEADING_STYLES.get((line.size, bool(line.style & BOLD), line.color))
         return None if level is None else level + 1
 
@@ -305,6 +303,8 @@ class DocStats:
         (Heading N is N + 1 hashes, as the title is one). Only down, and only where every
         size so set says the same."""
         shifts = set()
+        if not self.word_processor:
+            return 0
         for rank, size in enumerate(sections):
             looks = self._size_looks.get(size)
             if not looks:

@@ -6,7 +6,8 @@ element each MCID belongs to (a paragraph, a list item, a heading of level N). B
 word processors and publishing tools write it for accessibility. Where it names headings,
 their level is the author's, not a guess from font sizes. Text the structure tree holds is
 content; page furniture (running headers, page numbers) is marked as an artifact or left out
-of the tree (ISO 32000-1, 14.8.2.2). `StructureTags.mcids` gives, for one page, every MCID the
+of the tree (ISO 32000-1, 14.8.2.2), or, by PDF 2.0 producers, held in an element of type
+Artifact, which is not content either. `StructureTags.mcids` gives, for one page, every MCID the
 tree holds, with the level of the heading element it lies in (0 for other content).
 """
 
@@ -19,6 +20,7 @@ import pikepdf
 __all__ = ["StructureTags"]
 
 _LEVELS = {f"/H{n}": n for n in range(1, 7)}
+_ARTIFACT = "/Artifact"  # an element of furniture (PDF 2.0): what it holds is not content
 # Structure elements climbed from a piece of text to the heading that holds it, at most
 # (a heading holds spans, links and emphasis, a few levels deep).
 _MAX_CLIMB = 8
@@ -27,6 +29,8 @@ _MAX_CLIMB = 8
 _MAX_MCIDS = 100_000
 # Nodes of the parent tree's number tree visited at most, for one page.
 _MAX_TREE_NODES = 4_096
+# Structure elements read at most looking for a heading element anywhere in the tree.
+_MAX_ELEMENTS = 200_000
 
 
 class StructureTags:
@@ -48,6 +52,34 @@ class StructureTags:
     def present(self) -> bool:
         return isinstance(self._tree, pikepdf.Dictionary)
 
+    def names_headings(self) -> bool:
+        """Whether the structure tree holds a heading element (H1-H6, through the role map):
+        then it names the document's headings, and text it holds elsewhere is none. Read from
+        the root down, `_MAX_ELEMENTS` elements at most (False past them: no claim)."""
+        root = self._pdf.Root.get("/StructTreeRoot")
+        if not self.present or not isinstance(root, pikepdf.Dictionary):
+            return False
+        try:
+            pending: list[Any] = [root.get("/K")]
+            seen = 0
+            while pending and seen < _MAX_ELEMENTS:
+                node = pending.pop()
+                if isinstance(node, pikepdf.Array):
+                    pending.extend(node)
+                    continue
+                if not isinstance(node, pikepdf.Dictionary):
+                    continue
+                seen += 1
+                kind = node.get("/S")
+                if isinstance(kind, pikepdf.Name):
+                    name = str(kind)
+                    if self._roles.get(name, name) in _LEVELS:
+                        return True
+                pending.append(node.get("/K"))
+        except Exception:
+            return False  # a broken structure tree claims nothing
+        return False
+
     def mcids(self, number: int) -> dict[int, int]:
         """MCID -> heading level (1-6) of each MCID of page `number` (1-based) that the
         structure tree holds, 0 where its element lies in no heading; empty without a
@@ -67,7 +99,9 @@ class StructureTags:
                 if mcid >= _MAX_MCIDS:
                     break
                 if isinstance(element, pikepdf.Dictionary):
-                    found[mcid] = self._level(element)
+                    level = self._level(element)
+                    if level >= 0:
+                        found[mcid] = level
             return found
         except Exception:
             # A broken structure tree is no structure: levels come from the styles.
@@ -101,7 +135,8 @@ class StructureTags:
         return None
 
     def _level(self, element: Any) -> int:
-        """Level of the heading element that holds `element` (itself or an ancestor), or 0."""
+        """Level of the heading element that holds `element` (itself or an ancestor), 0 for
+        other content, -1 inside an Artifact element."""
         climbed: list[tuple[int, int]] = []
         level = 0
         for _ in range(_MAX_CLIMB):
@@ -116,7 +151,8 @@ class StructureTags:
             kind = element.get("/S")
             if isinstance(kind, pikepdf.Name):
                 name = str(kind)
-                level = _LEVELS.get(self._roles.get(name, name), 0)
+                name = self._roles.get(name, name)
+                level = -1 if name == _ARTIFACT else _LEVELS.get(name, 0)
                 if level:
                     break
             element = element.get("/P")

@@ -152,7 +152,7 @@ def _tag_pages(path: Path, pages: list[list[str]]) -> Path:
                 )
                 element.K = span
                 elements.append(span)
-            everything.extend(elements)
+                everything.append(element)
             parents.extend([n, pikepdf.Array(elements)])
             page.obj.StructParents = n
         document.K = pikepdf.Array(everything)
@@ -186,7 +186,8 @@ def test_a_tagged_pdf_names_its_headings_and_their_levels(tmp_path: Path) -> Non
     )
 
 
-def test_a_bold_line_a_tagged_pdf_holds_as_a_paragraph_is_no_heading(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_bold_line_a_tagged_pdf_holds_as_a_paragraph_is_no_heading(tmp_path: Path, engine: str) -> None:
     # A browser prints a definition list's terms in bold, each on a line of its own: the
     # structure tree, which names the page's headings, holds them as paragraphs.
     ops: list[Op] = [
@@ -197,7 +198,8 @@ def test_a_bold_line_a_tagged_pdf_holds_as_a_paragraph_is_no_heading(tmp_path: P
         _marked(4, 626, PROSE[1]),
     ]
     pdf = _tag(make_pdf(tmp_path / "a.pdf", [ops]), ["H2", "P", "P", "P", "P"])
-    assert convert(pdf).markdown == f"## Options\n\n**encoding**\n\n{PROSE[0]}\n\n**signal**\n\n{PROSE[1]}"
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+    assert out == f"## Options\n\n**encoding**\n\n{PROSE[0]}\n\n**signal**\n\n{PROSE[1]}"
 
 
 def test_a_tagged_heading_set_larger_keeps_the_level_the_structure_gives(tmp_path: Path) -> None:
@@ -413,3 +415,21 @@ def test_a_row_the_structure_tree_holds_repeated_at_each_page_top_is_content(tmp
 
     assert out.count("Constant and what it means") == 3
     assert "Node.js documentation" not in out
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_running_header_the_tree_holds_as_an_artifact_element_is_furniture(tmp_path: Path, engine: str) -> None:
+    # PDF 2.0 producers may put page furniture in the tree as an element of type Artifact.
+    pages: list[list[Op]] = [
+        [
+            _marked(0, 770, "ACME Corp Annual Report 2025", 9),
+            *(_marked(1 + i, 740 - 40 * i, f"{name}_{i} {PROSE[i % 3]}") for i in range(6)),
+        ]
+        for name in ("one", "two", "three", "four")
+    ]
+    pdf = _tag_pages(make_pdf(tmp_path / "a.pdf", pages), [["Artifact"] + ["P"] * 6] * 4)
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert "ACME Corp" not in out
+    assert "four_5" in out

@@ -349,9 +349,16 @@ def _colored(y: float, text: str, size: float, font: str, rgb: tuple[int, int, i
     )
 
 
-# Word 2007-2010's Heading 2 (13 pt bold, accent 1 #4F81BD); Word 2016-2022's Heading 2 and 3
-# (13 pt #2F5496, 12 pt #1F3763).
+def _word(path: Path) -> Path:
+    """The PDF as Word itself saves it (no bookmarks asked for)."""
+    word = "Microsoft\u00ae Word for Microsoft 365"
+    return produced_by(path, word, word)
+
+
+# Word 2007-2010's Heading 2 and 3 (13 and 11 pt bold, accent 1 #4F81BD); Word 2016-2022's
+# Heading 2 and 3 (13 pt #2F5496, 12 pt #1F3763).
 _WORD_2007_H2 = (13, "B", (0x4F, 0x81, 0xBD))
+_WORD_2007_H3 = (11, "B", (0x4F, 0x81, 0xBD))
 _WORD_2016_H2 = (13, "R", (0x2F, 0x54, 0x96))
 _WORD_2016_H3 = (12, "R", (0x1F, 0x37, 0x63))
 
@@ -362,19 +369,20 @@ def test_a_heading_set_in_words_heading_2_style_is_a_second_level_section(
     tmp_path: Path, engine: str, body: float
 ) -> None:
     # A Word document whose sections are Heading 2 (no Heading 1 above them): one heading
-    # style, which ranking would make the first section level. At a 12 pt body the heading is
-    # not larger enough to be a size of its own, only bold.
+    # style, which ranking would make the first section level.
     size, font, rgb = _WORD_2007_H2
-    pdf = make_pdf(
-        tmp_path / "a.pdf",
-        [
-            _page(
-                [_colored(720, "Some block quotes", size, font, rgb)],
-                lines(72, 696, PROSE, size=body, leading=body + 3),
-                [_colored(630, "And back to normal", size, font, rgb)],
-                lines(72, 606, PROSE, size=body, leading=body + 3),
-            )
-        ],
+    pdf = _word(
+        make_pdf(
+            tmp_path / "a.pdf",
+            [
+                _page(
+                    [_colored(720, "Some block quotes", size, font, rgb)],
+                    lines(72, 696, PROSE, size=body, leading=body + 3),
+                    [_colored(630, "And back to normal", size, font, rgb)],
+                    lines(72, 606, PROSE, size=body, leading=body + 3),
+                )
+            ],
+        )
     )
 
     out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
@@ -385,16 +393,18 @@ def test_a_heading_set_in_words_heading_2_style_is_a_second_level_section(
 @pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
 def test_the_same_heading_set_in_black_is_the_first_section_level(tmp_path: Path, engine: str) -> None:
     size, font, _ = _WORD_2007_H2
-    pdf = make_pdf(
-        tmp_path / "a.pdf",
-        [
-            _page(
-                [_colored(720, "Some block quotes", size, font, (0, 0, 0))],
-                lines(72, 696, PROSE, size=11, leading=14),
-                [_colored(630, "And back to normal", size, font, (0, 0, 0))],
-                lines(72, 606, PROSE, size=11, leading=14),
-            )
-        ],
+    pdf = _word(
+        make_pdf(
+            tmp_path / "a.pdf",
+            [
+                _page(
+                    [_colored(720, "Some block quotes", size, font, (0, 0, 0))],
+                    lines(72, 696, PROSE, size=11, leading=14),
+                    [_colored(630, "And back to normal", size, font, (0, 0, 0))],
+                    lines(72, 606, PROSE, size=11, leading=14),
+                )
+            ],
+        )
     )
 
     out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
@@ -414,7 +424,7 @@ def test_words_heading_2_and_3_styles_keep_their_levels(tmp_path: Path, engine: 
         )
         for n in ("one", "two")
     ]
-    out = convert(make_pdf(tmp_path / "a.pdf", pages), options=ConvertOptions(engine=engine)).markdown
+    out = convert(_word(make_pdf(tmp_path / "a.pdf", pages)), options=ConvertOptions(engine=engine)).markdown
 
     assert [ln for ln in out.splitlines() if ln.startswith("#")] == [
         "### Setting up one",
@@ -422,3 +432,82 @@ def test_words_heading_2_and_3_styles_keep_their_levels(tmp_path: Path, engine: 
         "### Setting up two",
         "#### Checking two",
     ]
+
+
+def test_a_heading_the_outline_names_set_in_words_heading_2_style_takes_that_level(tmp_path: Path) -> None:
+    # LibreOffice writes the Heading 2 paragraph as a bookmark at depth 1: the outline names the
+    # heading (13 pt over a 12 pt body is no size of its own), its style says Heading 2.
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_colored(720, "A table, with and without a header row", *_WORD_2007_H2)],
+                lines(72, 696, PROSE, size=12, leading=15),
+            )
+        ],
+    )
+    produced_by(add_outline(pdf, [(1, "A table, with and without a header row", 0)]), "LibreOffice 7.4")
+
+    assert md(pdf).startswith("### A table, with and without a header row\n\n")
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_words_styles_say_nothing_in_a_pdf_no_word_processor_wrote(tmp_path: Path, engine: str) -> None:
+    # The Office accent colour is common outside Word (a LaTeX class, a slide deck's export).
+    size, font, rgb = _WORD_2007_H2
+    pdf = make_pdf(
+        tmp_path / "a.pdf",
+        [
+            _page(
+                [_colored(720, "Introduction", size, font, rgb)],
+                lines(72, 696, PROSE, size=11, leading=14),
+                [_colored(630, "Background", size, font, rgb)],
+                lines(72, 606, PROSE, size=11, leading=14),
+            )
+        ],
+    )
+    produced_by(pdf, "pdfTeX-1.40.25", "LaTeX with hyperref")
+
+    out = convert(pdf, options=ConvertOptions(engine=engine)).markdown
+
+    assert [ln for ln in out.splitlines() if ln.startswith("#")] == ["## Introduction", "## Background"]
+
+
+def test_a_bold_line_at_the_body_size_in_words_heading_3_style_is_a_heading_3(tmp_path: Path) -> None:
+    # Word 2007's Heading 3 is set at the body's 11 pt, bold: the bold-line rule finds it, its
+    # style gives its level, below a Heading 2 (13 pt) set the same way.
+    pdf = _word(
+        make_pdf(
+            tmp_path / "a.pdf",
+            [
+                _page(
+                    [_colored(720, "Methods", *_WORD_2007_H2)],
+                    lines(72, 696, PROSE, size=11, leading=14),
+                    [_colored(640, "Sampling the sites", *_WORD_2007_H3)],
+                    lines(72, 618, PROSE, size=11, leading=14),
+                )
+            ],
+        )
+    )
+
+    assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == ["### Methods", "#### Sampling the sites"]
+
+
+def test_a_bold_heading_below_words_heading_2_goes_below_it(tmp_path: Path) -> None:
+    # A hand-made heading (bold, black, at the body size) under Heading 2 sections stays a
+    # level below them.
+    pdf = _word(
+        make_pdf(
+            tmp_path / "a.pdf",
+            [
+                _page(
+                    [_colored(720, "Methods", *_WORD_2007_H2)],
+                    lines(72, 696, PROSE, size=11, leading=14),
+                    [_colored(640, "Sampling the sites", 11, "B", (0, 0, 0))],
+                    lines(72, 618, PROSE, size=11, leading=14),
+                )
+            ],
+        )
+    )
+
+    assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == ["### Methods", "#### Sampling the sites"]
