@@ -4,6 +4,7 @@ like headings but are not (captions, labels of a diagram, taglines, a table's ti
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pdfminer.fontmetrics import FONT_METRICS
@@ -473,41 +474,34 @@ def test_words_styles_say_nothing_in_a_pdf_no_word_processor_wrote(tmp_path: Pat
     assert [ln for ln in out.splitlines() if ln.startswith("#")] == ["## Introduction", "## Background"]
 
 
-def test_a_bold_line_at_the_body_size_in_words_heading_3_style_is_a_heading_3(tmp_path: Path) -> None:
-    # Word 2007's Heading 3 is set at the body's 11 pt, bold: the bold-line rule finds it, its
-    # style gives its level, below a Heading 2 (13 pt) set the same way.
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        # Word 2007's Heading 3 is set at the body's 11 pt, bold: the bold-line rule finds it,
+        # its style gives its level, with no other heading in the document.
+        (None, _WORD_2007_H3, ["#### Sampling the sites"]),
+        # A hand-made heading (bold, black, at the body size) under Heading 2 sections stays a
+        # level below them.
+        (_WORD_2007_H2, (11, "B", (0, 0, 0)), ["### Methods", "#### Sampling the sites"]),
+    ],
+    ids=["heading-3-alone", "bold-under-heading-2"],
+)
+def test_a_bold_line_at_the_body_size_takes_its_level_from_words_styles(
+    tmp_path: Path, first: tuple[float, str, tuple[int, int, int]] | None, second: Any, expected: list[str]
+) -> None:
+    top = [_colored(720, "Methods", *first)] if first else [Text(72, 720, "Methods", 11)]
     pdf = _word(
         make_pdf(
             tmp_path / "a.pdf",
             [
                 _page(
-                    [_colored(720, "Methods", *_WORD_2007_H2)],
+                    top,
                     lines(72, 696, PROSE, size=11, leading=14),
-                    [_colored(640, "Sampling the sites", *_WORD_2007_H3)],
+                    [_colored(640, "Sampling the sites", *second)],
                     lines(72, 618, PROSE, size=11, leading=14),
                 )
             ],
         )
     )
 
-    assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == ["### Methods", "#### Sampling the sites"]
-
-
-def test_a_bold_heading_below_words_heading_2_goes_below_it(tmp_path: Path) -> None:
-    # A hand-made heading (bold, black, at the body size) under Heading 2 sections stays a
-    # level below them.
-    pdf = _word(
-        make_pdf(
-            tmp_path / "a.pdf",
-            [
-                _page(
-                    [_colored(720, "Methods", *_WORD_2007_H2)],
-                    lines(72, 696, PROSE, size=11, leading=14),
-                    [_colored(640, "Sampling the sites", 11, "B", (0, 0, 0))],
-                    lines(72, 618, PROSE, size=11, leading=14),
-                )
-            ],
-        )
-    )
-
-    assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == ["### Methods", "#### Sampling the sites"]
+    assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == expected
