@@ -372,7 +372,15 @@ class _BudgetedAggregator(PDFPageAggregator):
             textstate, ncs, graphicstate = _string_state(args, kwargs)
             self.covers.add_run(item, before, added, textstate)
             reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
-            rgb = fill_rgb(graphicstate.ncolor, ncs)
+            try:
+                key = (graphicstate.ncolor, getattr(ncs, "name", None))
+                rgb = _RGB_SEEN.get(key)
+                if rgb is None:
+                    if len(_RGB_SEEN) >= _RGB_SEEN_MAX:
+                        _RGB_SEEN.clear()
+                    rgb = _RGB_SEEN[key] = fill_rgb(*key)
+            except TypeError:  # (a colour that cannot be a key: malformed)
+                rgb = -1
             for obj in item._objs[before:]:
                 obj.color = rgb  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
             if reason:
@@ -454,15 +462,19 @@ def hidden_by_state(render: int, ncs: Any, color: Any) -> str:
     return ""
 
 
+# Fill colours already converted (`fill_rgb`), by colour and colour space name: a page sets a
+# few colours for thousands of text-showing operators. Emptied past this many.
+_RGB_SEEN: dict[tuple[Any, Any], int] = {}
+_RGB_SEEN_MAX = 4096
 # Colour spaces whose one or three components are not gray or red, green and blue.
 _NOT_GRAY_OR_RGB = frozenset({"Indexed", "Separation", "DeviceN", "Pattern", "Lab"})
 
 
-def fill_rgb(color: Any, space: Any = None) -> int:
+def fill_rgb(color: Any, space: str | None = None) -> int:
     """A fill colour as 0xRRGGBB: gray and RGB (0-1 components, each scaled to 0-255 and
     rounded half up, as PDFium reads them); -1 for other colour spaces (CMYK, indexed,
-    separations, patterns, Lab) and malformed values."""
-    if getattr(space, "name", None) in _NOT_GRAY_OR_RGB:
+    separations, patterns, Lab; `space` is the colour space's name) and malformed values."""
+    if space in _NOT_GRAY_OR_RGB:
         return -1
     if isinstance(color, (int, float)):
         color = (color,)

@@ -505,3 +505,16 @@ def test_a_bold_line_at_the_body_size_takes_its_level_from_words_styles(
     )
 
     assert [ln for ln in md(pdf).splitlines() if ln.startswith("#")] == expected
+
+
+def test_fill_colours_read_as_pdfium_reads_them() -> None:
+    from conversion.engine.layout import fill_rgb
+
+    # Each component scaled to 0-255 and rounded half up, as PDFium's fill colour is.
+    assert fill_rgb(0.3) == 0x4D4D4D
+    assert fill_rgb((0.3, 0.5, 0.7)) == 0x4D80B3
+    assert fill_rgb((79 / 255, 129 / 255, 189 / 255)) == 0x4F81BD
+    # One component is no gray in an indexed or separation space; CMYK is no RGB.
+    assert fill_rgb(0.5, "Separation") == fill_rgb(1, "Indexed") == -1
+    assert fill_rgb((0.0, 0.0, 0.0, 1.0)) == -1
+    assert fill_rgb(("x", 0, 0)) == -1
