@@ -29,6 +29,10 @@ class Launched:
         return self.log_path.read_text(errors="replace")
 
 
+# How long the launcher may take to answer its health check (a wait, not a goal).
+_READY_SECONDS = 180
+
+
 @contextmanager
 def launched(tmp: Path, queue_prefix: str) -> Iterator[Launched]:
     """`python -m svcx.run` with neither DATABASE_URL nor REDIS_URL, its own directory, port and
@@ -54,7 +58,9 @@ def launched(tmp: Path, queue_prefix: str) -> Iterator[Launched]:
             [sys.executable, "-m", "svcx.run"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
-        deadline = time.monotonic() + 90
+        # Migrations, collected static files and three processes starting: under a minute
+        # on a quiet machine, longer beside the rest of the suite on a busy one.
+        deadline = time.monotonic() + _READY_SECONDS
         ready = False
         while time.monotonic() < deadline and not ready:
             time.sleep(0.5)
