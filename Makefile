@@ -30,7 +30,7 @@ HELPER := conversion/engine/_pdfium_chars.so
 .PHONY: run test test-fast lint format typecheck check bench migrate manage clean helpers
 
 $(HELPER): conversion/engine/_pdfium_chars.c
-	$(CC) -O2 -shared -fPIC -o $@ $< || echo "$@ not built (no C compiler?): the PDFium source reads from Python"
+	$(CC) -O2 -ffp-contract=off -shared -fPIC -o $@ $< || echo "$@ not built (no C compiler?): the PDFium source reads from Python"
 
 helpers: $(HELPER)
 
