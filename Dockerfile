@@ -3,7 +3,7 @@
 FROM python:3.11-slim AS helper
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 COPY conversion/engine/_pdfium_chars.c /build/
-RUN cc -O2 -shared -fPIC -o /build/_pdfium_chars.so /build/_pdfium_chars.c
+RUN cc -O2 -ffp-contract=off -shared -fPIC -o /build/_pdfium_chars.so /build/_pdfium_chars.c
 
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1

@@ -22,15 +22,17 @@ TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
 TEST_PROCESSES ?= 3
 
 # The PDFium text source's C helper (conversion/engine/_pdfium_chars.c): every character of a
-# text page copied in one call. Needs only a C compiler (no PDFium header or library: it calls
-# the functions of pypdfium2's PDFium by the addresses it is given). Without a compiler the
-# source reads the characters from Python, slower, with the same answers.
+# text page copied in one call, and the page's glyph boxes and lines made from them. Needs
+# only a C compiler (no PDFium header or library: it calls the functions of pypdfium2's PDFium
+# by the addresses it is given). Without a compiler the source reads the characters and makes
+# the lines in Python, slower, with the same answers.
+# -ffp-contract=off: no fused multiply-add, so the boxes are Python's to the last bit.
 HELPER := conversion/engine/_pdfium_chars.so
 
 .PHONY: run test test-fast lint format typecheck check bench migrate manage clean helpers
 
 $(HELPER): conversion/engine/_pdfium_chars.c
-	$(CC) -O2 -shared -fPIC -o $@ $< || echo "$@ not built (no C compiler?): the PDFium source reads from Python"
+	$(CC) -O2 -ffp-contract=off -shared -fPIC -o $@ $< || echo "$@ not built (no C compiler?): the PDFium source reads from Python"
 
 helpers: $(HELPER)
 

@@ -16,6 +16,7 @@ font size tall from there, as pdfminer builds it).
 
 from __future__ import annotations
 
+import array
 import base64
 import binascii
 import ctypes
@@ -183,7 +184,7 @@ _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, 
 
 HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
 # The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
-_HELPER_ABI = 3
+_HELPER_ABI = 4
 # Flags of a character (the C file's CHAR_*).
 _CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
 # Values per character in the helper's `states` (the C file's STATE_FIELDS).
@@ -212,6 +213,47 @@ class _PdfiumFunctions(ctypes.Structure):
     ]
 
 
+class _LinesArgs(ctypes.Structure):
+    """What `svcx_pdfium_lines` reads and fills (the C file's `lines_args`, same order): the
+    addresses of arrays, counts and parameters (`_HelperChars.glyphs`)."""
+
+    _fields_ = [
+        ("n", c_int),
+        ("codes", c_void_p),
+        ("flags", c_void_p),
+        ("objects", c_void_p),
+        ("boxes", c_void_p),
+        ("origins", c_void_p),
+        ("runs", c_int),
+        ("starts", c_void_p),
+        ("sizes", c_void_p),
+        ("descents", c_void_p),
+        ("upright", c_void_p),
+        ("orders", c_void_p),
+        ("spaces", c_int),
+        ("space_orders", c_void_p),
+        ("space_xs", c_void_p),
+        ("space_ys", c_void_p),
+        ("ctm", c_double * 6),
+        ("translate", c_int),
+        ("rtl", c_int),
+        ("group", c_int),
+        ("line_overlap", c_double),
+        ("char_margin", c_double),
+        ("word_margin", c_double),
+        ("loose", c_double),
+        ("glyph_starts", c_void_p),
+        ("glyph_runs", c_void_p),
+        ("glyph_chars", c_void_p),
+        ("glyph_boxes", c_void_p),
+        ("glyph_spaces", c_void_p),
+        ("appended", c_void_p),
+        ("line_boxes", c_void_p),
+        ("glyphs", c_int),
+        ("lines", c_int),
+    ]
+
+
 class _Helper:
     """The helper's functions, PDFium's functions bound (`_load_helper`)."""
 
@@ -228,6 +270,13 @@ class _Helper:
         self._path.restype = c_int
         # (the functions, the path object, n, then the four arrays)
         self._path.argtypes = (POINTER(_PdfiumFunctions), c_void_p, c_int, *(c_void_p,) * 4)
+        self.runs = library.svcx_pdfium_runs
+        self.runs.restype = c_int
+        # (n, then the codes, flags, text objects and the run starts filled)
+        self.runs.argtypes = (c_int, *(c_void_p,) * 4)
+        self.lines = library.svcx_pdfium_lines
+        self.lines.restype = c_int
+        self.lines.argtypes = (POINTER(_LinesArgs),)
 
     def chars(self, textpage: int, n: int, *buffers: int) -> int:
         """`svcx_pdfium_chars` into the buffers at these addresses."""
@@ -355,20 +404,40 @@ def _chars_by_calls(textpage: int, n: int) -> _Chars:
     return chars
 
 
+def char_offsets(n: int) -> tuple[int, ...]:
+    """Where the arrays of `svcx_pdfium_chars` lie in the one buffer of a page of `n`
+    characters, in the order of its arguments: unicodes, flags, handles, boxes, origins,
+    sizes, matrices, states, font handles (the handles 8 bytes each, whatever a pointer's
+    size; each array aligned to its type). The buffer is 113 * n bytes."""
+    return (72 * n, 112 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n, 76 * n, 104 * n)
+
+
 class _HelperChars(_Chars):
     """The characters as the helper copied them in one call."""
 
-    __slots__ = ("_flags", "_fonts", "_matrices", "_origins", "_sizes", "_states", "_unicodes")
+    __slots__ = (
+        "_addresses",
+        "_buffer",
+        "_flags",
+        "_fonts",
+        "_matrices",
+        "_origins",
+        "_sizes",
+        "_states",
+        "_unicodes",
+        "helper",
+    )
 
-    def __init__(self, textpage: int, n: int, helper: _Helper) -> None:
+    def __init__(self, textpage: int, n: int, helper: _Helper, buffer: bytearray | None = None) -> None:
+        """The characters of `textpage` read by the helper; or, given `buffer`, those its arrays
+        hold (laid out as `char_offsets` says; tests build pages so)."""
         super().__init__(textpage, n)
-        # One buffer: the handles and font handles (8 bytes each, whatever a pointer's size),
-        # the origins, the sizes, the boxes, the matrices, the unicodes, the states and the
-        # flags, each aligned to its type.
-        offsets = (72 * n, 112 * n, 0, 32 * n, 8 * n, 24 * n, 48 * n, 76 * n, 104 * n)
-        buffer = bytearray(113 * n)
-        helper.chars(textpage, n, *_addresses(buffer, offsets))
-        view = memoryview(buffer)
+        self.helper = helper
+        self._buffer = bytearray(113 * n) if buffer is None else buffer  # (`glyphs` reads it too)
+        self._addresses = _addresses(self._buffer, char_offsets(n))
+        if buffer is None:
+            helper.chars(textpage, n, *self._addresses)
+        view = memoryview(self._buffer)
         self._unicodes = view[72 * n : 76 * n].cast("I")
         self._flags = view[112 * n :]
         self._states = view[76 * n : 104 * n].cast("i")
@@ -410,6 +479,97 @@ class _HelperChars(_Chars):
         filled, r, g, b, a, mode, mcid = self._states[_STATE_FIELDS * i : _STATE_FIELDS * (i + 1)]
         key = (mode, filled, r, g, b, a) if filled else (mode, 0, 0, 0, 0, 0)
         return key, self._fonts[i], mcid
+
+    def runs(self, codes: bytes) -> list[int]:
+        """Where each run of characters of one text object starts, the characters the glyph
+        pass skips left out (`svcx_pdfium_runs`); `codes`: the page's text in UTF-32."""
+        n = self.n
+        starts = array.array("i", bytes(4 * n))
+        _, flags, objects, *_ = self._addresses  # (the order of `svcx_pdfium_chars`'s arrays)
+        count = self.helper.runs(n, _bytes_address(codes), flags, objects, starts.buffer_info()[0])
+        return starts[:count].tolist()
+
+    def glyphs(
+        self,
+        codes: bytes,
+        starts: list[int],
+        infos: list[_TextObject],
+        spaces: list[tuple[int, float, float]],
+        ctm: Matrix,
+        rtl: bool,
+        group: bool,
+    ) -> _Glyphs | None:
+        """The glyphs of the page and, with `group`, its lines (`svcx_pdfium_lines`), from the
+        runs `starts` of text objects `infos`; None where the helper leaves the page to the
+        Python loop (a count it would not compute as Python does)."""
+        n = self.n
+        args = _LinesArgs()
+        args.n = n
+        _, flags, objects, boxes, origins, *_ = self._addresses
+        args.codes, args.flags, args.objects = _bytes_address(codes), flags, objects
+        args.boxes, args.origins = boxes, origins
+        run_arrays = (
+            array.array("i", starts),
+            array.array("d", [info.size for info in infos]),
+            array.array("d", [info.descent for info in infos]),
+            array.array("B", [info.upright for info in infos]),
+            array.array("i", [info.order for info in infos]),
+        )
+        args.runs = len(starts)
+        args.starts, args.sizes, args.descents, args.upright, args.orders = (a.buffer_info()[0] for a in run_arrays)
+        space_arrays = (
+            array.array("i", [sp[0] for sp in spaces]),
+            array.array("d", [sp[1] for sp in spaces]),
+            array.array("d", [sp[2] for sp in spaces]),
+        )
+        args.spaces = len(spaces)
+        args.space_orders, args.space_xs, args.space_ys = (a.buffer_info()[0] for a in space_arrays)
+        args.ctm = (c_double * 6)(*ctm)
+        args.translate = ctm[:4] == (1.0, 0.0, 0.0, 1.0)
+        args.rtl, args.group = rtl, group
+        args.line_overlap, args.char_margin, args.word_margin = LINE_OVERLAP, CHAR_MARGIN, WORD_MARGIN
+        args.loose = _LOOSE_TOLERANCE
+        out = _Glyphs(n)
+        args.glyph_starts, args.glyph_runs, args.glyph_chars = (
+            out.starts.buffer_info()[0],
+            out.runs.buffer_info()[0],
+            out.chars.buffer_info()[0],
+        )
+        args.glyph_boxes, args.glyph_spaces = out.boxes.buffer_info()[0], out.spaces.buffer_info()[0]
+        args.appended, args.line_boxes = out.appended.buffer_info()[0], out.line_boxes.buffer_info()[0]
+        if self.helper.lines(byref(args)) < 0:
+            return None
+        out.count, out.lines = args.glyphs, args.lines
+        return out
+
+
+# Values per glyph in `_Glyphs.boxes` (the C file's GLYPH_FIELDS).
+_GLYPH_FIELDS = 6
+
+
+class _Glyphs:
+    """What `svcx_pdfium_lines` gives of a page (the C file's `lines_args`, out): per glyph its
+    first character, run, count of characters, box (x0, y0, x1, y1, x1 as first made, and
+    where the spaces that open its line start) and the word spaces before it in its line (k
+    >= 0), or -1 - k where it opens a line after k spaces; per character whether it joins
+    the glyph before (a ligature); per line its box. `count` glyphs and `lines` lines."""
+
+    __slots__ = ("appended", "boxes", "chars", "count", "line_boxes", "lines", "runs", "spaces", "starts")
+
+    def __init__(self, n: int) -> None:
+        self.starts = array.array("i", bytes(4 * n))
+        self.runs = array.array("i", bytes(4 * n))
+        self.chars = array.array("i", bytes(4 * n))
+        self.boxes = array.array("d", bytes(8 * _GLYPH_FIELDS * n))
+        self.spaces = array.array("i", bytes(4 * n))
+        self.appended = array.array("B", bytes(n))
+        self.line_boxes = array.array("d", bytes(32 * n))
+        self.count = self.lines = 0
+
+
+def _bytes_address(data: bytes) -> int:
+    """The address of the bytes of `data` (valid while it lives)."""
+    return ctypes.cast(ctypes.c_char_p(data), c_void_p).value or 0
 
 
 def _read_chars(textpage: int, n: int) -> _Chars:
@@ -1071,9 +1231,16 @@ class _PageText:
         if "\ufffe" in text:
             # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
             text = text.replace("\ufffe", "-")
+        self.lay_out(text, chars)
+
+    def lay_out(self, text: str, chars: _Chars) -> None:
+        """The glyphs of the characters `chars` (whose text is `text`, `rtl` set for it) made
+        and grouped into lines: by the helper where it read them, else by the loop below."""
         keep = self.keep or self.rtl
         if keep:
             self.chars = []
+        if isinstance(chars, _HelperChars) and self._read_by_helper(text, chars, keep):
+            return
         # Glyphs a shape drawn after them may cover, checked once the page is read.
         drawn_over = self.drawn_over if self.walk.covers and not keep else None
         last_cover = self.walk.last_cover
@@ -1290,6 +1457,136 @@ class _PageText:
             px0, px1, py0, py1 = x0, x1, y0, y1
         if line:
             lines.append((line, (lx0, ly0, lx1, ly1)))
+
+    def _read_by_helper(self, text: str, chars: _HelperChars, keep: bool) -> bool:
+        """`read`'s loop made by the helper: the glyph boxes, ligatures and lines are computed
+        in C (`svcx_pdfium_runs`, `svcx_pdfium_lines`) with the loop's arithmetic; here the
+        glyphs are made and filed. False (nothing read) where the helper leaves the page to
+        the loop."""
+        if len(text) != chars.n:
+            return False  # (the loop's zip refuses it)
+        codes = text.encode("utf-32-le")
+        starts = chars.runs(codes)
+        objects = self.objects
+        order = self.walk.text_order
+        object_cache = _ObjectCache()
+        handles = chars.objects
+        infos: list[_TextObject] = []
+        for i in starts:
+            # What the loop reads at the first character of each run of a text object.
+            obj = handles[i]
+            known = objects.get(obj)
+            if known is None:
+                known = objects[obj] = _text_object_info(chars, i, obj, self.tagged, order.get(obj, 0), object_cache)
+            infos.append(known)
+        spaces = self.walk.spaces if not keep else []  # (kept glyphs get theirs in `_with_spaces`)
+        made = chars.glyphs(codes, starts, infos, spaces, self.ctm, self.rtl, not keep)
+        if made is None:
+            return False
+        drawn_over = self.drawn_over if self.walk.covers and not keep else None
+        last_cover = self.walk.last_cover
+        new_char = LTChar.__new__
+        char_type = LTChar
+        hidden = self.hidden
+        heading_boxes = self.heading_boxes
+        untagged = self.untagged
+        tagged_page = bool(self.tagged)
+        outside: dict[int, list[float]] | None = None
+        over = False
+        kept = self.chars
+        lines = self.lines
+        space = _SPACE
+        clock = self.walk.clock
+        poll = _POLL_EVERY
+        count = made.count
+        appended = made.appended
+        boxes = iter(made.boxes[: _GLYPH_FIELDS * count].tolist())
+        line_boxes = iter(made.line_boxes[: 4 * made.lines].tolist())
+        line_box = zip(line_boxes, line_boxes, line_boxes, line_boxes, strict=True)
+        info = _NO_OBJECT
+        fontname, size, reason, heading, color = "", 0.0, "", 0, -1
+        last_run = -1
+        line: list[Any] = []
+        for start, run, n_chars, spaced, x0, y0, x1, y1, first_x1, lead_x in zip(
+            made.starts[:count].tolist(),
+            made.runs[:count].tolist(),
+            made.chars[:count].tolist(),
+            made.spaces[:count].tolist(),
+            boxes,
+            boxes,
+            boxes,
+            boxes,
+            boxes,
+            boxes,
+            strict=True,
+        ):
+            if run != last_run:
+                last_run = run
+                info = infos[run]
+                fontname, size, reason, heading, color = (
+                    info.fontname,
+                    info.size,
+                    info.reason,
+                    info.heading,
+                    info.color,
+                )
+                outside = untagged if tagged_page and not info.tagged else None
+                over = drawn_over is not None and info.order < last_cover
+            c = new_char(char_type)
+            c._text = text[start] if n_chars == 1 else _ligature_text(text, appended, start, n_chars)
+            c.fontname = fontname
+            c.size = size
+            c.x0 = x0
+            c.x1 = x1
+            c.y0 = y0
+            c.y1 = y1
+            c.color = color  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
+            if reason:
+                hidden[id(c)] = reason
+            if heading:
+                heading_boxes.append((heading, x0, y0, first_x1, y1))
+            if outside is not None:
+                obj = handles[start]
+                box = outside.get(obj)
+                if box is None:
+                    outside[obj] = [x0, y0, first_x1, y1]
+                else:
+                    box[0], box[1] = min(box[0], x0), min(box[1], y0)
+                    box[2], box[3] = max(box[2], first_x1), max(box[3], y1)
+            poll -= 1
+            if not poll:
+                poll = _POLL_EVERY
+                clock.check()
+            if over:
+                drawn_over.append((c, info))  # type: ignore[union-attr]
+            if kept is not None:
+                kept.append((c, info))
+            elif spaced >= 0:
+                if spaced == 1:
+                    line.append(space)
+                elif spaced:
+                    line.extend([space] * spaced)
+                line.append(c)
+            else:
+                if line:
+                    lines.append((line, next(line_box)))
+                # (With spaces before it: code indented with spaces.)
+                line = [*_space_run(lead_x, x0, y0, y1, c, -1 - spaced), c] if spaced < -1 else [c]
+        if line:
+            lines.append((line, next(line_box)))
+        return True
+
+
+def _ligature_text(text: str, appended: array.array[int], start: int, count: int) -> str:
+    """The text of a glyph that stands for `count` characters: the character at `start` and
+    the next characters that join it (`appended`; skipped characters may lie between)."""
+    out = [text[start]]
+    i = start
+    while len(out) < count:
+        i += 1
+        if appended[i]:
+            out.append(text[i])
+    return "".join(out)
 
 
 class _ObjectCache:
