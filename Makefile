@@ -15,7 +15,8 @@ STAMP := $(VENV)/.installed
 # parallel processes (pytest-xdist; each with its own test database, Redis database and var
 # folder: tests/isolation.py), a test file to a process. Most of the suite waits on servers and
 # workers it started (about 1.2 cores busy with two processes on two cores), so a third process
-# overlaps those waits: 6 min 59 s of tests against 8 min 05 s with two (clean clone, 2 cores).
+# overlaps those waits: 6 min 59 s of tests against 8 min 05 s with two (clean clone, 2 cores);
+# a fourth gains nothing (session 44: 7 min 51 s against 7 min 45 s, bench/results/suite.md).
 # TEST_PROCESSES=0: one process.
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgresql://postgres@127.0.0.1:5432/svcx)
 TEST_REDIS_URL ?= $(or $(REDIS_URL),redis://127.0.0.1:6379/15)
