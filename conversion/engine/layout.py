@@ -372,15 +372,7 @@ class _BudgetedAggregator(PDFPageAggregator):
             textstate, ncs, graphicstate = _string_state(args, kwargs)
             self.covers.add_run(item, before, added, textstate)
             reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
-            try:
-                key = (graphicstate.ncolor, getattr(ncs, "name", None))
-                rgb = _RGB_SEEN.get(key)
-                if rgb is None:
-                    if len(_RGB_SEEN) >= _RGB_SEEN_MAX:
-                        _RGB_SEEN.clear()
-                    rgb = _RGB_SEEN[key] = fill_rgb(*key)
-            except TypeError:  # (a colour that cannot be a key: malformed)
-                rgb = -1
+            rgb = _run_rgb(graphicstate.ncolor, ncs)
             for obj in item._objs[before:]:
                 obj.color = rgb  # type: ignore[attr-defined]  # (read back by `_glyph_line`)
             if reason:
@@ -468,6 +460,20 @@ _RGB_SEEN: dict[tuple[Any, Any], int] = {}
 _RGB_SEEN_MAX = 4096
 # Colour spaces whose one or three components are not gray or red, green and blue.
 _NOT_GRAY_OR_RGB = frozenset({"Indexed", "Separation", "DeviceN", "Pattern", "Lab"})
+
+
+def _run_rgb(color: Any, space: Any) -> int:
+    """`fill_rgb` of a run's fill colour in its colour space, remembered (`_RGB_SEEN`)."""
+    try:
+        key = (color, getattr(space, "name", None))
+        rgb = _RGB_SEEN.get(key)
+    except TypeError:  # (a colour that cannot be a key: malformed)
+        return -1
+    if rgb is None:
+        if len(_RGB_SEEN) >= _RGB_SEEN_MAX:
+            _RGB_SEEN.clear()
+        rgb = _RGB_SEEN[key] = fill_rgb(*key)
+    return rgb
 
 
 def fill_rgb(color: Any, space: str | None = None) -> int:

@@ -302,9 +302,9 @@ class DocStats:
         (`WORD_HEADING_STYLES`, its look the one most of its lines have), that style's level
         (Heading N is N + 1 hashes, as the title is one). Only down, and only where every
         size so set says the same."""
-        shifts = set()
         if not self.word_processor:
             return 0
+        shifts = set()
         for rank, size in enumerate(sections):
             looks = self._size_looks.get(size)
             if not looks:

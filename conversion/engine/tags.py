@@ -61,13 +61,18 @@ class StructureTags:
             return False
         try:
             pending: list[Any] = [root.get("/K")]
+            visited: set[tuple[int, int]] = set()  # indirect objects met (a broken tree may loop)
             seen = 0
             while pending and seen < _MAX_ELEMENTS:
                 node = pending.pop()
+                if not isinstance(node, (pikepdf.Array, pikepdf.Dictionary)):
+                    continue
+                if node.is_indirect:
+                    if node.objgen in visited:
+                        continue
+                    visited.add(node.objgen)
                 if isinstance(node, pikepdf.Array):
                     pending.extend(node)
-                    continue
-                if not isinstance(node, pikepdf.Dictionary):
                     continue
                 seen += 1
                 kind = node.get("/S")

@@ -12,6 +12,7 @@ from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, censu
 from conversion.engine.census import census_pages, font_census
 from conversion.engine.convert import _iter_models, _open_checked
 from conversion.engine.layout import MAX_UNTAGGED_RUNS, PageModel
+from conversion.engine.tags import StructureTags
 
 from .pdfs import Op, Raw, Runs, Text, add_outline, lines, make_pdf
 
@@ -433,3 +434,26 @@ def test_a_running_header_the_tree_holds_as_an_artifact_element_is_furniture(tmp
 
     assert "ACME Corp" not in out
     assert "four_5" in out
+
+
+def test_whether_the_tree_names_headings_is_the_documents_whatever_the_pages_selected(tmp_path: Path) -> None:
+    # The tree's one heading is on page 2: page 1 alone still reads the bold term as the
+    # paragraph the tree holds it as.
+    first: list[Op] = [_marked(0, 720, "encoding", 11, "B"), _marked(1, 706, PROSE[0]), _marked(2, 692, PROSE[1])]
+    second: list[Op] = [_marked(0, 720, "Options", 16, "B"), _marked(1, 690, PROSE[2])]
+    pdf = _tag_pages(make_pdf(tmp_path / "a.pdf", [first, second]), [["P", "P", "P"], ["H2", "P"]])
+
+    out = convert(pdf, pages=[1]).markdown
+
+    assert out.startswith(f"**encoding**\n\n{PROSE[0]}")
+
+
+def test_a_structure_tree_that_loops_names_no_heading_and_ends(tmp_path: Path) -> None:
+    # A broken tree whose kids array holds itself (and no element): read once, no heading found.
+    with pikepdf.open(make_pdf(tmp_path / "a.pdf", [[Text(72, 720, PROSE[0], 11)]])) as pdf:
+        kids = pdf.make_indirect(pikepdf.Array())
+        kids.append(kids)
+        pdf.Root.StructTreeRoot = pdf.make_indirect(
+            pikepdf.Dictionary(Type=pikepdf.Name.StructTreeRoot, K=kids, ParentTree=pikepdf.Dictionary(Nums=[]))
+        )
+        assert StructureTags(pdf).names_headings() is False
