@@ -20,7 +20,7 @@ from django.urls import reverse
 
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from billing.models import LedgerEntry
-from tests.factories import bearer, make_key, make_org
+from tests.factories import admin_url, bearer, make_key, make_org
 
 pytestmark = [pytest.mark.django_db]
 SECRET = re.compile(r"svcx_sk_(?:live|test)_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}")
@@ -36,11 +36,6 @@ def staff(client: Client) -> Any:
 
 def _action(client: Client, model: str, action: str, ids: list[str], **extra: Any) -> Any:
     return client.post(f"/admin/accounts/{model}/", {"action": action, "_selected_action": ids, **extra})
-
-
-def _change_url(model: str, pk: str) -> str:
-    # The admin reads "_24" in a URL as "$": ids are random base62, so they are quoted as its own links are.
-    return reverse(f"admin:accounts_{model}_change", args=[quote(pk)])
 
 
 def test_staff_creates_a_key_and_sees_the_secret_once(client: Client, staff: Any) -> None:
@@ -65,7 +60,7 @@ def test_staff_creates_a_key_and_sees_the_secret_once(client: Client, staff: Any
     key = ApiKey.objects.get(organization=org)
     assert key.scopes == ["files:read", "account:read"]
     assert client.get("/v1/account", **bearer(secrets[0])).status_code == 200
-    change_page = client.get(_change_url("apikey", key.pk))
+    change_page = client.get(admin_url("accounts_apikey", key.pk))
     assert change_page.status_code == 200
     assert key.hint in change_page.content.decode()
     assert secrets[0] not in change_page.content.decode()
@@ -136,7 +131,7 @@ def test_staff_sets_a_limit_override(client: Client, staff: Any) -> None:
     org = make_org()
 
     response = client.post(
-        _change_url("organization", org.pk),
+        admin_url("accounts_organization", org.pk),
         {
             "name": org.name,
             "debug_policy": "enabled",
@@ -156,7 +151,7 @@ def test_staff_sets_a_limit_override(client: Client, staff: Any) -> None:
 def test_admin_change_page_opens_for_an_id_that_looks_like_an_admin_escape(client: Client, staff: Any) -> None:
     org = Organization.objects.create(id="org_24Ab5F2Fxyz", name="escapes")
 
-    response = client.get(_change_url("organization", org.pk))
+    response = client.get(admin_url("accounts_organization", org.pk))
 
     assert response.status_code == 200
     assert "org_24Ab5F2Fxyz" in response.content.decode()
@@ -186,7 +181,7 @@ def test_staff_replaces_the_only_owner_on_the_same_row(client: Client, staff: An
     membership = Membership.objects.create(organization=org, user=alice, role="owner")
 
     response = client.post(
-        _change_url("organization", org.pk),
+        admin_url("accounts_organization", org.pk),
         _org_form(org, [{"id": membership.pk, "user": bob.pk, "role": "owner"}], initial=1),
         follow=True,
     )
@@ -201,7 +196,7 @@ def test_removing_the_only_owner_in_the_admin_is_refused_and_changes_nothing(cli
     membership = Membership.objects.create(organization=org, user=alice, role="owner")
 
     response = client.post(
-        _change_url("organization", org.pk),
+        admin_url("accounts_organization", org.pk),
         _org_form(org, [{"id": membership.pk, "user": alice.pk, "role": "owner", "DELETE": "on"}], initial=1),
     )
 
@@ -365,8 +360,8 @@ def test_staff_rotation_mails_a_reveal_link_and_no_staff_page_holds_the_secret(
     assert replacement is not None
     assert "mailed to olga@example.com" in seen[-1].content.decode()
     for url in (
-        _change_url("apikey", old.api_key.pk),
-        _change_url("apikey", replacement.pk),
+        admin_url("accounts_apikey", old.api_key.pk),
+        admin_url("accounts_apikey", replacement.pk),
         "/admin/accounts/apikey/",
         "/admin/accounts/auditevent/",
     ):
@@ -433,7 +428,7 @@ def _tools(client: Client, url: str) -> list[str]:
 
 def test_the_organization_page_carries_the_actions_that_apply(client: Client, staff: Any) -> None:
     org = make_org("Acme")
-    page = _change_url("organization", org.pk)
+    page = admin_url("accounts_organization", org.pk)
 
     assert _tools(client, page) == ["suspend", "mark_delinquent", "grant_credits", "refund_or_adjust"]
 
@@ -458,14 +453,14 @@ def test_an_action_on_the_organization_page_asks_then_acts_and_returns_to_the_pa
     body = page.content.decode()
     assert page.status_code == 200
     assert f"Acme ({org.pk})" in body
-    assert f'<a href="{_change_url("organization", org.pk)}" class="button cancel-link">Cancel</a>' in body
+    assert f'<a href="{admin_url("accounts_organization", org.pk)}" class="button cancel-link">Cancel</a>' in body
     assert Organization.objects.get(pk=org.pk).suspended_at is None
     assert client.post(url, {"apply": "Apply", "reason": ""}).status_code == 200
     assert Organization.objects.get(pk=org.pk).suspended_at is None
 
     done = client.post(url, {"apply": "Apply", "reason": "unpaid invoice"})
 
-    assert (done.status_code, done["Location"]) == (302, _change_url("organization", org.pk))
+    assert (done.status_code, done["Location"]) == (302, admin_url("accounts_organization", org.pk))
     assert Organization.objects.get(pk=org.pk).status == "suspended"
     assert AuditEvent.objects.get(action="organization.suspend").details == {"reason": "unpaid invoice"}
 
@@ -481,13 +476,13 @@ def test_grant_and_refund_from_the_organization_page(client: Client, staff: Any)
         {"apply": "1", "kind": "adjustment", "credits": "-15", "reason": "double grant"},
     )
 
-    body = client.get(_change_url("organization", org.pk)).content.decode()
+    body = client.get(admin_url("accounts_organization", org.pk)).content.decode()
     assert "balance 25 credits" in body
 
 
 def test_the_key_page_carries_rotate_revoke_and_leak_until_the_key_is_revoked(client: Client, staff: Any) -> None:
     minted = make_key(make_org())
-    page = _change_url("apikey", minted.api_key.pk)
+    page = admin_url("accounts_apikey", minted.api_key.pk)
     assert _tools(client, page) == ["rotate", "revoke", "confirm_leak"]
 
     confirmation = client.get(_object_action_url("apikey", minted.api_key.pk, "revoke"))
@@ -517,7 +512,7 @@ def test_delete_selected_is_not_offered_for_organizations_nor_keys(client: Clien
     for model in ("organization", "apikey"):
         body = client.get(f"/admin/accounts/{model}/").content.decode()
         assert 'value="delete_selected"' not in body, model
-    assert "deletelink" not in client.get(_change_url("organization", org.pk)).content.decode()
+    assert "deletelink" not in client.get(admin_url("accounts_organization", org.pk)).content.decode()
     _action(client, "organization", "delete_selected", [org.pk], post="yes")
     assert Organization.objects.filter(pk=org.pk).exists()
 
@@ -551,8 +546,8 @@ def test_staff_without_the_change_permission_are_offered_no_action_and_can_perfo
         body = client.get(f"/admin/accounts/{model}/").content.decode()
         for action in ("suspend", "unsuspend", "grant_credits", "rotate", "revoke", "confirm_leak"):
             assert f'value="{action}"' not in body, (model, action)
-    assert _tools(client, _change_url("organization", org.pk)) == []
-    assert _tools(client, _change_url("apikey", minted.api_key.pk)) == []
+    assert _tools(client, admin_url("accounts_organization", org.pk)) == []
+    assert _tools(client, admin_url("accounts_apikey", minted.api_key.pk)) == []
 
     _action(client, "organization", "suspend", [org.pk], apply="Apply", reason="r")
     _action(client, "apikey", "revoke", [minted.api_key.pk], apply="Apply", reason="r")
@@ -573,7 +568,7 @@ def test_staff_with_the_change_permission_are_offered_the_actions(client: Client
     viewer.user_permissions.add(Permission.objects.get(codename="change_organization"))
     org = make_org("Acme")
 
-    assert _tools(client, _change_url("organization", org.pk)) == [
+    assert _tools(client, admin_url("accounts_organization", org.pk)) == [
         "suspend",
         "mark_delinquent",
         "grant_credits",

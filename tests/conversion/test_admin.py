@@ -16,8 +16,8 @@ from accounts.models import Organization
 from conversion.async_jobs import async_job_fail
 from conversion.models import ConversionJob, Job
 from core.errors import ErrorCode, ServiceError
+from tests.factories import admin_url, make_key, make_org
 from tests.factories import make_job as make_v2_job
-from tests.factories import make_key, make_org
 
 pytestmark = [pytest.mark.django_db]
 
@@ -111,7 +111,7 @@ def test_version_2_jobs_are_listed_newest_first_and_read_only_with_their_parts(
         body,
         re.S,
     )
-    page = client.get(f"/admin/conversion/job/{older.id}/change/").content.decode()
+    page = client.get(admin_url("conversion_job", older.id)).content.decode()
 
     assert rows == [(newer.id, "Queued", "-"), (older.id, "Failed", "pdf_too_complex")]
     assert client.get("/admin/conversion/job/?error_code=pdf_too_complex").content.decode().count("field-id") == 1
@@ -128,7 +128,7 @@ def test_an_organizations_page_links_its_version_2_jobs(client: Client, staff: A
     ours = make_v2_job(acme, make_key(acme).api_key, three_pages)
     theirs = make_v2_job(globex, make_key(globex).api_key, three_pages)
 
-    page = client.get(f"/admin/accounts/organization/{acme.id}/change/").content.decode()
+    page = client.get(admin_url("accounts_organization", acme.id)).content.decode()
     link = re.search(r'href="(/admin/conversion/job/\?organization__id__exact=\w+)">version 2 jobs</a>', page)
 
     assert link is not None

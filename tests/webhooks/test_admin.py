@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.factories import admin_url
 from tests.webhooks.receiver import Receiver
 from webhooks.delivery import webhook_delivery_attempt
 from webhooks.models import WebhookDelivery
@@ -35,12 +36,12 @@ def test_staff_read_endpoints_events_and_attempts_without_any_secret_or_change(
 
     pages = {
         "endpoints": staff.get("/admin/webhooks/webhookendpoint/"),
-        "endpoint": staff.get(f"/admin/webhooks/webhookendpoint/{endpoint.id}/change/"),
+        "endpoint": staff.get(admin_url("webhooks_webhookendpoint", endpoint.id)),
         "events": staff.get("/admin/webhooks/webhookevent/"),
-        "event": staff.get(f"/admin/webhooks/webhookevent/{event.id}/change/"),
+        "event": staff.get(admin_url("webhooks_webhookevent", event.id)),
         "deliveries": staff.get(f"/admin/webhooks/webhookdelivery/?endpoint__id__exact={endpoint.id}"),
-        "delivery": staff.get(f"/admin/webhooks/webhookdelivery/{delivery.pk}/change/"),
-        "organization": staff.get(f"/admin/accounts/organization/{acme.id}/change/"),
+        "delivery": staff.get(admin_url("webhooks_webhookdelivery", delivery.pk)),
+        "organization": staff.get(admin_url("accounts_organization", acme.id)),
     }
 
     assert {name: page.status_code for name, page in pages.items()} == dict.fromkeys(pages, 200)
@@ -58,4 +59,4 @@ def test_staff_read_endpoints_events_and_attempts_without_any_secret_or_change(
         assert staff.get(f"/admin/webhooks/{model}/add/").status_code == 403
     assert 'name="_save"' not in text["endpoint"]
     assert 'value="delete_selected"' not in text["endpoints"]
-    assert staff.post(f"/admin/webhooks/webhookendpoint/{endpoint.id}/delete/").status_code == 403
+    assert staff.post(admin_url("webhooks_webhookendpoint", endpoint.id, "delete")).status_code == 403
