@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.22.0"
+ENGINE_VERSION: str = "1.23.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -99,8 +99,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # (the rest of an item at the next page's top found from the columns' edges); 0.8.0: of 1.22.0
 # (Word's built-in heading styles give their levels; a tagged PDF's non-heading text is no
 # heading, its rows repeated at page tops no running lines; a code face that sets program text
-# is code though it sets titles too).
-PDFIUM_ENGINE_VERSION: str = "0.8.0"
+# is code though it sets titles too); 0.9.0: of 1.23.0 (unruled tables whose rows padding
+# parts keep cells of several lines, set at the top or the middle of their rows; a table in
+# one column of two is found beside the other's prose).
+PDFIUM_ENGINE_VERSION: str = "0.9.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -225,6 +225,24 @@ class TableParams:
     # cells wrapped (a wrapped cell's lines sit at the text's leading; rows are parted by
     # the cells' padding as well).
     band_wrap_gap_share: float = 0.75
+    # Rows parted by padding (`tables._leading_pitch`): the pitches between a column's lines
+    # come in two sizes, the text's leading inside a cell (the least pitch, and those within
+    # this share of a line's height of it: fonts of other heights move a line's centre) ...
+    band_row_gap_heights: float = 0.15
+    # ... and wider ones between cells of different rows, at least this many times the least.
+    band_row_gap_ratio: float = 1.1
+    # pt: chunks of a column whose left edges (or right edges, or centres) lie within twice
+    # this of one another line up ...
+    band_align_pt: float = 2.0
+    # share: ... and a column of a table has at least this share of its chunks lined up.
+    band_aligned_share: float = 0.5
+    # share: rows so made of several lines are at least this share ragged (fewer lines in one
+    # cell than another); mostly full rectangles, they are rows set in groups, not wrapped.
+    band_ragged_rows_share: float = 0.5
+    # share of the text's width: a gutter this far from either side of the page's text at
+    # least parts two columns of text, each searched for tables on its own; nearer a side,
+    # it sets a margin column (side notes, labels) apart.
+    band_column_share: float = 0.3
 
 
 @dataclass(frozen=True)

@@ -550,7 +550,32 @@ def find_unruled_tables(
     Layout joins cells set close together into one line, so lines are first cut at wide
     gaps; a table found only that way needs three columns. The lines left over are then
     searched again as they are.
+
+    Where the page's text stands in two columns (`gutter`, `band_column_share` of the text's
+    width from either side at least), each column is searched on its own: a table in one
+    column stands beside the other's prose, line for line.
     """
+    if gutter is not None and lines:
+        start, end = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
+        if min(gutter - start, end - gutter) < params.band_column_share * (end - start):
+            # A margin column (side notes, labels) beside the text, not two columns of it.
+            return _unruled_search(page, lines, gutter, params)
+        found: list[Table] = []
+        rest: list[Line] = []
+        sides = ([ln for ln in lines if ln.x1 <= gutter], [ln for ln in lines if ln.x0 >= gutter])
+        for side in sides:
+            tables, left = _unruled_search(page, side, gutter, params)
+            found += tables
+            rest += left
+        kept = {id(ln) for ln in rest}
+        taken = {id(ln) for side in sides for ln in side} - kept
+        return found, [ln for ln in lines if id(ln) not in taken]
+    return _unruled_search(page, lines, gutter, params)
+
+
+def _unruled_search(
+    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams
+) -> tuple[list[Table], list[Line]]:
     tables, lines = _unruled_pass(page, lines, gutter, params, split=True)
     more, lines = _unruled_pass(page, lines, gutter, params, split=False)
     return tables + more, lines
@@ -569,12 +594,15 @@ def _unruled_pass(
     rows = group_rows(chunks)
     tables: list[Table] = []
     consumed: set[int] = set()
-    run: list[list[Line]] = []
+    visual: list[list[Line]] = []  # the text rows of a run that may be a table, top down
+    pending: list[list[Line]] = []  # rows of one chunk just above it (a cell set lower)
 
     p = params
 
     def flush() -> None:
-        if len(run) >= p.band_min_rows:
+        for run in _logical_runs(visual, p):
+            if len(run) < p.band_min_rows:
+                continue
             table = _band_table(run, page, params)
             if table is not None and gutter is not None and table.x0 < gutter < table.x1:
                 # Rows that meet across a column gutter are two columns of text.
@@ -591,25 +619,198 @@ def _unruled_pass(
                 tables.append(table)
                 for row in run:
                     consumed.update(id(parent[id(ln)]) for ln in row)
-        run.clear()
+        visual.clear()
 
     for row in rows:
-        multi = len(row) >= 2 and all(b.x0 - a.x1 >= p.band_gap_em * min(a.size, b.size) for a, b in pairwise(row))
-        if run and _wrapped_cells(row, run, p):
-            run[-1].extend(row)
-        elif multi:
-            if run:
-                prev_bottom = max(ln.bottom for ln in run[-1])
-                gap = min(ln.top for ln in row) - prev_bottom
-                if gap > p.band_run_gap_heights * max(ln.height for ln in row):
-                    flush()
-            run.append(row)
-        else:
+        multi = _cells_apart(row, p)
+        near = bool(visual) and _near(visual[-1], row, p)
+        if near and (multi or _between_cells(row, visual)):
+            visual.append(row)
+            continue
+        if multi:
             flush()
+            # Lines of one chunk right above, between the row's cells, each reaching down
+            # beside the row below it: a cell set higher in its row than the others
+            # (centred beside a taller cell) goes with it.
+            lead: list[list[Line]] = []
+            below = row
+            for above in reversed(pending):
+                if not _between_cells(above, [row]) or max(ln.bottom for ln in above) <= min(ln.top for ln in below):
+                    break
+                lead.insert(0, above)
+                below = above
+            visual.extend(lead)
+            visual.append(row)
+            pending.clear()
+            continue
+        flush()
+        pending.append(row)
+        if len(pending) > 1 and not _near(pending[-2], row, p):
+            del pending[:-1]
     flush()
     if not tables:
         return [], lines
     return tables, [ln for ln in lines if id(ln) not in consumed]
+
+
+def _near(above: list[Line], row: list[Line], p: TableParams) -> bool:
+    """Whether text row `row` stands close enough under `above` to go on one run of rows."""
+    gap = min(ln.top for ln in row) - max(ln.bottom for ln in above)
+    return gap <= p.band_run_gap_heights * max(ln.height for ln in row)
+
+
+def _cells_apart(row: list[Line], p: TableParams) -> bool:
+    """Whether `row` holds two text chunks or more, each `band_gap_em` from the next."""
+    return len(row) >= 2 and all(b.x0 - a.x1 >= p.band_gap_em * min(a.size, b.size) for a, b in pairwise(row))
+
+
+def _between_cells(row: list[Line], visual: list[list[Line]]) -> bool:
+    """Whether `row`, a text row of one chunk, stands within one column of the run's last
+    row of several chunks: it overlaps one of its cells at most and reaches neither
+    neighbour of the space it stands in (a cell's text wrapped onto another line, or a cell
+    set lower or higher than the others of its row)."""
+    if len(row) != 1:
+        return False
+    cells = next((sorted(r, key=lambda ln: ln.x0) for r in reversed(visual) if len(r) >= 2), None)
+    if cells is None:
+        return False
+    ln = row[0]
+    under = [i for i, a in enumerate(cells) if a.x0 <= ln.x1 and ln.x0 <= a.x1]
+    if len(under) > 1:
+        return False
+    if under:
+        k = under[0]
+        return (k + 1 == len(cells) or ln.x1 < cells[k + 1].x0) and (k == 0 or ln.x0 > cells[k - 1].x1)
+    return all(a.x1 < ln.x0 or ln.x1 < a.x0 for a in cells)
+
+
+def _logical_runs(visual: list[list[Line]], p: TableParams) -> list[list[list[Line]]]:
+    """The runs of table rows in a run of text rows (`visual`), each row with its wrapped
+    lines. Where padding parts the rows (`_leading_pitch`), a column's lines at the text's
+    leading are one cell, and cells whose lines overlap down the page are one row, however
+    they are aligned in it (top, middle); a row of one cell ending the run is none of it.
+    Else a row whose chunks stand under cells of the row above, its first cell empty, closer
+    than the rows stand, holds them wrapped (`_wrapped_cells`), and a lone chunk that does
+    not ends the run."""
+    chunks = [ln for row in visual for ln in row]
+    if not chunks:
+        return []
+    rows = _padded_rows(chunks, p)
+    if rows is not None:
+        while rows and len(_chunk_columns(rows[-1])) == 1:
+            rows.pop()
+        if len(rows) >= p.band_min_rows:
+            return [rows]
+    while visual and len(visual[0]) < 2:
+        visual = visual[1:]  # cells set lower are told only by the rows' padding
+    if not visual:
+        return []
+    runs: list[list[list[Line]]] = [[list(visual[0])]]
+    for row in visual[1:]:
+        run = runs[-1]
+        if run and _wrapped_cells(row, run, p):
+            run[-1].extend(row)
+        elif _cells_apart(row, p):
+            run.append(list(row))
+        else:
+            runs.append([])
+    return [run for run in runs if run]
+
+
+def _padded_rows(chunks: list[Line], p: TableParams) -> list[list[Line]] | None:
+    """The table rows of `chunks` (text chunks in columns) where padding parts the rows
+    (`_leading_pitch`): a column's chunks at the text's leading are one cell, cells whose
+    extents down the page overlap one row. None where the rows stand at the leading."""
+    leading = _padding_leading(chunks, p)
+    return None if leading is None else _rows_of_cells(_chunk_columns(chunks), leading)
+
+
+def _padding_leading(chunks: list[Line], p: TableParams) -> float | None:
+    """`_leading_pitch` of text chunks in columns: None where no padding parts their rows,
+    or where the rows it makes of several lines are mostly full rectangles, as many lines
+    in each filled cell (rows set in groups, a gap after every fifth: wrapped text ends
+    where its cell's text does, in one cell sooner than in another)."""
+    columns = _chunk_columns(chunks)
+    several = {id(ln) for row in group_rows(chunks) if len(row) >= 2 for ln in row}
+    leading = _leading_pitch(columns, several, max(ln.height for ln in chunks), p)
+    if leading is None:
+        return None
+    column_of = {id(ln): k for k, column in enumerate(columns) for ln in column}
+    tall = [Counter(column_of[id(ln)] for ln in row) for row in _rows_of_cells(columns, leading)]
+    tall = [counts for counts in tall if max(counts.values()) > 1]
+    ragged = sum(1 for counts in tall if len(set(counts.values())) > 1)
+    return leading if ragged >= p.band_ragged_rows_share * len(tall) else None
+
+
+def _chunk_columns(chunks: list[Line]) -> list[list[Line]]:
+    """The chunks in columns (chunks whose extents across overlap are one), left to right,
+    each column top down."""
+    columns: list[list[Line]] = []
+    right = 0.0
+    for ln in sorted(chunks, key=lambda ln: ln.x0):
+        if columns and ln.x0 <= right:
+            columns[-1].append(ln)
+            right = max(right, ln.x1)
+        else:
+            columns.append([ln])
+            right = ln.x1
+    for column in columns:
+        column.sort(key=lambda ln: ln.top)
+    return columns
+
+
+def _pitch(a: Line, b: Line) -> float:
+    """How far `b`'s centre stands below `a`'s (points): fonts of other heights in a line
+    move its edges more than its centre."""
+    return (b.top + b.bottom - a.top - a.bottom) / 2
+
+
+def _leading_pitch(columns: list[list[Line]], several: set[int], height: float, p: TableParams) -> float | None:
+    """The widest pitch between a column's lines at the text's leading, where the pitches
+    come in two sizes: the least, with those within `band_row_gap_heights` of a line's
+    height of it, and others all wider by more than that and `band_row_gap_ratio` times the
+    least, as many between lines of rows of several cells (ids in `several`) as part a
+    table's rows at least. Cells padded apart, their lines wrapped at the leading. None
+    where the pitches are of one size (rows at the leading), or only the lines around the
+    rows stand wider apart."""
+    pairs = sorted(((_pitch(a, b), a, b) for column in columns for a, b in pairwise(column)), key=lambda t: t[0])
+    if not pairs or pairs[0][0] <= 0.0:
+        return None
+    least = pairs[0][0]
+    limit = least + p.band_row_gap_heights * height
+    near = [x for x, _, _ in pairs if x <= limit]
+    wide = pairs[len(near) :]
+    inside = sum(1 for _, a, b in wide if id(a) in several and id(b) in several)
+    if inside < p.band_min_rows - 1 or wide[0][0] < p.band_row_gap_ratio * least:
+        return None
+    return near[-1]
+
+
+def _rows_of_cells(columns: list[list[Line]], leading: float) -> list[list[Line]]:
+    """Table rows from columns of chunks: a column's chunks at `leading` pitch or less are
+    one cell, and cells whose extents down the page overlap are one row."""
+    cells: list[tuple[float, float, list[Line]]] = []
+    for column in columns:
+        cell = [column[0]]
+        for a, b in pairwise(column):
+            if _pitch(a, b) <= leading:
+                cell.append(b)
+            else:
+                cells.append((cell[0].top, max(ln.bottom for ln in cell), cell))
+                cell = [b]
+        cells.append((cell[0].top, max(ln.bottom for ln in cell), cell))
+    rows: list[list[Line]] = []
+    bottom = 0.0
+    for top, low, cell in sorted(cells, key=lambda c: c[0]):
+        if rows and top < bottom:
+            rows[-1].extend(cell)
+            bottom = max(bottom, low)
+        else:
+            rows.append(list(cell))
+            bottom = low
+    for row in rows:
+        row.sort(key=lambda ln: (ln.top, ln.x0))
+    return rows
 
 
 def _split_wide_gaps(line: Line) -> list[Line]:
@@ -705,6 +906,20 @@ def _wrapped_cells(row: list[Line], run: list[list[Line]], p: TableParams) -> bo
     return gap < p.band_wrap_gap_share * lead_gaps[len(lead_gaps) // 2]
 
 
+def _aligned(column: list[Line], p: TableParams) -> bool:
+    """Whether a column's chunks line up as a table's do: `band_aligned_share` of them at
+    least start, end or are centred within `band_align_pt` of one another (a diagram's
+    labels stand wherever their shapes are)."""
+    if len(column) < p.band_min_rows:
+        return True
+    for edge in ((ln.x0 for ln in column), (ln.x1 for ln in column), ((ln.x0 + ln.x1) / 2 for ln in column)):
+        xs = sorted(edge)
+        most = max(bisect_left(xs, x + 2 * p.band_align_pt) - k for k, x in enumerate(xs))
+        if most >= p.band_aligned_share * len(xs):
+            return True
+    return False
+
+
 def _band_table(run: list[list[Line]], page: PageModel, params: TableParams = DEFAULT.tables) -> Table | None:
     p = params
     spans = sorted((ln.x0, ln.x1) for row in run for ln in row)
@@ -751,6 +966,8 @@ def _band_table(run: list[list[Line]], page: PageModel, params: TableParams = DE
         return None
     filled_rows = sum(1 for r in rows_out if sum(1 for c in r if c) >= 2)
     if filled_rows < p.band_min_filled_rows:
+        return None
+    if not all(_aligned(column, p) for column in _chunk_columns([ln for row in run for ln in row])):
         return None
     x0 = min(ln.x0 for row in run for ln in row)
     x1 = max(ln.x1 for row in run for ln in row)
@@ -802,13 +1019,24 @@ def _blank_columns(lines: list[Line], x0: float, x1: float, gap: float) -> list[
     return [*edges, x1]
 
 
-def _stretch_rows(lines: list[Line], top: float, bottom: float) -> list[float]:
-    """Row boundaries inside one stretch between two rules: its text rows, those less apart
-    than the stretch's closest pair by `ROW_TABLE_ROW_GAP` taken as one row (wrapped lines of
-    one cell, a short cell centred beside them)."""
+def _stretch_rows(lines: list[Line], top: float, bottom: float, leading: float | None) -> list[float]:
+    """Row boundaries inside one stretch between two rules: where padding parts the table's
+    rows (`leading`, the pitch of lines wrapped in a cell, `_leading_pitch`), between the
+    rows of cells of several lines, set at the top or the middle of their rows;
+    else between its text rows, those less apart than the stretch's closest pair by
+    `ROW_TABLE_ROW_GAP` taken as one row (wrapped lines of one cell, a short cell centred
+    beside them)."""
     rows = group_rows(lines)
     cuts: list[float] = []
     if len(rows) < 2:
+        return cuts
+    if leading is not None:
+        # Rows parted by padding: cells however aligned in their rows (top, middle).
+        padded = _rows_of_cells(_chunk_columns([part for ln in lines for part in _split_wide_gaps(ln)]), leading)
+        for above, below in pairwise(padded):
+            cut = (max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2
+            if top < cut < bottom:
+                cuts.append(cut)
         return cuts
     size = max(ln.size for ln in lines)
     gaps = [min(ln.top for ln in b) - max(ln.bottom for ln in a) for a, b in pairwise(rows)]
@@ -889,8 +1117,9 @@ def _row_ruled_table(
     if len(xs) < 3 or len(group_rows(held)) < 2:
         return None
     ys = [r[0] for r in rules]
+    leading = _padding_leading([part for ln in held for part in _split_wide_gaps(ln)], params)
     for a, b in pairwise(list(ys)):
-        ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b)
+        ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b, leading)
     ys = sorted(ys)
     hs = [(y, x0, x1) for y in ys]
     vs = [(x, top, bottom) for x in xs]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from conversion.engine.blocks import Block, build_blocks, classify_headings, outline_key
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import (
@@ -29,7 +31,7 @@ from conversion.engine.structure import (
     tables_stage,
     vertical_stage,
 )
-from conversion.engine.tables import Table, find_ruled_tables, find_unruled_tables
+from conversion.engine.tables import Table, find_row_ruled_tables, find_ruled_tables, find_unruled_tables
 
 WIDTH, HEIGHT = 612.0, 792.0
 BODY = "The committee met twice in the spring and agreed on a"  # a body line (long, regular)
@@ -262,11 +264,117 @@ def test_a_line_under_a_later_cell_at_the_rows_own_spacing_is_not_that_cell() ->
 
 def test_band_wrap_gap_share_decides_how_close_a_wrapped_line_stands() -> None:
     lines = _wrapped_cell_lines(wrap_pitch=12)
-    # Rows stand 10 points apart, the wrapped line 2: a share of 0.1 leaves it apart.
-    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, params=TableParams(band_wrap_gap_share=0.1))
+    # Rows stand 10 points apart, the wrapped line 2: a share of 0.1 leaves it apart (the
+    # rows' padding unread: band_row_gap_ratio out of reach).
+    params = TableParams(band_wrap_gap_share=0.1, band_row_gap_ratio=10.0)
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, params=params)
 
     assert "Leaving Cleveland" not in _cell_texts(tables)
     assert "Cleveland" in [ln.text for ln in rest]
+
+
+def _padded_rows(align: str) -> list[Line]:
+    """A header and three rows of three columns, 10-point text at a 12-point leading, rows
+    parted by 8 points of padding; the header's first cell and each row's last cell hold
+    two lines, the other cells one, set at the top of their row or in its middle."""
+    rows = [
+        (("Module", "package"), ("Class",), ("Deprecated",)),
+        (("os.path",), ("posixpath",), ("Removed in the next", "release of the module")),
+        (("sys.argv",), ("list",), ("Kept as it is now", "for every program")),
+        (("time.clock",), ("function",), ("Gone since 3.8 and", "replaced by perf_counter")),
+    ]
+    lines: list[Line] = []
+    top = 100.0
+    for row in rows:
+        tallest = max(len(cell) for cell in row)
+        for x, cell in zip((72, 172, 272), row, strict=True):
+            offset = 6.0 * (tallest - len(cell)) if align == "middle" else 0.0
+            lines += [line(text, x, top + offset + 12 * k) for k, text in enumerate(cell)]
+        top += 12 * tallest + 8
+    return lines
+
+
+_PADDED_TABLE = [
+    ["Module package", "Class", "Deprecated"],
+    ["os.path", "posixpath", "Removed in the next release of the module"],
+    ["sys.argv", "list", "Kept as it is now for every program"],
+    ["time.clock", "function", "Gone since 3.8 and replaced by perf_counter"],
+]
+
+
+@pytest.mark.parametrize("align", ["top", "middle"])
+def test_rows_parted_by_padding_keep_their_cells_however_they_are_aligned(align: str) -> None:
+    # Lines at the leading in a column are one cell, the first column's too; cells whose
+    # lines overlap down the page are one row, set at its top or in its middle.
+    lines = _padded_rows(align)
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0)
+
+    assert rest == []
+    assert [t.rows for t in tables] == [_PADDED_TABLE]
+
+
+def test_a_table_ruled_by_rows_keeps_cells_set_in_the_middle_of_their_rows() -> None:
+    # Rules above and below the header and at the bottom (pandoc's HTML, booktabs): the
+    # rows between them are parted by padding, their short cells set in the middle.
+    lines = _padded_rows("middle")
+    width = (60.0, 420.0)
+    rules = [(y, *width) for y in (98.0, 100.0 + 24 + 4, max(ln.bottom for ln in lines) + 2)]
+
+    tables, rest = find_row_ruled_tables(page_of(lines, hrules=rules), lines)
+
+    assert rest == []
+    assert [t.rows for t in tables] == [_PADDED_TABLE]
+
+
+def test_a_table_in_one_column_of_two_is_found_beside_the_other_columns_prose() -> None:
+    # Prose in the left column, line for line beside a table in the right one: each column
+    # is searched on its own, so the prose is no column of the table.
+    table = [[ln for ln in _padded_rows("top") if ln.top < 200]]
+    cells = [line(ln.text, ln.x0 + 250, ln.top) for ln in table[0]]
+    prose = [line("Prose of the left column, to its edge", 40, 100 + 12 * k) for k in range(8)]
+    lines = prose + cells
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, gutter=300.0)
+
+    assert [t.rows[0] for t in tables] == [["Module package", "Class", "Deprecated"]]
+    assert sorted(ln.text for ln in rest) == sorted(ln.text for ln in prose)
+
+
+def test_rows_set_in_groups_stay_rows_though_a_gap_follows_every_third() -> None:
+    # A data table with more space after every third row: the pitches come in two sizes,
+    # but each group fills every cell with as many lines, as rows do, not as wrapped text.
+    lines: list[Line] = []
+    top = 100.0
+    for k in range(9):
+        lines += [line(text, x, top) for text, x in ((f"{k + 1}", 72), (f"{2460 + 37 * k}", 172), (f"{k * 7}", 272))]
+        top += 12 + (8 if k % 3 == 2 else 0)
+
+    tables, _ = find_unruled_tables(page_of(lines), lines, 10.0)
+
+    assert [len(t.rows) for t in tables] == [9]
+
+
+def test_labels_standing_wherever_their_shapes_are_are_no_table() -> None:
+    # A diagram's labels in rows and columns of a sort, but none of its columns lines up
+    # (left, right or centre): no table. The same words lined up are one.
+    places = [(72, 100), (180, 100), (300, 100), (95, 120), (160, 120), (330, 120), (80, 140), (200, 140), (280, 140)]
+    words = ["Record", "Monitor", "Enter", "Compile", "Execute", "Leave", "Abort", "Trace", "Native"]
+    scattered = [line(w, x, y) for w, (x, y) in zip(words, places, strict=True)]
+    lined_up = [line(w, (72, 180, 300)[k % 3], y) for k, (w, (_, y)) in enumerate(zip(words, places, strict=True))]
+
+    assert find_unruled_tables(page_of(scattered), scattered, 10.0)[0] == []
+    assert len(find_unruled_tables(page_of(lined_up), lined_up, 10.0)[0]) == 1
+
+
+def test_band_row_gap_ratio_decides_whether_padding_parts_the_rows() -> None:
+    # Rows 1.1 times the leading apart are parted by padding; asked for 2 times, the rows'
+    # first lines alone open rows and the header's second line is a row of one cell.
+    lines = _padded_rows("top")
+
+    tables, _ = find_unruled_tables(page_of(lines), lines, 10.0, params=TableParams(band_row_gap_ratio=2.0))
+
+    assert "Module package" not in _cell_texts(tables)
 
 
 # blocks: PageParams and BlockParams
