@@ -32,7 +32,7 @@ from accounts.limits import LIMIT_NAMES
 from accounts.models import ApiKey, AuditEvent, Membership, Organization
 from accounts.scopes import ISSUED_SCOPES, PRESETS
 from accounts.serializers import key_status
-from core.admin import ReadOnlyAdmin
+from core.admin import PastedIdAdmin, ReadOnlyAdmin
 
 
 class ActionForm(forms.Form):
@@ -127,7 +127,7 @@ def confirmed_action(
     return decorate
 
 
-class ConfirmingAdmin(admin.ModelAdmin):
+class ConfirmingAdmin(PastedIdAdmin):
     """A model admin whose actions are also buttons on an object's change page (`object_actions`,
     those that apply to the object, `action_applies`, and that the user may perform: the actions'
     `permissions`). Each button opens the action's own confirmation page for that one object."""

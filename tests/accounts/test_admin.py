@@ -157,6 +157,27 @@ def test_admin_change_page_opens_for_an_id_that_looks_like_an_admin_escape(clien
     assert "org_24Ab5F2Fxyz" in response.content.decode()
 
 
+def test_admin_pages_open_at_an_id_pasted_as_it_is(client: Client, staff: Any) -> None:
+    # An id pasted from an answer or a log into the admin's URL, unquoted: the admin reads its
+    # "_2B" as "+", finds nothing under that, and looks the id up as written.
+    org = Organization.objects.create(id="org_2BoNjE5OdpMufzMqqERAJf5A", name="pasted")
+    key = make_key(org).api_key
+    ApiKey.objects.filter(pk=key.pk).update(id="key_3A" + key.pk[6:])
+    pasted_key = "key_3A" + key.pk[6:]
+
+    for url in (
+        f"/admin/accounts/organization/{org.pk}/change/",
+        admin_url("accounts_organization", org.pk),
+        f"/admin/accounts/apikey/{pasted_key}/change/",
+        f"/admin/accounts/auditevent/?organization__id__exact={org.pk}",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+    assert "pasted" in client.get(f"/admin/accounts/organization/{org.pk}/change/").content.decode()
+    missing = client.get("/admin/accounts/organization/org_2BnothingXX/change/")
+    assert (missing.status_code, missing["Location"]) == (302, reverse("admin:index"))
+
+
 def _org_form(org: Organization, rows: list[dict[str, Any]], initial: int) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": org.name,
