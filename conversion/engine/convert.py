@@ -101,7 +101,8 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # heading, its rows repeated at page tops no running lines; a code face that sets program text
 # is code though it sets titles too); 0.9.0: of 1.23.0 (unruled tables whose rows padding
 # parts keep cells of several lines, set at the top or the middle of their rows; a table in
-# one column of two is found beside the other's prose).
+# one column of two is found beside the other's prose; the document's gutter parts a page's
+# columns where one of them holds short lines).
 PDFIUM_ENGINE_VERSION: str = "0.9.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

@@ -32,12 +32,17 @@ _FOOTNOTE_MARK = re.compile(
 )
 
 
-def find_gutter(items: list[Item], page_width: float) -> float | None:
+def find_gutter(items: list[Item], page_width: float, document: float | None = None) -> float | None:
     """x of a gutter between text columns in `items`, or None.
 
     A gutter is an interior strip crossed by few items, with enough lines on both sides
     that overlap vertically, and with left-side lines that mostly run up to it, or
     whose paragraphs wrap at it (prose, not a label column; code and headings beside).
+
+    `document`: the gutter most of the document's pages have (`DocStats.document_gutter`).
+    Where no gutter is found so, the document's is the page's where it falls in such a strip
+    and one side of it is prose: the other side's column holds a table, a list or code, whose
+    short lines alone would not make a column.
     """
     lines = [it for it in items if isinstance(it, Line)]
     if len(lines) < 6:
@@ -96,12 +101,19 @@ def find_gutter(items: list[Item], page_width: float) -> float | None:
         gutter = _gutter_between(lines, xmin + i * step, centre, page_width)
         if gutter is not None:
             return gutter
+    for _, _, i, j in cands:
+        if document is not None and xmin + i * step <= document <= xmin + j * step:
+            return _gutter_between(lines, xmin + i * step, document, page_width, one_prose=True)
     return None
 
 
-def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float) -> float | None:
+def _gutter_between(
+    lines: list[Line], gx0: float, gc: float, page_width: float, *, one_prose: bool = False
+) -> float | None:
     """`gc` if the strip from gx0 (where the left column's ragged edge begins) to past
-    gc (its emptiest part) parts two columns of text, else None."""
+    gc (its emptiest part) parts two columns of text, else None. `one_prose`: the document's
+    columns part here, and prose on either side is enough (the left side's then need not
+    reach the strip where the right side is prose)."""
     left = [ln for ln in lines if ln.x1 <= gc]
     right = [ln for ln in lines if ln.x0 >= gc]
     if len(left) < 3 or len(right) < 3:
@@ -111,16 +123,23 @@ def _gutter_between(lines: list[Line], gx0: float, gc: float, page_width: float)
     overlap = min(lbot, rbot) - max(ltop, rtop)
     if overlap < 0.3 * min(lbot - ltop, rbot - rtop):
         return None
-    lwidth = gx0 - min(ln.x0 for ln in left)
-    reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
-    if reaching < 0.4 * len(left) and not _wrapped_at(left, gx0 - 0.25 * lwidth) and not _list_column(left):
-        return None
     # Columns of prose have long lines; table cells are short. (Upper quartile, since
     # formulas and list labels inside a column are short too.) A column of short side
     # labels beside prose is a column too when the labels are set in a style of their own
     # on baselines of their own: cells of a table share their row's baseline and style.
     # A list is a column of short lines too.
     prose = [_prose_column(side, page_width) or _list_column(side) for side in (left, right)]
+    lwidth = gx0 - min(ln.x0 for ln in left)
+    reaching = sum(1 for ln in left if ln.x1 >= gx0 - 0.25 * lwidth)
+    if (
+        reaching < 0.4 * len(left)
+        and not _wrapped_at(left, gx0 - 0.25 * lwidth)
+        and not _list_column(left)
+        and not (one_prose and prose[1])
+    ):
+        return None
+    if one_prose:
+        return gc if any(prose) else None
     if not all(prose) and not (prose[1] and _label_column(left, right)):
         return None
     return gc
@@ -354,18 +373,25 @@ def _in_rows(items: list[Item]) -> list[Item]:
     return out
 
 
-def reading_order(items: list[Item], page_width: float, depth: int = 0, rtl: bool | None = None) -> list[list[Item]]:
+def reading_order(
+    items: list[Item],
+    page_width: float,
+    depth: int = 0,
+    rtl: bool | None = None,
+    document_gutter: float | None = None,
+) -> list[list[Item]]:
     """Split `items` into segments read one after the other (columns, spanning parts).
 
     A recursive cut along the page's whitespace: the region's gutter splits it into
     columns, read one after the other between the items that span the gutter (titles,
     tables, figures, full-width paragraphs), which stay in place; each column is a region
     of its own, cut again (a column may hold columns). `rtl` reads columns from the
-    right; None tells it from the text of each band.
+    right; None tells it from the text of each band. `document_gutter`: the gutter of the
+    document's columns (`find_gutter`), for the page's first cut.
     """
     if not items:
         return []
-    gutter = find_gutter(items, page_width) if depth < _MAX_CUTS else None
+    gutter = find_gutter(items, page_width, document_gutter if depth == 0 else None) if depth < _MAX_CUTS else None
     if gutter is None:
         return [_in_rows(items)]
     spanning = sorted((it for it in items if it.x0 < gutter < it.x1), key=lambda it: it.top)

@@ -13,6 +13,8 @@ from collections import Counter
 from .census import PageFonts
 from .furniture import PAGE_LABEL, PAGE_NUMBER, Candidate, is_ornament, running_candidates, running_text
 from .layout import BOLD, MONO, Line, PageModel, chars_at_least
+from .order import find_gutter
+from .params import DEFAULT
 
 # Markdown level of a document's first section level; `#` is kept for its title. (Word's
 # styles read this way: Title `#`, Heading 1 `##`.)
@@ -73,6 +75,14 @@ WORD_HEADING_STYLES: dict[tuple[float, bool, int], int] = {
 }
 
 
+# Points: gutters found on two pages this close (in bins of this width, or the next) are the
+# same gutter of the document's columns ...
+GUTTER_BIN_PT = 4.0
+# ... which is the document's where this share of its pages with text (lines enough for a
+# gutter, `PageParams.gutter_min_lines`) have it.
+DOCUMENT_GUTTER_SHARE = 0.5
+
+
 class DocStats:
     """Font and repetition statistics over the pages parsed so far."""
 
@@ -128,6 +138,11 @@ class DocStats:
         # A word processor wrote the PDF (LibreOffice's Writer, Microsoft Word): its built-in
         # heading styles say their levels (`WORD_HEADING_STYLES`).
         self.word_processor = False
+        # The gutters found on the pages parsed (`order.find_gutter`), in bins of
+        # `GUTTER_BIN_PT`, and the pages with text enough to have one: the document's
+        # columns (`document_gutter`).
+        self._gutters: dict[int, list[float]] = {}
+        self._gutter_pages = 0
 
     def add_census(self, census: dict[int, PageFonts]) -> None:
         """Count the font sizes of pages that will not be parsed (see `census`)."""
@@ -207,7 +222,25 @@ class DocStats:
                 self._para_chars[above.size] += len(above.text)
                 self._para_chars[below.size] += len(below.text)
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
+        if len(page.lines) >= DEFAULT.page.gutter_min_lines:
+            self._gutter_pages += 1
+            gutter = find_gutter(list(page.lines), page.width)
+            if gutter is not None:
+                self._gutters.setdefault(round(gutter / GUTTER_BIN_PT), []).append(gutter)
         self._invalidate()
+
+    @property
+    def document_gutter(self) -> float | None:
+        """The x of the gutter between the document's columns: where `DOCUMENT_GUTTER_SHARE`
+        of its pages with text (and two at least) have one, within a bin of `GUTTER_BIN_PT`
+        or the next; else None (a document in one column, or columns that move)."""
+        if not self._gutters:
+            return None
+        best = max(self._gutters, key=lambda b: len(self._gutters[b]))
+        xs = sorted(x for b in (best - 1, best, best + 1) for x in self._gutters.get(b, []))
+        if len(xs) < 2 or len(xs) < DOCUMENT_GUTTER_SHARE * self._gutter_pages:
+            return None
+        return xs[len(xs) // 2]
 
     @property
     def text_elsewhere(self) -> bool:

@@ -141,7 +141,11 @@ def tables_stage(work: PageWork) -> None:
     found, lines = find_ruled_tables(page, work.lines, params.tables)
     by_rows, lines = find_row_ruled_tables(page, lines, params.tables)
     found += by_rows
-    gutter = find_gutter(list(lines), page.width) if len(lines) >= params.page.gutter_min_lines else None
+    gutter = (
+        find_gutter(list(lines), page.width, work.stats.document_gutter)
+        if len(lines) >= params.page.gutter_min_lines
+        else None
+    )
     unruled, lines = find_unruled_tables(page, lines, work.stats.body_size, gutter, params.tables)
     found += unruled
     work.tables, work.lines = found, lines
@@ -152,7 +156,9 @@ def order_stage(work: PageWork) -> None:
     order, footnotes after the body; vertical lines first where they dominate, else last."""
     page = work.page
     items: list[Item] = [*work.lines, *work.tables, *figures(page, work.tables)]
-    segments, notes = footnotes_last(reading_order(items, page.width), work.stats.body_size, page.height)
+    segments, notes = footnotes_last(
+        reading_order(items, page.width, document_gutter=work.stats.document_gutter), work.stats.body_size, page.height
+    )
     vertical = work.vertical
     if vertical:
         # Vertical lines are read right to left; they come first where they dominate.

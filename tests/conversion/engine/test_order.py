@@ -325,3 +325,27 @@ def test_a_column_of_short_list_items_beside_prose_is_a_column(tmp_path: Path) -
     out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
     assert "\n".join(f"- {item}" for item in items) in out
     assert " ".join(prose) in out
+
+
+def test_a_column_of_short_cells_beside_prose_is_read_at_the_documents_gutter(tmp_path: Path) -> None:
+    # Two pages of prose in two columns, then a page whose right column holds short lines of
+    # a table's sort beside the left column's prose: alone, that page's short right side
+    # makes no column, but the document's gutter stands there on every other page, so the
+    # prose is read whole before the right column, never joined to it row by row.
+    def prose(side: str, page: int) -> list[str]:
+        topic = ["apples", "pears", "plums"][page - 1]
+        return [f"{side.title()} side on {topic}, prose line {k}" for k in range(1, 13)]
+
+    pages = [
+        [*lines(60, 720, prose("left", n), leading=13), *lines(320, 720, prose("right", n), leading=13)] for n in (1, 2)
+    ]
+    cells = [f"{name} {k}" for k, name in enumerate(["Apple", "Pear", "Plum", "Fig", "Date", "Lime"] * 2)]
+    third = [*lines(60, 720, prose("left", 3), leading=13), *lines(320, 715, cells, leading=15)]
+    pdf = make_pdf(tmp_path / "a.pdf", [*pages, third])
+
+    out = convert(pdf).markdown
+    assert " ".join(prose("left", 3)) in out
+    assert out.startswith(" ".join(prose("left", 1)))
+    assert out.index("Left side on plums, prose line 12") < out.index("Apple 0")
+    alone = convert(pdf, pages=[3]).markdown
+    assert " ".join(prose("left", 3)) not in alone  # the page alone: read row by row, as before
