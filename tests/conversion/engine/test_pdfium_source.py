@@ -4,6 +4,8 @@ with the same reasons, rulings, images and drawn marks; and the engine option se
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pikepdf
@@ -13,10 +15,10 @@ from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 
-from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert, parse_pages
+from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert, parse_pages, pdfium_source
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import BOLD, ITALIC, MONO, PageModel, PageParser
-from conversion.engine.pdfium_source import PdfiumPageParser
+from conversion.engine.pdfium_source import PdfiumPageParser, _CollectorPause
 
 from .pdfs import (
     HEBREW,
@@ -210,3 +212,84 @@ def test_parsed_parts_of_the_pdfium_source_render_as_its_whole_conversion(tmp_pa
     rendered = convert(path, options=PDFIUM, parsed=[m for part in parts for m in part.models])
 
     assert rendered.markdown == convert(path, options=PDFIUM).markdown
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    """The cyclic garbage collector as it was, whatever a test leaves it in."""
+    enabled = gc.isenabled()
+    yield
+    (gc.enable if enabled else gc.disable)()
+
+
+def parse_first_page(path: Path) -> PageModel:
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        return PdfiumPageParser(pdf).parse(1)
+    finally:
+        pdf.close()
+
+
+def test_the_collector_waits_while_a_page_is_parsed_and_runs_again_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector: None
+) -> None:
+    path = make_pdf(tmp_path / "a.pdf", [lines(72, 700, ["A line of prose about the plans."])])
+    seen: list[bool] = []
+    filed = pdfium_source.add_glyphs
+
+    def add_glyphs(*args: object) -> None:
+        seen.append(gc.isenabled())
+        filed(*args)
+
+    monkeypatch.setattr(pdfium_source, "add_glyphs", add_glyphs)
+    gc.enable()
+
+    model = parse_first_page(path)
+
+    assert [ln.text for ln in model.lines] == ["A line of prose about the plans."]
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_the_collector_runs_again_after_a_page_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector: None
+) -> None:
+    path = make_pdf(tmp_path / "a.pdf", [lines(72, 700, ["A line of prose about the plans."])])
+
+    def read(self: object) -> None:
+        assert not gc.isenabled()
+        raise ValueError("broken content")
+
+    monkeypatch.setattr(pdfium_source._PageText, "read", read)
+    gc.enable()
+
+    with pytest.raises(ValueError, match="broken content"):
+        parse_first_page(path)
+
+    assert gc.isenabled()
+
+
+def test_a_collector_disabled_before_the_page_stays_disabled(tmp_path: Path, collector: None) -> None:
+    path = make_pdf(tmp_path / "a.pdf", [lines(72, 700, ["A line of prose about the plans."])])
+    gc.disable()
+
+    parse_first_page(path)
+
+    assert not gc.isenabled()
+
+
+def test_parses_under_way_at_once_enable_the_collector_when_the_last_ends(collector: None) -> None:
+    # Pages parsed in two threads: the first to end leaves the collector off for the other.
+    pause = _CollectorPause()
+    gc.enable()
+    first, second = pause.paused(), pause.paused()
+
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()
+    with pause.paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
