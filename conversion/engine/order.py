@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -139,7 +140,15 @@ def _gutter_between(
     ):
         return None
     if one_prose:
-        return gc if any(prose) else None
+        if not any(prose):
+            return None
+        # Cells of a table, entries of a contents page: the short side's lines stand on the
+        # baselines of the other's, row by row; a column of its own keeps its own leading.
+        short = right if prose[0] and not prose[1] else left
+        other = left if short is right else right
+        baselines = sorted(ln.bottom for ln in other)
+        shared = sum(1 for ln in short if _on_baseline(ln.bottom, baselines))
+        return gc if shared < _SHARED_BASELINES_SHARE * len(short) else None
     if not all(prose) and not (prose[1] and _label_column(left, right)):
         return None
     return gc
@@ -181,6 +190,18 @@ def _wrapped_at(side: list[Line], edge: float) -> bool:
         continued += 1
         wrapped += ln.x1 >= edge
     return continued > 0 and wrapped >= _WRAPPED_FRACTION * continued
+
+
+# Share of the short side's lines standing on a baseline of the other side (within
+# `_BASELINE_PT`) from which the two sides are rows of one table, not two columns.
+_SHARED_BASELINES_SHARE = 0.5
+_BASELINE_PT = 1.0
+
+
+def _on_baseline(bottom: float, baselines: list[float]) -> bool:
+    """Whether `bottom` lies within `_BASELINE_PT` of one of `baselines` (sorted)."""
+    k = bisect.bisect_left(baselines, bottom - _BASELINE_PT)
+    return k < len(baselines) and baselines[k] <= bottom + _BASELINE_PT
 
 
 def _prose_column(side: list[Line], page_width: float) -> bool:

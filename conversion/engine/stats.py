@@ -141,8 +141,9 @@ class DocStats:
         # The gutters found on the pages parsed (`order.find_gutter`), in bins of
         # `GUTTER_BIN_PT`, and the pages with text enough to have one: the document's
         # columns (`document_gutter`).
-        self._gutters: dict[int, list[float]] = {}
+        self._gutters: dict[int, tuple[int, float]] = {}  # bin -> (pages, sum of their x)
         self._gutter_pages = 0
+        self._document_gutter: tuple[float | None] | None = None  # cached, until a page is added
 
     def add_census(self, census: dict[int, PageFonts]) -> None:
         """Count the font sizes of pages that will not be parsed (see `census`)."""
@@ -224,23 +225,34 @@ class DocStats:
         self.words.update(_WORD.findall("\n".join(ln.text for ln in page.lines).lower()))
         if len(page.lines) >= DEFAULT.page.gutter_min_lines:
             self._gutter_pages += 1
-            gutter = find_gutter(list(page.lines), page.width)
+            gutter = find_gutter([ln for ln in page.lines if not ln.vertical], page.width)
             if gutter is not None:
-                self._gutters.setdefault(round(gutter / GUTTER_BIN_PT), []).append(gutter)
+                pages, total = self._gutters.get(round(gutter / GUTTER_BIN_PT), (0, 0.0))
+                self._gutters[round(gutter / GUTTER_BIN_PT)] = (pages + 1, total + gutter)
+            self._document_gutter = None
         self._invalidate()
 
     @property
     def document_gutter(self) -> float | None:
         """The x of the gutter between the document's columns: where `DOCUMENT_GUTTER_SHARE`
         of its pages with text (and two at least) have one, within a bin of `GUTTER_BIN_PT`
-        or the next; else None (a document in one column, or columns that move)."""
-        if not self._gutters:
+        or the next (their mean x); else None (a document in one column, or columns that
+        move). Kept until the next page is added."""
+        if self._document_gutter is None:
+            self._document_gutter = (self._find_document_gutter(),)
+        return self._document_gutter[0]
+
+    def _find_document_gutter(self) -> float | None:
+        best: tuple[int, float] = (0, 0.0)
+        for b in self._gutters:
+            window = [self._gutters.get(k, (0, 0.0)) for k in (b - 1, b, b + 1)]
+            pages, total = sum(n for n, _ in window), sum(x for _, x in window)
+            if pages > best[0]:
+                best = (pages, total)
+        pages, total = best
+        if pages < 2 or pages < DOCUMENT_GUTTER_SHARE * self._gutter_pages:
             return None
-        best = max(self._gutters, key=lambda b: len(self._gutters[b]))
-        xs = sorted(x for b in (best - 1, best, best + 1) for x in self._gutters.get(b, []))
-        if len(xs) < 2 or len(xs) < DOCUMENT_GUTTER_SHARE * self._gutter_pages:
-            return None
-        return xs[len(xs) // 2]
+        return total / pages
 
     @property
     def text_elsewhere(self) -> bool:

@@ -563,14 +563,42 @@ def find_unruled_tables(
         found: list[Table] = []
         rest: list[Line] = []
         sides = ([ln for ln in lines if ln.x1 <= gutter], [ln for ln in lines if ln.x0 >= gutter])
+        halves: list[list[Table]] = []
         for side in sides:
             tables, left = _unruled_search(page, side, gutter, params)
+            halves.append(tables)
             found += tables
             rest += left
+        if any(_rows_pair(a, b) for a in halves[0] for b in halves[1]):
+            # One table across the gutter, cut in two by it (a full-width table on a page
+            # in two columns): not two tables; the page is searched whole.
+            return _unruled_search(page, lines, gutter, params)
         kept = {id(ln) for ln in rest}
         taken = {id(ln) for side in sides for ln in side} - kept
         return found, [ln for ln in lines if id(ln) not in taken]
     return _unruled_search(page, lines, gutter, params)
+
+
+def _row_tops(table: Table) -> list[float]:
+    tops: dict[int, float] = {}
+    for (row, _), box in table.boxes.items():
+        tops[row] = min(tops.get(row, box[1]), box[1])
+    return sorted(tops.values())
+
+
+def _rows_pair(a: Table, b: Table) -> bool:
+    """Whether tables `a` and `b` (either side of a gutter) have their rows at the same
+    heights, half of the shorter's at least within `ROW_PAIR_PT`: the halves of one table."""
+    tops_a, tops_b = _row_tops(a), _row_tops(b)
+    if not tops_a or not tops_b:
+        return False
+    shorter, longer = sorted((tops_a, tops_b), key=len)
+    paired = sum(1 for t in shorter if any(abs(t - u) <= ROW_PAIR_PT for u in longer))
+    return 2 * paired >= len(shorter)
+
+
+# Points: rows of two tables whose tops lie this close stand at the same height.
+ROW_PAIR_PT = 1.0
 
 
 def _unruled_search(
@@ -727,18 +755,19 @@ def _padded_rows(chunks: list[Line], p: TableParams) -> list[list[Line]] | None:
 
 def _padding_leading(chunks: list[Line], p: TableParams) -> float | None:
     """`_leading_pitch` of text chunks in columns: None where no padding parts their rows,
-    or where the rows it makes of several lines are mostly full rectangles, as many lines
-    in each filled cell (rows set in groups, a gap after every fifth: wrapped text ends
-    where its cell's text does, in one cell sooner than in another)."""
+    or where the rows it makes of several lines are mostly whole text rows, each line beside
+    another of its text row (rows set in groups, a gap after every fifth, a cell left blank
+    here and there: wrapped text ends where its cell's text does, in one cell sooner than in
+    another, so some of its lines stand alone)."""
     columns = _chunk_columns(chunks)
     several = {id(ln) for row in group_rows(chunks) if len(row) >= 2 for ln in row}
     leading = _leading_pitch(columns, several, max(ln.height for ln in chunks), p)
     if leading is None:
         return None
     column_of = {id(ln): k for k, column in enumerate(columns) for ln in column}
-    tall = [Counter(column_of[id(ln)] for ln in row) for row in _rows_of_cells(columns, leading)]
-    tall = [counts for counts in tall if max(counts.values()) > 1]
-    ragged = sum(1 for counts in tall if len(set(counts.values())) > 1)
+    rows = _rows_of_cells(columns, leading)
+    tall = [row for row in rows if max(Counter(column_of[id(ln)] for ln in row).values()) > 1]
+    ragged = sum(1 for row in tall if any(id(ln) not in several for ln in row))
     return leading if ragged >= p.band_ragged_rows_share * len(tall) else None
 
 

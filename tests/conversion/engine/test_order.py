@@ -349,3 +349,29 @@ def test_a_column_of_short_cells_beside_prose_is_read_at_the_documents_gutter(tm
     assert out.index("Left side on plums, prose line 12") < out.index("Apple 0")
     alone = convert(pdf, pages=[3]).markdown
     assert " ".join(prose("left", 3)) not in alone  # the page alone: read row by row, as before
+
+
+def test_a_contents_page_of_a_document_in_two_columns_keeps_each_title_with_its_page(tmp_path: Path) -> None:
+    # The document's gutter falls between a contents page's titles and their page numbers;
+    # the numbers stand on the titles' baselines, row by row: no column of their own.
+    def prose(side: str, topic: str) -> list[str]:
+        return [f"{side.title()} side on {topic}, prose line {k}" for k in range(1, 13)]
+
+    pages = [
+        [*lines(60, 720, prose("left", t), leading=13), *lines(320, 720, prose("right", t), leading=13)]
+        for t in ("apples", "pears")
+    ]
+    titles = [
+        "Introduction to the orchard",
+        "Planting the young trees",
+        "Pruning in the winter",
+        "Pests and what to do",
+    ]
+    titles += ["Harvest and storage", "Selling at the market"]
+    contents: list[Op] = []
+    for k, title in enumerate(titles):
+        contents += [Text(60, 700 - 16 * k, title), Text(520, 700 - 16 * k, str(3 * k + 1))]
+    out = convert(make_pdf(tmp_path / "a.pdf", [*pages, contents])).markdown
+
+    for k, title in enumerate(titles):
+        assert out.index(str(3 * k + 1), out.index(title)) < out.index(title) + len(title) + 8, title

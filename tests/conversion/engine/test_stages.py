@@ -341,13 +341,16 @@ def test_a_table_in_one_column_of_two_is_found_beside_the_other_columns_prose() 
     assert sorted(ln.text for ln in rest) == sorted(ln.text for ln in prose)
 
 
-def test_rows_set_in_groups_stay_rows_though_a_gap_follows_every_third() -> None:
+@pytest.mark.parametrize("blank", [None, 4])
+def test_rows_set_in_groups_stay_rows_though_a_gap_follows_every_third(blank: int | None) -> None:
     # A data table with more space after every third row: the pitches come in two sizes,
-    # but each group fills every cell with as many lines, as rows do, not as wrapped text.
+    # but each line of a group stands beside the others of its row, as rows do, not as
+    # wrapped text does; a cell left blank (row `blank`'s last) changes nothing.
     lines: list[Line] = []
     top = 100.0
     for k in range(9):
-        lines += [line(text, x, top) for text, x in ((f"{k + 1}", 72), (f"{2460 + 37 * k}", 172), (f"{k * 7}", 272))]
+        cells = [(f"{k + 1}", 72), (f"{2460 + 37 * k}", 172), (f"{k * 7}", 272)]
+        lines += [line(text, x, top) for text, x in (cells[:2] if k == blank else cells)]
         top += 12 + (8 if k % 3 == 2 else 0)
 
     tables, _ = find_unruled_tables(page_of(lines), lines, 10.0)
@@ -531,3 +534,47 @@ def test_a_table_of_contents_line_stands_alone() -> None:
     segment: list = [entry, after]
 
     assert kinds(build_blocks([segment], stats, 3.0)) == [("p", 1), ("p", 1)]
+
+
+def test_a_table_across_the_gutter_of_a_page_in_two_columns_is_not_cut_in_two() -> None:
+    # A full-width table of four columns whose middle gap falls on the page's gutter: the
+    # halves found on either side have their rows at the same heights, so the page is
+    # searched whole (and a table across the gutter is no table of one column).
+    rows = [("Model", "Size", "Accuracy", "Notes"), ("base", "110M", "84.6", "none"), ("large", "340M", "86.7", "slow")]
+    rows += [("small", "14M", "80.1", "fast"), ("tiny", "4M", "75.2", "edge")]
+    lines = [
+        line(text, x, 100 + 14 * k)
+        for k, row in enumerate(rows)
+        for text, x in zip(row, (72, 172, 320, 420), strict=True)
+    ]
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, gutter=300.0)
+
+    assert [len(t.rows[0]) for t in tables] != [2, 2]
+    assert len(rest) + sum(len(t.rows) * len(t.rows[0]) for t in tables) >= len(lines) - 1
+
+
+def test_the_documents_gutter_is_where_half_its_pages_have_one() -> None:
+    def page(number: int, columns: bool) -> PageModel:
+        left = [line(f"Left column prose line {k} of page {number}", 60, 100 + 13 * k) for k in range(10)]
+        right = [line(f"Right column prose line {k} of page {number}", 320, 100 + 13 * k) for k in range(10)]
+        wide = [
+            line(f"One wide line of prose across the page, line {k} of page {number}", 60, 100 + 13 * k)
+            for k in range(10)
+        ]
+        return PageModel(number, WIDTH, HEIGHT, left + right if columns else wide)
+
+    two = DocStats()
+    for n in (1, 2, 3):
+        two.add_page(page(n, columns=n != 2))
+    one = DocStats()
+    for n in (1, 2, 3):
+        one.add_page(page(n, columns=n == 2))
+    alone = DocStats()
+    alone.add_page(page(1, columns=True))
+
+    gutter = two.document_gutter
+    assert gutter is not None
+    assert 270 < gutter < 320
+    assert one.document_gutter is None  # one page of three in columns
+    assert alone.document_gutter is None  # a page alone has its own gutter, not the document's
