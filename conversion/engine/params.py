@@ -236,9 +236,8 @@ class TableParams:
     band_align_pt: float = 2.0
     # share: ... and a column of a table has at least this share of its chunks lined up.
     band_aligned_share: float = 0.5
-    # share: rows so made of several lines are at least this share ragged (a line standing
-    # alone in its text row, its cell longer than the others); fewer, they are rows set in
-    # groups, not wrapped.
+    # share: rows so made of several lines are at least this share ragged (`tables._ragged`:
+    # cells of different lengths); fewer, they are rows set in groups, not wrapped.
     band_ragged_rows_share: float = 0.5
     # share of the text's width: a gutter this far from either side of the page's text at
     # least parts two columns of text, each searched for tables on its own; nearer a side,

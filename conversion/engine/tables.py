@@ -755,20 +755,29 @@ def _padded_rows(chunks: list[Line], p: TableParams) -> list[list[Line]] | None:
 
 def _padding_leading(chunks: list[Line], p: TableParams) -> float | None:
     """`_leading_pitch` of text chunks in columns: None where no padding parts their rows,
-    or where the rows it makes of several lines are mostly whole text rows, each line beside
-    another of its text row (rows set in groups, a gap after every fifth, a cell left blank
-    here and there: wrapped text ends where its cell's text does, in one cell sooner than in
-    another, so some of its lines stand alone)."""
+    or where the rows it makes of several lines are mostly not ragged (`_ragged`): rows set
+    in groups, a gap after every fifth or after a header and before a total, each group's
+    text rows whole but for a blank cell here and there."""
     columns = _chunk_columns(chunks)
     several = {id(ln) for row in group_rows(chunks) if len(row) >= 2 for ln in row}
     leading = _leading_pitch(columns, several, max(ln.height for ln in chunks), p)
     if leading is None:
         return None
     column_of = {id(ln): k for k, column in enumerate(columns) for ln in column}
-    rows = _rows_of_cells(columns, leading)
-    tall = [row for row in rows if max(Counter(column_of[id(ln)] for ln in row).values()) > 1]
-    ragged = sum(1 for row in tall if any(id(ln) not in several for ln in row))
+    tall = [row for row in _rows_of_cells(columns, leading) if len(group_rows(row)) > 1]
+    ragged = sum(1 for row in tall if _ragged(row, column_of))
     return leading if ragged >= p.band_ragged_rows_share * len(tall) else None
+
+
+def _ragged(row: list[Line], column_of: dict[int, int]) -> bool:
+    """Whether the table row `row` (lines of several text rows) holds cells of different
+    lengths: more than half of its text rows after the first fill fewer of its columns than
+    the row does (wrapped text ends where its cell's does, one cell sooner than another; a
+    blank cell leaves one text row short)."""
+    filled = {column_of[id(ln)] for ln in row}
+    rest = group_rows(row)[1:]
+    short = sum(1 for text_row in rest if len({column_of[id(ln)] for ln in text_row}) < len(filled))
+    return 2 * short > len(rest)
 
 
 def _chunk_columns(chunks: list[Line]) -> list[list[Line]]:

@@ -358,6 +358,23 @@ def test_rows_set_in_groups_stay_rows_though_a_gap_follows_every_third(blank: in
     assert [len(t.rows) for t in tables] == [9]
 
 
+def test_a_header_and_a_total_set_apart_leave_the_rows_between_them_rows() -> None:
+    # A statistical table: the header stands apart, five rows at the leading (one cell
+    # blank), the total apart: the gaps come in two sizes, but no cell wraps.
+    rows = [("City", "People", "Region"), ("Lyon", "522,000", "Rhone"), ("Lille", "236,000", "Nord")]
+    rows += [("Nice", "342,000", ""), ("Nantes", "320,000", "Loire"), ("Brest", "139,000", "Finistere")]
+    rows += [("Total", "1,559,000", "")]
+    lines: list[Line] = []
+    top = 100.0
+    for k, row in enumerate(rows):
+        lines += [line(text, x, top) for text, x in zip(row, (72, 172, 272), strict=True) if text]
+        top += 12 + (8 if k in (0, len(rows) - 2) else 0)
+
+    tables, _ = find_unruled_tables(page_of(lines), lines, 10.0)
+
+    assert [t.rows for t in tables] == [[list(row) for row in rows]]
+
+
 def test_labels_standing_wherever_their_shapes_are_are_no_table() -> None:
     # A diagram's labels in rows and columns of a sort, but none of its columns lines up
     # (left, right or centre): no table. The same words lined up are one.
