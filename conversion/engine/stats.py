@@ -143,7 +143,10 @@ class DocStats:
         # columns (`document_gutter`).
         self._gutters: dict[int, tuple[int, float]] = {}  # bin -> (pages, sum of their x)
         self._gutter_pages = 0
-        self._document_gutter: tuple[float | None] | None = None  # cached, until a page is added
+        # The x of the gutter between the document's columns: where `DOCUMENT_GUTTER_SHARE` of
+        # its pages with text (and two at least) have one, within a bin of `GUTTER_BIN_PT` or
+        # the next (their mean x); else None (a document in one column, or columns that move).
+        self.document_gutter: float | None = None
 
     def add_census(self, census: dict[int, PageFonts]) -> None:
         """Count the font sizes of pages that will not be parsed (see `census`)."""
@@ -227,20 +230,11 @@ class DocStats:
             self._gutter_pages += 1
             gutter = find_gutter([ln for ln in page.lines if not ln.vertical], page.width)
             if gutter is not None:
-                pages, total = self._gutters.get(round(gutter / GUTTER_BIN_PT), (0, 0.0))
-                self._gutters[round(gutter / GUTTER_BIN_PT)] = (pages + 1, total + gutter)
-            self._document_gutter = None
+                place = round(gutter / GUTTER_BIN_PT)
+                pages, total = self._gutters.get(place, (0, 0.0))
+                self._gutters[place] = (pages + 1, total + gutter)
+            self.document_gutter = self._find_document_gutter()
         self._invalidate()
-
-    @property
-    def document_gutter(self) -> float | None:
-        """The x of the gutter between the document's columns: where `DOCUMENT_GUTTER_SHARE`
-        of its pages with text (and two at least) have one, within a bin of `GUTTER_BIN_PT`
-        or the next (their mean x); else None (a document in one column, or columns that
-        move). Kept until the next page is added."""
-        if self._document_gutter is None:
-            self._document_gutter = (self._find_document_gutter(),)
-        return self._document_gutter[0]
 
     def _find_document_gutter(self) -> float | None:
         best: tuple[int, float] = (0, 0.0)

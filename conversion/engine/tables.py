@@ -560,22 +560,15 @@ def find_unruled_tables(
         if min(gutter - start, end - gutter) < params.band_column_share * (end - start):
             # A margin column (side notes, labels) beside the text, not two columns of it.
             return _unruled_search(page, lines, gutter, params)
-        found: list[Table] = []
-        rest: list[Line] = []
         sides = ([ln for ln in lines if ln.x1 <= gutter], [ln for ln in lines if ln.x0 >= gutter])
-        halves: list[list[Table]] = []
-        for side in sides:
-            tables, left = _unruled_search(page, side, gutter, params)
-            halves.append(tables)
-            found += tables
-            rest += left
-        if any(_rows_pair(a, b) for a in halves[0] for b in halves[1]):
+        (left_tables, left_rest), (right_tables, right_rest) = (_unruled_search(page, s, gutter, params) for s in sides)
+        if any(_rows_pair(a, b) for a in left_tables for b in right_tables):
             # One table across the gutter, cut in two by it (a full-width table on a page
             # in two columns): not two tables; the page is searched whole.
             return _unruled_search(page, lines, gutter, params)
-        kept = {id(ln) for ln in rest}
+        kept = {id(ln) for ln in left_rest + right_rest}
         taken = {id(ln) for side in sides for ln in side} - kept
-        return found, [ln for ln in lines if id(ln) not in taken]
+        return left_tables + right_tables, [ln for ln in lines if id(ln) not in taken]
     return _unruled_search(page, lines, gutter, params)
 
 
@@ -747,26 +740,27 @@ def _logical_runs(visual: list[list[Line]], p: TableParams) -> list[list[list[Li
 
 def _padded_rows(chunks: list[Line], p: TableParams) -> list[list[Line]] | None:
     """The table rows of `chunks` (text chunks in columns) where padding parts the rows
-    (`_leading_pitch`): a column's chunks at the text's leading are one cell, cells whose
-    extents down the page overlap one row. None where the rows stand at the leading."""
-    leading = _padding_leading(chunks, p)
-    return None if leading is None else _rows_of_cells(_chunk_columns(chunks), leading)
+    (`_padding`): a column's chunks at the text's leading are one cell, cells whose extents
+    down the page overlap one row. None where the rows stand at the leading."""
+    padding = _padding(chunks, p)
+    return None if padding is None else padding[1]
 
 
-def _padding_leading(chunks: list[Line], p: TableParams) -> float | None:
-    """`_leading_pitch` of text chunks in columns: None where no padding parts their rows,
-    or where the rows it makes of several lines are mostly not ragged (`_ragged`): rows set
-    in groups, a gap after every fifth or after a header and before a total, each group's
-    text rows whole but for a blank cell here and there."""
+def _padding(chunks: list[Line], p: TableParams) -> tuple[float, list[list[Line]]] | None:
+    """`_leading_pitch` of text chunks in columns and the rows it makes of them: None where no
+    padding parts their rows, or where the rows it makes of several lines are mostly not
+    ragged (`_ragged`): rows set in groups, a gap after every fifth or after a header and
+    before a total, each group's text rows whole but for a blank cell here and there."""
     columns = _chunk_columns(chunks)
     several = {id(ln) for row in group_rows(chunks) if len(row) >= 2 for ln in row}
     leading = _leading_pitch(columns, several, max(ln.height for ln in chunks), p)
     if leading is None:
         return None
     column_of = {id(ln): k for k, column in enumerate(columns) for ln in column}
-    tall = [row for row in _rows_of_cells(columns, leading) if len(group_rows(row)) > 1]
+    rows = _rows_of_cells(columns, leading)
+    tall = [row for row in rows if len(group_rows(row)) > 1]
     ragged = sum(1 for row in tall if _ragged(row, column_of))
-    return leading if ragged >= p.band_ragged_rows_share * len(tall) else None
+    return (leading, rows) if ragged >= p.band_ragged_rows_share * len(tall) else None
 
 
 def _ragged(row: list[Line], column_of: dict[int, int]) -> bool:
@@ -1059,7 +1053,7 @@ def _blank_columns(lines: list[Line], x0: float, x1: float, gap: float) -> list[
 
 def _stretch_rows(lines: list[Line], top: float, bottom: float, leading: float | None) -> list[float]:
     """Row boundaries inside one stretch between two rules: where padding parts the table's
-    rows (`leading`, the pitch of lines wrapped in a cell, `_leading_pitch`), between the
+    rows (`leading`, the pitch of lines wrapped in a cell, `_padding`), between the
     rows of cells of several lines, set at the top or the middle of their rows;
     else between its text rows, those less apart than the stretch's closest pair by
     `ROW_TABLE_ROW_GAP` taken as one row (wrapped lines of one cell, a short cell centred
@@ -1155,7 +1149,8 @@ def _row_ruled_table(
     if len(xs) < 3 or len(group_rows(held)) < 2:
         return None
     ys = [r[0] for r in rules]
-    leading = _padding_leading([part for ln in held for part in _split_wide_gaps(ln)], params)
+    padding = _padding([part for ln in held for part in _split_wide_gaps(ln)], params)
+    leading = None if padding is None else padding[0]
     for a, b in pairwise(list(ys)):
         ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b, leading)
     ys = sorted(ys)
