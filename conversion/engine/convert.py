@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.23.0"
+ENGINE_VERSION: str = "1.24.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -102,8 +102,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # is code though it sets titles too); 0.9.0: of 1.23.0 (unruled tables whose rows padding
 # parts keep cells of several lines, set at the top or the middle of their rows; a table in
 # one column of two is found beside the other's prose; the document's gutter parts a page's
-# columns where one of them holds short lines).
-PDFIUM_ENGINE_VERSION: str = "0.9.0"
+# columns where one of them holds short lines); 0.10.0: of 1.24.0 (a column that holds a
+# paragraph of long lines is prose beside a table's or a list's short lines; a full-width table
+# that the page's gutter cuts is found whole).
+PDFIUM_ENGINE_VERSION: str = "0.10.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

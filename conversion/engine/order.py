@@ -173,10 +173,17 @@ def _wrapped_at(side: list[Line], edge: float) -> bool:
     Code, headings and a paragraph's last line say nothing of where a column ends; only
     lines continued by the next one do. A column of labels or short cells does not wrap.
     """
+    continued = _continued_lines(side)
+    wrapped = sum(1 for ln in continued if ln.x1 >= edge)
+    return bool(continued) and wrapped >= _WRAPPED_FRACTION * len(continued)
+
+
+def _continued_lines(side: list[Line]) -> list[Line]:
+    """The lines of `side` (not monospaced) that a paragraph goes on from: the next line
+    below is in the same size, within its leading and starting under it."""
     body = [ln for ln in side if not ln.style & MONO]
     body.sort(key=lambda ln: ln.top)
-    continued = 0
-    wrapped = 0
+    continued = []
     for k, ln in enumerate(body):
         below = None
         for b in body[k + 1 :]:
@@ -187,9 +194,8 @@ def _wrapped_at(side: list[Line], edge: float) -> bool:
                 break
         if below is None or below.size != ln.size or abs(below.x0 - ln.x0) > _INDENT_EMS * ln.size:
             continue
-        continued += 1
-        wrapped += ln.x1 >= edge
-    return continued > 0 and wrapped >= _WRAPPED_FRACTION * continued
+        continued.append(ln)
+    return continued
 
 
 # Share of the short side's lines standing on a baseline of the other side (within
@@ -204,9 +210,22 @@ def _on_baseline(bottom: float, baselines: list[float]) -> bool:
     return k < len(baselines) and baselines[k] <= bottom + _BASELINE_PT
 
 
+# A line of prose is at least this fraction of the page's width long.
+_PROSE_LINE_PAGE_SHARE = 0.18
+# A side holds a paragraph of prose where at least this many of its long lines go on to the
+# next line of their paragraph (a paragraph of four lines or more): a table, a list or code
+# set in the column beside its paragraphs has many short lines, its prose a few long ones.
+_PROSE_WRAPPED_LINES = 3
+
+
 def _prose_column(side: list[Line], page_width: float) -> bool:
+    """Whether `side` is a column of prose: a quarter of its lines at least are long, or
+    it holds a paragraph of long lines."""
+    long = _PROSE_LINE_PAGE_SHARE * page_width
     widths = sorted(ln.x1 - ln.x0 for ln in side)
-    return widths[(3 * len(widths)) // 4] >= 0.18 * page_width
+    if widths[(3 * len(widths)) // 4] >= long:
+        return True
+    return sum(1 for ln in _continued_lines(side) if ln.x1 - ln.x0 >= long) >= _PROSE_WRAPPED_LINES
 
 
 def _label_column(labels: list[Line], prose: list[Line]) -> bool:

@@ -564,8 +564,8 @@ def find_unruled_tables(
         (left_tables, left_rest), (right_tables, right_rest) = (_unruled_search(page, s, gutter, params) for s in sides)
         if any(_rows_pair(a, b) for a in left_tables for b in right_tables):
             # One table across the gutter, cut in two by it (a full-width table on a page
-            # in two columns): not two tables; the page is searched whole.
-            return _unruled_search(page, lines, gutter, params)
+            # in two columns): not two tables; the page is searched whole, across the gutter.
+            return _unruled_search(page, lines, None, params)
         kept = {id(ln) for ln in left_rest + right_rest}
         taken = {id(ln) for side in sides for ln in side} - kept
         return left_tables + right_tables, [ln for ln in lines if id(ln) not in taken]
@@ -580,10 +580,15 @@ def _row_tops(table: Table) -> list[float]:
 
 
 def _rows_pair(a: Table, b: Table) -> bool:
-    """Whether tables `a` and `b` (either side of a gutter) have their rows at the same
-    heights, half of the shorter's at least within `ROW_PAIR_PT`: the halves of one table."""
+    """Whether tables `a` and `b` (either side of a gutter) are the halves of one table:
+    they begin and end with rows at the same heights, and half of the shorter's rows at
+    least stand at heights of the other's (within `ROW_PAIR_PT`). Two tables, one in each
+    column of a page whose columns share a baseline grid, have many rows at the same
+    heights, but begin or end apart."""
     tops_a, tops_b = _row_tops(a), _row_tops(b)
     if not tops_a or not tops_b:
+        return False
+    if abs(tops_a[0] - tops_b[0]) > ROW_PAIR_PT or abs(tops_a[-1] - tops_b[-1]) > ROW_PAIR_PT:
         return False
     shorter, longer = sorted((tops_a, tops_b), key=len)
     paired = sum(1 for t in shorter if any(abs(t - u) <= ROW_PAIR_PT for u in longer))

@@ -375,3 +375,32 @@ def test_a_contents_page_of_a_document_in_two_columns_keeps_each_title_with_its_
 
     for k, title in enumerate(titles):
         assert out.index(str(3 * k + 1), out.index(title)) < out.index(title) + len(title) + 8, title
+
+
+def test_columns_that_each_hold_a_table_of_short_cells_beside_a_paragraph_are_columns(tmp_path: Path) -> None:
+    # A page in two columns, each holding a paragraph and a table of short cells: most of each
+    # column's lines are cells, far shorter than its prose, but each column holds a paragraph
+    # of long lines, wrapped at the gutter. Read row by row, each paragraph's lines would be
+    # joined to the cells beside them.
+    def paragraph(side: str) -> list[str]:
+        return [f"The {side} column's paragraph runs on, line {k} of it" for k in range(1, 6)]
+
+    def table(side: str, x: float, top: float) -> list[Op]:
+        # Twelve rows of three short cells, 15 points apart.
+        rows = [[f"{side[0].upper()}{r}", str(10 * r + 1), str(10 * r + 2)] for r in range(1, 13)]
+        return [
+            Text(x + dx, top - 15 * r, cell, 9)
+            for r, row in enumerate(rows)
+            for dx, cell in zip((0, 80, 140), row, strict=True)
+        ]
+
+    ops: list[Op] = [
+        *lines(60, 720, paragraph("left"), size=10, leading=13),
+        *table("left", 70, 640),
+        *table("right", 330, 720),
+        *lines(320, 520, paragraph("right"), size=10, leading=13),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert " ".join(paragraph("left")) in out
+    assert " ".join(paragraph("right")) in out
+    assert out.index("line 5 of it") < out.index("R1")

@@ -567,8 +567,29 @@ def test_a_table_across_the_gutter_of_a_page_in_two_columns_is_not_cut_in_two() 
 
     tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, gutter=300.0)
 
-    assert [len(t.rows[0]) for t in tables] != [2, 2]
-    assert len(rest) + sum(len(t.rows) * len(t.rows[0]) for t in tables) >= len(lines) - 1
+    assert [t.rows for t in tables] == [[list(row) for row in rows]]
+    assert rest == []
+
+
+def test_two_tables_in_the_two_columns_of_a_page_on_one_baseline_grid_stay_two() -> None:
+    # Each column holds a table of its own; the columns share a line grid, so most rows of
+    # the one stand at heights of the other's, but the tables begin and end apart: no one
+    # table across the gutter.
+    def table(x: float, top: float, name: str) -> list[Line]:
+        rows = [(f"{name}{k}", str(10 * k + 7)) for k in range(1, 6)]
+        return [
+            line(text, x + dx, top + 14 * k)
+            for k, row in enumerate(rows)
+            for text, dx in zip(row, (0, 90), strict=True)
+        ]
+
+    lines = table(72, 100, "left") + table(330, 128, "right")
+
+    tables, rest = find_unruled_tables(page_of(lines), lines, 10.0, gutter=300.0)
+
+    assert sorted(t.rows[0][0] for t in tables) == ["left1", "right1"]
+    assert all(len(t.rows) == 5 and len(t.rows[0]) == 2 for t in tables)
+    assert rest == []
 
 
 def test_the_documents_gutter_is_where_half_its_pages_have_one() -> None:
