@@ -152,6 +152,8 @@ def parse(md: str) -> Parsed:
     list_stack: list[int] = []  # indents of the open list levels
     item_lines: list[str] | None = None
     item_meta: tuple[int, bool] = (0, False)
+    item_column = 0  # where the open item's text starts
+    blank_before = False
     i = 0
 
     def flush_para() -> None:
@@ -174,6 +176,26 @@ def parse(md: str) -> Parsed:
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
+
+        if (
+            item_lines is not None
+            and blank_before
+            and _indent(line[: len(line) - len(line.lstrip())]) >= item_column + 4
+        ):
+            # An indented code block inside the item (CommonMark: four columns past the
+            # item's text, after a blank line): a code block, as a fence there is, not text
+            # of the item.
+            flush_item()
+            code = []
+            while i < len(lines) and (
+                not lines[i].strip() or _indent(lines[i][: len(lines[i]) - len(lines[i].lstrip())]) >= item_column + 4
+            ):
+                code.append(lines[i].strip())
+                i += 1
+            out.blocks.append(" ".join(c for c in code if c))
+            blank_before = True
+            continue
+        blank_before = not stripped
 
         if not stripped or _PAGE_MARK.match(line):
             flush_para()
@@ -268,6 +290,9 @@ def parse(md: str) -> Parsed:
                 list_stack.append(ind)
             item_meta = (len(list_stack) - 1, m.group(2)[0].isdigit())
             item_lines = [m.group(3) or ""]
+            item_column = (
+                _indent(line[: len(line) - len(m.group(3) or "")]) if m.group(3) else ind + len(m.group(2)) + 1
+            )
             i += 1
             continue
 

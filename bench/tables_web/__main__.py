@@ -13,13 +13,12 @@ and scored. Stdlib only here; each step runs with the interpreter it needs.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 from bench.chromium import print_to_pdf
-from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REPO_DIR
+from bench.paths import REPO_DIR
+from bench.printed import convert_and_score, run_steps
 from bench.tables_web.cases import LAYOUTS, STYLES, doc_html, doc_md, documents, styled
 
 HERE = Path(__file__).resolve().parent
@@ -47,45 +46,10 @@ def print_pdfs() -> None:
                 print_to_pdf(page, CACHE / "pdf" / f"{variant}.pdf")
 
 
-_CONVERT = """
-import sys
-from pathlib import Path
-from conversion.engine import convert
-for pdf in sys.argv[2:]:
-    out = Path(sys.argv[1]) / (Path(pdf).stem + ".md")
-    out.write_text(convert(pdf).markdown)
-"""
-
-_SCORE = """
-import json, sys
-from pathlib import Path
-from bench.quality.mdparse import parse
-from bench.real.score import structure, text_fidelity
-rows = []
-for md in sorted(Path(sys.argv[1]).glob("*.md")):
-    name, layout, style = md.stem.split(".")
-    ref = (Path(sys.argv[2]) / f"{name}.md").read_text()
-    counts = structure(ref, md.read_text())
-    rows.append({"name": name, "layout": layout, "style": style,
-                 "text_fidelity": [text_fidelity(parse(ref), parse(md.read_text())), 1],
-                 **{k: [c.hit, c.total] for k, c in counts.items()}})
-print(json.dumps(rows))
-"""
-
-
 def score() -> int:
-    out_dir = CACHE / "out"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pdfs = sorted(str(p) for p in (CACHE / "pdf").glob("*.pdf"))
-    subprocess.run([str(MAIN_PYTHON), "-c", _CONVERT, str(out_dir), *pdfs], cwd=REPO_DIR, check=True)
-    res = subprocess.run(
-        [str(BENCH_PYTHON), "-c", _SCORE, str(out_dir), str(CASES)],
-        cwd=REPO_DIR,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    rows = json.loads(res.stdout)
+    rows = convert_and_score(CACHE / "pdf", CACHE / "out", CASES)
+    for r in rows:
+        r["layout"], r["style"] = str(r["variant"]).split(".")
     print("| layout | style | docs | cells (mean) | cells (pooled) | any position | text | order |")
     print("| --- | --- | ---: | --- | --- | --- | --- | --- |")
     groups: dict[tuple[str, str], list[dict[str, list[int]]]] = {}
@@ -114,14 +78,7 @@ def score() -> int:
 
 
 def main(argv: list[str]) -> int:
-    step = argv[0] if argv else "all"
-    if step in ("build", "all"):
-        build()
-    if step in ("print", "all"):
-        print_pdfs()
-    if step in ("score", "all"):
-        return score()
-    return 0
+    return run_steps(argv, build, print_pdfs, score)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,15 @@ from .document import OutlineEntry
 from .elements import Box, ElementType
 from .figures import Figure
 from .layout import BOLD, MONO, Line, chars_at_least, far_sizes, is_rtl
-from .lists import label_depth, list_marker, opens_at_right, opens_with_bullet, strip_marker, tab_numbered
+from .lists import (
+    label_depth,
+    lettered_runs,
+    list_marker,
+    opens_at_right,
+    opens_with_bullet,
+    strip_marker,
+    tab_numbered,
+)
 from .order import Item
 from .params import DEFAULT, BlockParams, HeadingParams
 from .stats import DocStats
@@ -79,6 +87,7 @@ def build_blocks(
         seg_lines = [it for it in segment if isinstance(it, Line)]
         seg_right = max((ln.x1 for ln in seg_lines), default=0.0)
         seg_left = min((ln.x0 for ln in seg_lines), default=0.0)
+        lettered = lettered_runs(seg_lines)
         cur = _carry_over(blocks, segment, body, p)
         start = len(blocks)
         items = segment
@@ -105,7 +114,9 @@ def build_blocks(
             # A numbered line the outline of a word processor leaves out is an item of its
             # numbering, whatever its weight or size.
             not_heading = outline_complete and not titled and not line.heading
-            marker = None if is_code else list_marker(line, body, not_heading=not_heading)
+            marker = (
+                None if is_code else list_marker(line, body, not_heading=not_heading, lettered=id(line) in lettered)
+            )
             if marker is not None and (
                 line.heading
                 or (

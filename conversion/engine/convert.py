@@ -104,7 +104,8 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # one column of two is found beside the other's prose; the document's gutter parts a page's
 # columns where one of them holds short lines); 0.10.0: of 1.24.0 (a column that holds a
 # paragraph of long lines is prose beside a table's or a list's short lines; a full-width table
-# that the page's gutter cuts is found whole).
+# that the page's gutter cuts is found whole; code under an item's text is a block of the item;
+# capital letter labels in a run of consecutive letters open items).
 PDFIUM_ENGINE_VERSION: str = "0.10.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

@@ -218,7 +218,8 @@ def render_spans(
     return " ".join("".join(out).split())
 
 
-def _code_text(lines: Sequence[Line]) -> str:
+def _code_lines(lines: Sequence[Line]) -> list[str]:
+    """The lines of a code block, each indented by as many characters as it stands in."""
     left = min(ln.x0 for ln in lines)
     out = []
     for ln in lines:
@@ -226,9 +227,19 @@ def _code_text(lines: Sequence[Line]) -> str:
         width = (ln.x1 - ln.x0) / max(len(ln.text), 1)
         indent = round((ln.x0 - left) / width) if width > 0 else 0
         out.append(" " * max(indent, 0) + text)
-    body = "\n".join(out)
+    return out
+
+
+def _code_text(lines: Sequence[Line]) -> str:
+    body = "\n".join(_code_lines(lines))
     fence = "~~~" if "```" in body else "```"
     return f"{fence}\n{body}\n{fence}"
+
+
+def _item_code(lines: Sequence[Line], column: int) -> str:
+    """A code block inside a list item whose text starts at `column`: the fence and every
+    line of it indented to the item's text."""
+    return "\n".join(" " * column + ln if ln.strip() else "" for ln in _code_text(lines).split("\n"))
 
 
 def render_table(table: Table, mode: str) -> str:
@@ -410,7 +421,7 @@ def render_blocks(
 
     item: Block | None = None  # the list item the open list ends with
     for block in blocks:
-        inside = block.kind == "p" and stack and item is not None and _inside_item(block, item)
+        inside = block.kind in ("p", "code") and stack and item is not None and _inside_item(block, item)
         if block.kind != "li" and not inside:
             stack.clear()
         if block.kind == "li":
@@ -423,9 +434,15 @@ def render_blocks(
         elif block.kind == "figure":
             assert block.figure is not None
             out.append(Element(ElementType.FIGURE, block.figure, "", FIGURE_MARKDOWN))
-        elif block.kind == "code":
+        elif block.kind == "code" or (inside and mono_code and all(ln.style & MONO for ln in block.lines)):
+            # (A lone line of code is a paragraph of inline code, but a block of its own
+            # inside an item.)
             box = _box(block)
             code = _code_text(block.lines)
+            if inside:
+                # A literal block of the item above.
+                code = _item_code(block.lines, stack[-1][1])
+                entry = ListEntry(block.indent, block.lines[0].size, None, stack[-1][1])
             out.append(Element(ElementType.CODE, box, "\n".join(ln.text.rstrip() for ln in block.lines), code))
         else:
             box = _box(block)
@@ -483,16 +500,18 @@ def _box(block: Block) -> tuple[float, float, float, float]:
 
 
 def _inside_item(block: Block, item: Block) -> bool:
-    """Whether paragraph `block`, right after list item `item` (or a paragraph of it), is
-    one more paragraph of the item: every line stands in from the item's marker, under
-    its text (left to right)."""
-    if item.rtl or block.rtl or all(ln.style & MONO for ln in block.lines):
-        # (A line of code under an item is a code block of its own, not item text.)
+    """Whether paragraph or code `block`, right after list item `item` (or a block of it),
+    is one more block of the item: every line of a paragraph stands in from the item's
+    marker, under its text (left to right); so does the left edge of code (a literal block
+    of the item, whose own lines are indented as the program is)."""
+    if item.rtl or block.rtl:
         return False
-    return all(
-        item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + DEFAULT.blocks.item_text_em * ln.size
-        for ln in block.lines
-    )
+    reach = DEFAULT.blocks.item_text_em
+    if block.kind == "code" or all(ln.style & MONO for ln in block.lines):
+        size = item.lines[0].size
+        left = min(ln.x0 for ln in block.lines)
+        return item.marker_x + 0.5 * size < left <= item.marker_x + reach * size
+    return all(item.marker_x + 0.5 * ln.size < ln.x0 <= item.marker_x + reach * ln.size for ln in block.lines)
 
 
 FIGURE_MARKDOWN = "<!-- figure -->"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .layout import (
     BOLD,
@@ -42,6 +42,12 @@ _ORDERED = re.compile(r"^\s*(\d{1,3})([.)])\s+(\S.*)$", re.S)
 # and outline numbers "1.2", "1.2.3." before a capital. The item keeps its label as text.
 _LABEL = r"\(?(?:\d{1,3}|[a-zA-Z]|[ivxlc]{1,6})\)|[a-z]\.|[ivx]{1,5}\.|\d{1,3}(?:\.\d{1,3}){1,3}\.?"
 _LABELLED = re.compile(rf"^\s*((?:{_LABEL})\s+(\S.*))$", re.S)
+# A capital letter label ("A.", "B.") opens a line as often as an initial does ("A. Smith"):
+# it is a label only as one of a run of consecutive letters (`lettered_runs`).
+_CAPITAL_LABEL = re.compile(r"^\s*(([A-Z])\.\s+(\S.*))$", re.S)
+# ems of the line's size: the labels of one list stand this close across (a browser sets each
+# right-aligned before the text, so "W." starts further left than "I.").
+_LABEL_ALIGN_EM = 0.6
 _OUTLINE_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3}){1,3}\.?$")
 BARE_NUMBER = re.compile(r"^\d{1,3}$")
 LONE_MARKER = re.compile(rf"^(?:[{_BULLET_CLASS}]|\d{{1,3}}[.)]|\(cid:\d+\)|{_LABEL})$")
@@ -64,10 +70,28 @@ _BULLET_CATEGORIES = frozenset({"So", "Sm", "Pd", "Co"})
 _BULLET_MARKS = "o>\u00bb\u203a\u00b7"
 
 
-def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[str, str] | None:
+def lettered_runs(lines: Sequence[Line]) -> set[int]:
+    """The id()s of `lines` (in reading order) opened by a capital letter label that stand
+    in a run of consecutive letters ("A.", "B.", "C.") at one indent: the labels of a list
+    (options, clauses), not initials."""
+    labelled = [(ln, m.group(2)) for ln in lines if (m := _CAPITAL_LABEL.match(ln.text))]
+    out: set[int] = set()
+    for k, (ln, letter) in enumerate(labelled):
+        for nxt, after in labelled[k + 1 :]:
+            if abs(nxt.x0 - ln.x0) <= _LABEL_ALIGN_EM * ln.size:
+                if ord(after) == ord(letter) + 1:
+                    out |= {id(ln), id(nxt)}
+                break
+    return out
+
+
+def list_marker(
+    line: Line, body: float, *, not_heading: bool = False, lettered: bool = False
+) -> tuple[str, str] | None:
     """(markdown marker, text after the source marker) for a list item line. `not_heading`:
     the document says which lines are headings (a word processor's outline) and this is
-    none, so a number a tab stop sets apart from its text opens an item at any weight or size."""
+    none, so a number a tab stop sets apart from its text opens an item at any weight or size.
+    `lettered`: the line stands in a run of capital letter labels (`lettered_runs`)."""
     text = line.text
     if (
         line.style & BOLD
@@ -107,6 +131,9 @@ def list_marker(line: Line, body: float, *, not_heading: bool = False) -> tuple[
         if _OUTLINE_NUMBER.match(label) and not m.group(2)[:1].isupper():
             # "3.5 million ..." is prose; an outline number stands before a capital.
             return None
+        return "-", m.group(1)
+    m = _CAPITAL_LABEL.match(text) if lettered else None
+    if m:
         return "-", m.group(1)
     first = line.spans[0][0] if line.spans else ""
     if len(line.spans) > 1 and first.strip() in ("o", "O") and line.spans[1][1] != line.spans[0][1]:

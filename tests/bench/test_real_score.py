@@ -133,6 +133,21 @@ def test_numbered_items_that_differ_by_one_digit_are_different_items() -> None:
     assert counts(ref, out)["list_recall"] == (1, 2)
 
 
+def test_code_inside_an_item_is_no_text_of_the_item_whether_indented_or_fenced() -> None:
+    # CommonMark: four columns past the item's text after a blank line is an indented code
+    # block of the item (pandoc writes them so), as a fence there is; neither is item text.
+    ref = "1.  Deploy with the tool:\n\n        deploy --service orders\n\n2.  Wait until it is healthy.\n"
+    fenced = "1. Deploy with the tool:\n\n   ```\n   deploy --service orders\n   ```\n\n2. Wait until it is healthy.\n"
+    after = "1. Deploy with the tool:\n\n```\ndeploy --service orders\n```\n\n2. Wait until it is healthy.\n"
+    inline = "1. Deploy with the tool: deploy --service orders\n2. Wait until it is healthy.\n"
+    assert counts(ref, fenced)["list_recall"] == (2, 2)
+    assert counts(ref, after)["list_recall"] == (2, 2)
+    assert counts(ref, inline)["list_recall"] == (1, 2)
+    # A paragraph of the item at its text's column stays text of the item.
+    loose = "-   First paragraph of the item.\n\n    Second paragraph of the item.\n"
+    assert counts(loose, "- First paragraph of the item. Second paragraph of the item.\n")["list_recall"] == (1, 1)
+
+
 def test_typed_bullets_are_not_list_items() -> None:
     ref = "- apples\n- pears\n"
     c = counts(ref, "• apples\n\n• pears\n")

@@ -225,8 +225,23 @@ def test_a_code_block_under_an_item_stays_a_code_block(tmp_path: Path) -> None:
         Text(72, 656, "2. Wait until every instance reports healthy."),
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
-    assert "1. Deploy the previous version with the deployment tool:\n" in out
-    assert "```\ndeploy --service orders --version 4.18.2\ndeploy --service billing --version 2.0.1\n```" in out
+    # Under the item's text, the block is the item's: its fence indented to that text.
+    assert out.endswith(
+        "1. Deploy the previous version with the deployment tool:\n\n"
+        "   ```\n   deploy --service orders --version 4.18.2\n   deploy --service billing --version 2.0.1\n   ```\n\n"
+        "2. Wait until every instance reports healthy."
+    )
+
+
+def test_a_code_block_at_the_lists_margin_after_an_item_is_no_block_of_the_item(tmp_path: Path) -> None:
+    ops: list[Op] = [
+        Text(72, 720, "A paragraph of prose that runs on for a while to set the column's right edge."),
+        Text(72, 700, "1. Deploy the previous version with the deployment tool."),
+        Text(72, 686, "deploy --service orders --version 4.18.2", 9, "M"),
+        Text(72, 675, "deploy --service billing --version 2.0.1", 9, "M"),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert out.endswith("```\ndeploy --service orders --version 4.18.2\ndeploy --service billing --version 2.0.1\n```")
 
 
 def test_arrowheads_of_a_diagram_are_no_bullets(tmp_path: Path) -> None:
@@ -309,7 +324,9 @@ def test_a_paragraph_far_to_the_right_of_an_item_is_not_the_items(tmp_path: Path
     assert "\n\nA note set in the right half of the page.\n\n" in md(make_pdf(tmp_path / "a.pdf", [ops]))
 
 
-def test_a_lone_line_of_code_under_an_item_is_not_a_paragraph_of_the_item(tmp_path: Path) -> None:
+def test_a_lone_line_of_code_under_an_item_is_a_code_block_of_the_item(tmp_path: Path) -> None:
+    # Not text of the item's sentence, nor a paragraph of inline code after the list: a
+    # block of the item (as a browser prints a <pre> inside an <li>).
     ops: list[Op] = [
         *lines(72, 740, ["A paragraph that runs on", "over a few lines", "to set the leading", "of the page."]),
         Text(72, 680, "1. Deploy the previous version with the deployment tool:"),
@@ -317,7 +334,7 @@ def test_a_lone_line_of_code_under_an_item_is_not_a_paragraph_of_the_item(tmp_pa
         Text(72, 632, "2. Wait until every instance reports healthy."),
     ]
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
-    assert "tool:\n\n`deploy --service orders --version 4.18.2`\n\n2. Wait" in out
+    assert "tool:\n\n   ```\n   deploy --service orders --version 4.18.2\n   ```\n\n2. Wait" in out
 
 
 def test_a_numbered_list_of_latin_text_on_a_right_to_left_page_opens_with_its_numbers(tmp_path: Path) -> None:
@@ -742,3 +759,23 @@ def test_an_item_ending_the_right_column_goes_on_under_its_text_in_the_next_page
     result = convert(make_pdf(tmp_path / "market.pdf", [page1, page2]))
     assert "  - Apple trees grow behind\n\nthe old mill and bear in May.\n\n- Pear" in result.markdown
     assert span_faults(result) == {}
+
+
+def test_capital_letter_labels_in_a_run_open_items_and_a_lone_initial_does_not(tmp_path: Path) -> None:
+    # "A.", "B.", "C." at one indent (a browser sets each right-aligned before the text, so
+    # they start a little apart) are the labels of a list; "J. Smith" opening a wrapped line
+    # of prose is an initial.
+    ops: list[Op] = [
+        *lines(72, 740, ["The committee was chaired by Dr. Anne Brown and", "J. Smith, who wrote the report below."]),
+        Text(72, 700, "Choose one of the three options:"),
+        Text(88, 680, "A. Keep the service as it runs today."),
+        Text(88.5, 666, "B. Move the workers to the new cluster."),
+        Text(87, 652, "C. Retire the service at the end of the year."),
+        *lines(72, 628, ["A closing paragraph that runs on", "over two lines of text."]),
+    ]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "Dr. Anne Brown and J. Smith, who wrote" in out
+    assert (
+        "- A. Keep the service as it runs today.\n- B. Move the workers to the new cluster.\n"
+        "- C. Retire the service at the end of the year."
+    ) in out

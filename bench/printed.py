@@ -1,0 +1,69 @@
+"""Development documents printed to PDF here (`bench.tables_web`, `bench.lists_web`): each
+printed variant converted by the engine (the service's venv) and scored against its case's
+reference by `bench/real/score.py` (the bench venv)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REPO_DIR
+
+_CONVERT = """
+import sys
+from pathlib import Path
+from conversion.engine import convert
+for pdf in sys.argv[2:]:
+    out = Path(sys.argv[1]) / (Path(pdf).stem + ".md")
+    out.write_text(convert(pdf).markdown)
+"""
+
+_SCORE = """
+import json, sys
+from pathlib import Path
+from bench.quality.mdparse import parse
+from bench.real.score import structure, text_fidelity
+rows = []
+for md in sorted(Path(sys.argv[1]).glob("*.md")):
+    name, variant = md.stem.split(".", 1)
+    ref = (Path(sys.argv[2]) / f"{name}.md").read_text()
+    counts = structure(ref, md.read_text())
+    rows.append({"name": name, "variant": variant,
+                 "text_fidelity": [text_fidelity(parse(ref), parse(md.read_text())), 1],
+                 **{k: [c.hit, c.total] for k, c in counts.items()}})
+print(json.dumps(rows))
+"""
+
+
+def convert_and_score(pdf_dir: Path, out_dir: Path, cases: Path) -> list[dict[str, object]]:
+    """Every `pdf_dir/NAME.VARIANT.pdf` converted to `out_dir/NAME.VARIANT.md` and scored
+    against `cases/NAME.md`: one row per PDF, its name, variant and every figure of the real
+    bench as [hit, total] (text fidelity as [score, 1])."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pdfs = sorted(str(p) for p in pdf_dir.glob("*.pdf"))
+    subprocess.run([str(MAIN_PYTHON), "-c", _CONVERT, str(out_dir), *pdfs], cwd=REPO_DIR, check=True)
+    res = subprocess.run(
+        [str(BENCH_PYTHON), "-c", _SCORE, str(out_dir), str(cases)],
+        cwd=REPO_DIR,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    rows: list[dict[str, object]] = json.loads(res.stdout)
+    return rows
+
+
+def run_steps(
+    argv: list[str], build: Callable[[], None], print_pdfs: Callable[[], None], score: Callable[[], int]
+) -> int:
+    """The command line of such a set: `build`, `print`, `score`, or all three (no argument)."""
+    step = argv[0] if argv else "all"
+    if step in ("build", "all"):
+        build()
+    if step in ("print", "all"):
+        print_pdfs()
+    if step in ("score", "all"):
+        return score()
+    return 0
