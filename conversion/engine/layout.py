@@ -745,6 +745,8 @@ def add_glyphs(
     extent, across = (height, width) if vertical else (width, height)
     if len(objs) > _OVERPRINT_DENSITY * extent / max(across, 1.0):
         objs, bold = _drop_overprint(objs, vertical)
+    if hidden and hidden.keys().isdisjoint(map(id, objs)):
+        hidden = {}  # (the page has hidden glyphs, the line none: found once, not glyph by glyph)
     built, splits, visible = _glyph_line(objs, bbox, vertical, page_top, hidden, split=True)
     if not splits:
         _keep(model, _emboldened(built) if bold else built, visible)
@@ -834,7 +836,7 @@ def _glyph_line(
     spans: list[tuple[str, int]] = []
     glyph_x: list[float] = []
     glyph_text: list[str] = []
-    cur_text: list[str] = []
+    span_start = 0  # where the span being made starts in glyph_text (its text: the texts since)
     cur_style = -1
     common = -1  # all bits set until the first visible glyph
     sizes: list[float] = []
@@ -905,13 +907,13 @@ def _glyph_line(
             add_x(last_x1)
             add_text(text)
         if style != cur_style:
-            if cur_text:
-                spans.append(("".join(cur_text), cur_style))
-                cur_text = []
+            end = len(glyph_text) - 1  # (this glyph's text is the last)
+            if end > span_start:
+                spans.append(("".join(glyph_text[span_start:end]), cur_style))
+                span_start = end
             cur_style = style
-        cur_text.append(text)
-    if cur_text:
-        spans.append(("".join(cur_text), cur_style))
+    if len(glyph_text) > span_start:
+        spans.append(("".join(glyph_text[span_start:]), cur_style))
     if not visible:
         return None, [], 0
     weighed = text_sizes or sizes

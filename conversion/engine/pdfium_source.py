@@ -30,7 +30,7 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
 from typing import Any, cast
 
@@ -323,9 +323,10 @@ _HELPER = _load_helper(HELPER_PATH)
 
 
 class _Chars:
-    """What the source reads of each character of a text page: its text object and loose
-    box as lists (read for every character), whether PDFium generated it, its origin, and
-    its text object's font size and matrix (read where they are needed)."""
+    """What the source reads of each character of a text page: its text object (`objects`)
+    and loose box (`loose_boxes`), read for every character by the Python loop; whether PDFium
+    generated it, its origin, and its text object's font size and matrix (read where they are
+    needed)."""
 
     __slots__ = (
         "_fill",
@@ -348,11 +349,15 @@ class _Chars:
         self._x, self._y, self._matrix = c_double(), c_double(), _MatrixF()  # (the calls' buffers)
         self._fill = (c_uint(), c_uint(), c_uint(), c_uint())
         self._fill_refs = tuple(byref(v) for v in self._fill)
-        self.objects: list[int] = []
+        self.objects: Sequence[int] = []
         self.lefts: list[float] = []
         self.tops: list[float] = []
         self.rights: list[float] = []
         self.bottoms: list[float] = []
+
+    def loose_boxes(self) -> tuple[list[float], list[float], list[float], list[float]]:
+        """The characters' loose boxes: their lefts, tops, rights and bottoms."""
+        return self.lefts, self.tops, self.rights, self.bottoms
 
     def unicodes(self) -> list[int]:
         return [_get_unicode(self.textpage, i) for i in range(self.n)]
@@ -393,7 +398,8 @@ def _chars_by_calls(textpage: int, n: int) -> _Chars:
     rect_ref = byref(rect)
     unpack_rect = _UNPACK_RECT
     text_object, loose_box = _text_object, _loose_box
-    objects, lefts, tops, rights, bottoms = chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms
+    objects = cast(list[int], chars.objects)
+    lefts, tops, rights, bottoms = chars.lefts, chars.tops, chars.rights, chars.bottoms
     for i in range(n):
         objects.append(text_object(textpage, i) or 0)
         if loose_box(textpage, i, rect_ref):
@@ -416,7 +422,10 @@ def char_offsets(n: int) -> tuple[int, ...]:
 
 
 class _HelperChars(_Chars):
-    """The characters as the helper copied them in one call."""
+    """The characters as the helper copied them in one call. Their text objects are a view of
+    the helper's array, and their loose boxes are made into lists when asked for: where the
+    helper makes the page's glyphs (`_PageText._read_by_helper`), only the first character of
+    each run is read."""
 
     __slots__ = (
         "_addresses",
@@ -447,15 +456,20 @@ class _HelperChars(_Chars):
         fonts = view[104 * n : 112 * n]
         self._fonts = fonts.cast("Q") if ctypes.sizeof(c_void_p) == 8 else fonts.cast("I")[:n]
         handles = view[: 8 * n]
-        self.objects = (handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")[:n]).tolist()
-        box = view[32 * n : 48 * n].cast("f")
-        self.lefts = cast(list[float], box[:n].tolist())
-        self.tops = cast(list[float], box[n : 2 * n].tolist())
-        self.rights = cast(list[float], box[2 * n : 3 * n].tolist())
-        self.bottoms = cast(list[float], box[3 * n :].tolist())
+        self.objects = handles.cast("Q") if ctypes.sizeof(c_void_p) == 8 else handles.cast("I")[:n]
         self._origins = view[8 * n : 24 * n].cast("d")
         self._sizes = view[24 * n : 32 * n].cast("d")
         self._matrices = view[48 * n : 72 * n].cast("f")
+
+    def loose_boxes(self) -> tuple[list[float], list[float], list[float], list[float]]:
+        n = self.n
+        box = memoryview(self._buffer)[32 * n : 48 * n].cast("f")
+        return (
+            cast(list[float], box[:n].tolist()),
+            cast(list[float], box[n : 2 * n].tolist()),
+            cast(list[float], box[2 * n : 3 * n].tolist()),
+            cast(list[float], box[3 * n :].tolist()),
+        )
 
     def unicodes(self) -> list[int]:
         return self._unicodes.tolist()
@@ -1337,7 +1351,7 @@ class _PageText:
         px0 = px1 = py0 = py1 = 0.0
         lx0 = ly0 = lx1 = ly1 = 0.0
         for i, (ch, obj, left, loose_top, right, loose_bottom) in enumerate(
-            zip(text, chars.objects, chars.lefts, chars.tops, chars.rights, chars.bottoms, strict=True)
+            zip(text, chars.objects, *chars.loose_boxes(), strict=True)
         ):
             if ch in _BREAKS or (ch == " " and generated(i)):
                 # A line break (PDFium's: content never draws one), or a space PDFium
@@ -1980,11 +1994,18 @@ def _covered(
     out: list[LTChar] = []
     last = max(order for order, _, _ in covers)
     cell = COVER_CELL
+    # The rows of cells a cover reaches: a page's few covers leave most of its lines' rows
+    # empty, and those glyphs are passed over before their columns are found.
+    rows = {j for _, j in grid}
     for c, info in chars:
         if info.order >= last:
             continue  # drawn after every cover
-        x0, y0, x1, y1 = c.x0, c.y0, c.x1, c.y1
-        if (int((x0 + x1) / 2 // cell), int((y0 + y1) / 2 // cell)) not in grid:
+        y0, y1 = c.y0, c.y1
+        row = int((y0 + y1) / 2 // cell)
+        if row not in rows:
+            continue
+        x0, x1 = c.x0, c.x1
+        if (int((x0 + x1) / 2 // cell), row) not in grid:
             continue  # no cover over the glyph's centre (`covering` looks there only)
         if covering(grid, info.order, (x0, y0, x1, y1), _ink(c, info)):
             out.append(c)
