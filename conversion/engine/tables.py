@@ -231,7 +231,8 @@ def _word_columns(line: Line, xs: Sequence[float], cell_of: Sequence[int]) -> tu
         else:
             word.append((col, text))
     flush_word()
-    return runs, straddling
+    # (The glyphs' own texts: ligatures and presentation forms as the line's text has them.)
+    return [(col, compat_text(text)) for col, text in runs], straddling
 
 
 # Lines (a count) that start at one x and cut through the table's drawn column rulings: a
@@ -555,21 +556,24 @@ def find_unruled_tables(
     width from either side at least), each column is searched on its own: a table in one
     column stands beside the other's prose, line for line.
     """
+    drawn = draws_spaces(lines)
     if gutter is not None and lines:
         start, end = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
         if min(gutter - start, end - gutter) < params.band_column_share * (end - start):
             # A margin column (side notes, labels) beside the text, not two columns of it.
-            return _unruled_search(page, lines, gutter, params)
+            return _unruled_search(page, lines, gutter, params, drawn)
         sides = ([ln for ln in lines if ln.x1 <= gutter], [ln for ln in lines if ln.x0 >= gutter])
-        (left_tables, left_rest), (right_tables, right_rest) = (_unruled_search(page, s, gutter, params) for s in sides)
+        (left_tables, left_rest), (right_tables, right_rest) = (
+            _unruled_search(page, s, gutter, params, drawn) for s in sides
+        )
         if any(_rows_pair(a, b) for a in left_tables for b in right_tables):
             # One table across the gutter, cut in two by it (a full-width table on a page
             # in two columns): not two tables; the page is searched whole, across the gutter.
-            return _unruled_search(page, lines, None, params)
+            return _unruled_search(page, lines, None, params, drawn)
         kept = {id(ln) for ln in left_rest + right_rest}
         taken = {id(ln) for side in sides for ln in side} - kept
         return left_tables + right_tables, [ln for ln in lines if id(ln) not in taken]
-    return _unruled_search(page, lines, gutter, params)
+    return _unruled_search(page, lines, gutter, params, drawn)
 
 
 def _row_tops(table: Table) -> list[float]:
@@ -600,20 +604,20 @@ ROW_PAIR_PT = 1.0
 
 
 def _unruled_search(
-    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams
+    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams, drawn: bool
 ) -> tuple[list[Table], list[Line]]:
-    tables, lines = _unruled_pass(page, lines, gutter, params, split=True)
+    tables, lines = _unruled_pass(page, lines, gutter, params, split=True, drawn=drawn)
     more, lines = _unruled_pass(page, lines, gutter, params, split=False)
     return tables + more, lines
 
 
 def _unruled_pass(
-    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams, *, split: bool
+    page: PageModel, lines: list[Line], gutter: float | None, params: TableParams, *, split: bool, drawn: bool = False
 ) -> tuple[list[Table], list[Line]]:
     parent: dict[int, Line] = {}
     chunks: list[Line] = []
     for ln in lines:
-        parts = _split_wide_gaps(ln) if split else [ln]
+        parts = _split_wide_gaps(ln, drawn) if split else [ln]
         for part in parts:
             parent[id(part)] = ln
         chunks.extend(parts)
@@ -850,26 +854,67 @@ def _rows_of_cells(columns: list[list[Line]], leading: float) -> list[list[Line]
     return rows
 
 
-def _split_wide_gaps(line: Line) -> list[Line]:
-    """`line` cut where its glyphs leave a gap wider than the font size (table cells).
+# Share of a page's spaces between words that are glyphs drawn with a width of their own,
+# from which the page's producer draws its word spaces (browsers, word processors; TeX draws
+# none, and a layout puts them in where the glyphs leave a gap).
+DRAWN_SPACES_SHARE = 0.5
+
+
+def draws_spaces(lines: Sequence[Line]) -> bool:
+    """Whether the producer of `lines` (a page's) draws its word spaces as glyphs."""
+    drawn = total = 0
+    for ln in lines:
+        for x0, x1, text in ln.chars:
+            if text == " ":
+                total += 1
+                drawn += x1 > x0
+    return total > 0 and drawn >= DRAWN_SPACES_SHARE * total
+
+
+# A gap between two cells set in one line, on a page that draws its word spaces: at least
+# this many ems of the line's size (pandoc's tables pad each cell by half an em on either
+# side: an em, less what rounding takes off; a contents page's numbers stand closer to their
+# titles) ...
+CELL_GAP_EM = 0.95
+# ... and at least this many times the line's middle word space (the spaces of a justified
+# line stretch together; a gap between cells stands out among them). Any gap of an em or
+# more is one.
+CELL_GAP_SPACES = 2.5
+
+
+def _split_wide_gaps(line: Line, drawn: bool = False) -> list[Line]:
+    """`line` cut where its glyphs leave a gap between cells (`CELL_GAP_EM`, `CELL_GAP_SPACES`).
+
+    `drawn`: the page draws its word spaces (`draws_spaces`), so the line's word spaces are
+    its gaps that hold a space glyph of their own (cells are set apart without one), and a gap
+    is measured against them and the size (with fewer than two, the size alone). Where the
+    page draws none (TeX), nothing tells a word space from a cell's padding but its width: a
+    gap of an em or more.
 
     The parts only serve to find columns: their text is that of their glyphs, in one style.
     """
-    if line.max_gap < line.size or line.vertical or len(line.glyph_text) < 3:
+    if line.max_gap < CELL_GAP_EM * line.size or line.vertical or len(line.glyph_text) < 3:
         return [line]
     chars = line.chars
-    limit = line.size
     n = len(chars)
-    cuts: list[int] = []  # glyph indexes where a part starts
+    gaps: list[tuple[int, float, bool]] = []  # (glyph after the space, its width, a drawn space)
     for at in [i for i, c in enumerate(chars) if c[2].isspace()]:
         before, after = at - 1, at + 1
         while before >= 0 and chars[before][2].isspace():
             before -= 1
         while after < n and chars[after][2].isspace():
             after += 1
-        wide = before >= 0 and after < n and chars[after][0] - chars[before][1] >= limit
-        if wide and (not cuts or cuts[-1] != after):
-            cuts.append(after)
+        if before >= 0 and after < n and (not gaps or gaps[-1][0] != after):
+            own = any(c[1] > c[0] for c in chars[before + 1 : after])
+            gaps.append((after, chars[after][0] - chars[before][1], own))
+    if not gaps:
+        return [line]
+    limit = line.size
+    if drawn:
+        words = sorted(width for _, width, own in gaps if own)
+        word = words[(len(words) - 1) // 2] if len(words) >= 2 else 0.0
+        limit = min(line.size, max(CELL_GAP_EM * line.size, CELL_GAP_SPACES * word))
+    cuts = [after for after, width, _ in gaps if width >= limit]  # glyph indexes where a part starts
     if not cuts:
         return [line]
     joined = "".join(c[2] for c in chars)
@@ -1056,7 +1101,9 @@ def _blank_columns(lines: list[Line], x0: float, x1: float, gap: float) -> list[
     return [*edges, x1]
 
 
-def _stretch_rows(lines: list[Line], top: float, bottom: float, leading: float | None) -> list[float]:
+def _stretch_rows(
+    lines: list[Line], top: float, bottom: float, leading: float | None, drawn: bool = False
+) -> list[float]:
     """Row boundaries inside one stretch between two rules: where padding parts the table's
     rows (`leading`, the pitch of lines wrapped in a cell, `_padding`), between the
     rows of cells of several lines, set at the top or the middle of their rows;
@@ -1069,7 +1116,7 @@ def _stretch_rows(lines: list[Line], top: float, bottom: float, leading: float |
         return cuts
     if leading is not None:
         # Rows parted by padding: cells however aligned in their rows (top, middle).
-        padded = _rows_of_cells(_chunk_columns([part for ln in lines for part in _split_wide_gaps(ln)]), leading)
+        padded = _rows_of_cells(_chunk_columns([part for ln in lines for part in _split_wide_gaps(ln, drawn)]), leading)
         for above, below in pairwise(padded):
             cut = (max(ln.bottom for ln in above) + min(ln.top for ln in below)) / 2
             if top < cut < bottom:
@@ -1107,12 +1154,13 @@ def find_row_ruled_tables(
             groups.append([h])
     tables: list[Table] = []
     consumed: set[int] = set()
+    drawn = draws_spaces(lines)
     for group in groups:
         rules = sorted(group)
         i = 0
         while i < len(rules) - 1:
             for j in range(len(rules) - 1, i, -1):
-                found = _row_ruled_table(page, lines, rules[i : j + 1], consumed, params)
+                found = _row_ruled_table(page, lines, rules[i : j + 1], consumed, drawn, params)
                 if found is not None:
                     table, used = found
                     tables.append(table)
@@ -1131,6 +1179,7 @@ def _row_ruled_table(
     lines: list[Line],
     rules: list[tuple[float, float, float]],
     consumed: set[int],
+    drawn: bool,
     params: TableParams = DEFAULT.tables,
 ) -> tuple[Table, set[int]] | None:
     """The table between the first and the last of `rules` (one width), or None where the
@@ -1150,14 +1199,21 @@ def _row_ruled_table(
     if any(ln.x0 < x0 - ROW_RULE_END_TOLERANCE or ln.x1 > x1 + ROW_RULE_END_TOLERANCE for ln in held):
         return None  # text running past the rules: rules above and below prose
     size = sorted(ln.size for ln in held)[len(held) // 2]
-    xs = _blank_columns(held, x0, x1, ROW_TABLE_COLUMN_GAP * size)
+    # (Cells set close are one line: the columns are found between its parts.)
+    parts = [part for ln in held for part in _split_wide_gaps(ln, drawn)]
+    xs = _blank_columns(parts, x0, x1, ROW_TABLE_COLUMN_GAP * size)
     if len(xs) < 3 or len(group_rows(held)) < 2:
         return None
+    for a, b in pairwise(r[0] for r in rules):
+        # Each stretch between two rules is laid out in columns: text of one column between
+        # them (a code block, a paragraph) parts the rules of two tables, not rows of one.
+        if len(_blank_columns([ln for ln in parts if a < ln.cy < b], x0, x1, ROW_TABLE_COLUMN_GAP * size)) < 3:
+            return None
     ys = [r[0] for r in rules]
-    padding = _padding([part for ln in held for part in _split_wide_gaps(ln)], params)
+    padding = _padding(parts, params)
     leading = None if padding is None else padding[0]
     for a, b in pairwise(list(ys)):
-        ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b, leading)
+        ys += _stretch_rows([ln for ln in held if a < ln.cy < b], a, b, leading, drawn)
     ys = sorted(ys)
     hs = [(y, x0, x1) for y in ys]
     vs = [(x, top, bottom) for x in xs]

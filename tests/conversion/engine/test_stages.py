@@ -31,7 +31,15 @@ from conversion.engine.structure import (
     tables_stage,
     vertical_stage,
 )
-from conversion.engine.tables import Table, find_row_ruled_tables, find_ruled_tables, find_unruled_tables
+from conversion.engine.tables import (
+    Table,
+    _split_wide_gaps,
+    _word_columns,
+    draws_spaces,
+    find_row_ruled_tables,
+    find_ruled_tables,
+    find_unruled_tables,
+)
 
 WIDTH, HEIGHT = 612.0, 792.0
 BODY = "The committee met twice in the spring and agreed on a"  # a body line (long, regular)
@@ -327,6 +335,35 @@ def test_a_table_ruled_by_rows_keeps_cells_set_in_the_middle_of_their_rows() -> 
     assert [t.rows for t in tables] == [_PADDED_TABLE]
 
 
+def test_two_tables_ruled_by_rows_with_code_between_them_are_two_tables() -> None:
+    # Each table has its three rules, all of one width; the code block between them stands
+    # between two of the rules in one column: no rows of a table, so not one table of both.
+    def table(top: float, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> tuple[list[Line], list[float]]:
+        xs = (70.0, 170.0, 270.0, 370.0)
+        out = [line(text, x, top + 4) for text, x in zip(header, xs, strict=True)]
+        out += [line(text, x, top + 24 + 16 * k) for k, row in enumerate(rows) for text, x in zip(row, xs, strict=True)]
+        return out, [top, top + 18, top + 24 + 16 * len(rows)]
+
+    first, first_rules = table(
+        100, ("Feature", "3.8", "3.9", "Notes"), [("slots", "yes", "no", "n/a"), ("any", "no", "yes", "44")]
+    )
+    code = [line("fn main() { let v: Vec<u32> = Vec::new(); }", 80, 180 + 12 * k) for k in range(3)]
+    second, second_rules = table(
+        230, ("Module", "Default", "Kind", "Since"), [("os", "on", "core", "3.1"), ("io", "off", "core", "3.2")]
+    )
+    lines = first + code + second
+    width = (60.0, 420.0)
+    rules = [(y, *width) for y in first_rules + second_rules]
+
+    tables, rest = find_row_ruled_tables(page_of(lines, hrules=rules), lines)
+
+    assert [t.rows for t in tables] == [
+        [["Feature", "3.8", "3.9", "Notes"], ["slots", "yes", "no", "n/a"], ["any", "no", "yes", "44"]],
+        [["Module", "Default", "Kind", "Since"], ["os", "on", "core", "3.1"], ["io", "off", "core", "3.2"]],
+    ]
+    assert rest == code
+
+
 def test_a_table_in_one_column_of_two_is_found_beside_the_other_columns_prose() -> None:
     # Prose in the left column, line for line beside a table in the right one: each column
     # is searched on its own, so the prose is no column of the table.
@@ -616,3 +653,57 @@ def test_the_documents_gutter_is_where_half_its_pages_have_one() -> None:
     assert 270 < gutter < 320
     assert one.document_gutter is None  # one page of three in columns
     assert alone.document_gutter is None  # a page alone has its own gutter, not the document's
+
+
+def pieces_line(pieces: list[tuple[float, str]], top: float, size: float = 10.0, *, drawn: bool = False) -> Line:
+    """One line of text pieces each set from its x, glyphs half an em wide; between pieces a
+    space the producer did not draw (width 0, as a layout inserts one), or a drawn one."""
+    w = 0.5 * size
+    xs: list[float] = []
+    texts: list[str] = []
+    for k, (x, text) in enumerate(pieces):
+        if k:
+            end = xs[-1]
+            xs += [end, x] if drawn else [end, end]
+            texts.append(" ")
+        for i, ch in enumerate(text):
+            xs += [x + i * w, x + (i + 1) * w]
+            texts.append(ch)
+    gaps = [b - a for a, b in zip(xs[1::2], xs[2::2], strict=False) if b - a > 0]
+    text = "".join(texts)
+    return Line(
+        pieces[0][0], top, xs[-1], top + size, text, [(text, 0)], size, 0, xs, texts, max_gap=max(gaps, default=0.0)
+    )
+
+
+def test_cells_set_an_em_apart_less_rounding_are_cut_where_no_space_is_drawn_between_them() -> None:
+    # pandoc's tables pad each cell by half an em on either side: cells each their column's
+    # widest stand an em apart, less rounding, and a browser draws no space there, though it
+    # draws its word spaces. Where the page draws none (TeX), a gap under an em may be a word
+    # space.
+    names = ["Feature", "3.8", "3.9", "3.10", "3.11"]
+    at = [100.0]
+    for name in names[:-1]:
+        at.append(at[-1] + 5 * len(name) + 9.8)
+    row = pieces_line(list(zip(at, names, strict=True)), 240)
+    assert [p.text.strip() for p in _split_wide_gaps(row, drawn=True)] == names
+    assert [p.text for p in _split_wide_gaps(row)] == [row.text]
+    # A justified line stretches its drawn spaces alike, as wide: one text, not cells.
+    words = ["Some", "words", "of", "prose", "set", "in", "the", "page", "body"]
+    at = [100.0]
+    for word in words[:-1]:
+        at.append(at[-1] + 5 * len(word) + 9.8)
+    justified = pieces_line(list(zip(at, words, strict=True)), 220, drawn=True)
+    assert [p.text for p in _split_wide_gaps(justified, drawn=True)] == [justified.text]
+    at = [100.0]
+    for word in words[:-1]:
+        at.append(at[-1] + 5 * len(word) + 3)
+    prose = pieces_line(list(zip(at, words, strict=True)), 260, drawn=True)
+    assert draws_spaces([prose, row])
+    assert not draws_spaces([row])
+
+
+def test_a_ligature_in_a_line_that_spans_cells_is_its_letters() -> None:
+    row = pieces_line([(100, "\ufb02ag"), (140, "and \ufb01ve")], 200)
+    runs, _ = _word_columns(row, [90.0, 135.0, 200.0], [0, 1])
+    assert [text.strip() for _, text in runs] == ["flag", "and five"]
