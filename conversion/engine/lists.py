@@ -72,14 +72,17 @@ _BULLET_MARKS = "o>\u00bb\u203a\u00b7"
 
 def lettered_runs(lines: Sequence[Line]) -> set[int]:
     """The id()s of `lines` (in reading order) opened by a capital letter label that stand
-    in a run of consecutive letters ("A.", "B.", "C.") at one indent: the labels of a list
-    (options, clauses), not initials."""
-    labelled = [(ln, m.group(2)) for ln in lines if (m := _CAPITAL_LABEL.match(ln.text))]
+    in a run of consecutive letters ("A.", "B.", "C.") at one indent, with nothing between
+    two of them at that indent or left of it: the labels of a list (options, clauses), whose
+    items wrap under their text, not initials, nor lettered headings with their sections'
+    paragraphs between them."""
+    labelled = [(k, ln, m.group(2)) for k, ln in enumerate(lines) if (m := _CAPITAL_LABEL.match(ln.text))]
     out: set[int] = set()
-    for k, (ln, letter) in enumerate(labelled):
-        for nxt, after in labelled[k + 1 :]:
-            if abs(nxt.x0 - ln.x0) <= _LABEL_ALIGN_EM * ln.size:
-                if ord(after) == ord(letter) + 1:
+    for n, (k, ln, letter) in enumerate(labelled):
+        reach = _LABEL_ALIGN_EM * ln.size
+        for j, nxt, after in labelled[n + 1 :]:
+            if abs(nxt.x0 - ln.x0) <= reach:
+                if ord(after) == ord(letter) + 1 and all(b.x0 > ln.x0 + reach for b in lines[k + 1 : j]):
                     out |= {id(ln), id(nxt)}
                 break
     return out

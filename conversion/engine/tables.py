@@ -909,12 +909,14 @@ def _split_wide_gaps(line: Line, drawn: bool = False) -> list[Line]:
             gaps.append((after, chars[after][0] - chars[before][1], own))
     if not gaps:
         return [line]
-    limit = line.size
+    limit = line.size  # for a gap with a space drawn in it, and on a page that draws none
+    undrawn = line.size  # for a gap without one, on a page that draws its spaces
     if drawn:
         words = sorted(width for _, width, own in gaps if own)
         word = words[(len(words) - 1) // 2] if len(words) >= 2 else 0.0
-        limit = min(line.size, max(CELL_GAP_EM * line.size, CELL_GAP_SPACES * word))
-    cuts = [after for after, width, _ in gaps if width >= limit]  # glyph indexes where a part starts
+        undrawn = min(line.size, max(CELL_GAP_EM * line.size, CELL_GAP_SPACES * word))
+    # The glyph indexes where a part starts.
+    cuts = [after for after, width, own in gaps if width >= (limit if own else undrawn)]
     if not cuts:
         return [line]
     joined = "".join(c[2] for c in chars)
@@ -1205,9 +1207,11 @@ def _row_ruled_table(
     if len(xs) < 3 or len(group_rows(held)) < 2:
         return None
     for a, b in pairwise(r[0] for r in rules):
-        # Each stretch between two rules is laid out in columns: text of one column between
-        # them (a code block, a paragraph) parts the rules of two tables, not rows of one.
-        if len(_blank_columns([ln for ln in parts if a < ln.cy < b], x0, x1, ROW_TABLE_COLUMN_GAP * size)) < 3:
+        # Each stretch between two rules of several text rows is laid out in columns: text of
+        # one column there (a code block, a paragraph) parts the rules of two tables, not rows
+        # of one. (One text row alone may be one cell across the table: a group's title.)
+        stretch = [ln for ln in parts if a < ln.cy < b]
+        if len(group_rows(stretch)) > 1 and len(_blank_columns(stretch, x0, x1, ROW_TABLE_COLUMN_GAP * size)) < 3:
             return None
     ys = [r[0] for r in rules]
     padding = _padding(parts, params)

@@ -779,3 +779,17 @@ def test_capital_letter_labels_in_a_run_open_items_and_a_lone_initial_does_not(t
         "- A. Keep the service as it runs today.\n- B. Move the workers to the new cluster.\n"
         "- C. Retire the service at the end of the year."
     ) in out
+
+
+def test_lettered_headings_with_their_paragraphs_between_them_are_no_list(tmp_path: Path) -> None:
+    # A paper's subsections ("A. Data Collection", in italics at the body's size): the runs
+    # of letters stand at the margin, but so do their sections' paragraphs between them.
+    def section(title: str, top: float) -> list[Op]:
+        name = title.split(". ", 1)[1].lower()
+        body = [f"The text of the section on {name} runs on, line {k} of it." for k in range(1, 4)]
+        return [Text(72, top, title, font="I"), *lines(72, top - 16, body)]
+
+    ops = [*section("A. Data Collection", 720), *section("B. Preprocessing", 640), *section("C. Training", 560)]
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "- " not in out
+    assert "line 1 of it. The text of the section on data collection runs on, line 2 of it." in out

@@ -364,6 +364,24 @@ def test_two_tables_ruled_by_rows_with_code_between_them_are_two_tables() -> Non
     assert rest == code
 
 
+def test_a_table_ruled_under_every_row_keeps_its_group_rows_of_one_cell() -> None:
+    # A rule under every row, and rows that name a group in their first cell alone: one text
+    # row between two rules is a row of the table, though it holds one column.
+    rows = [("Name", "Office", "Joined"), ("Europe",), ("Alice", "Paris", "2015"), ("Bruno", "Rome", "2018")]
+    rows += [("Asia",), ("Chen", "Osaka", "2012")]
+    lines = [
+        line(text, x, 104 + 20 * k)
+        for k, row in enumerate(rows)
+        for text, x in zip(row, (70.0, 200.0, 330.0), strict=False)
+    ]
+    rules = [(100.0 + 20 * k, 60.0, 420.0) for k in range(len(rows) + 1)]
+
+    tables, rest = find_row_ruled_tables(page_of(lines, hrules=rules), lines)
+
+    assert rest == []
+    assert [t.rows for t in tables] == [[list(row) + [""] * (3 - len(row)) for row in rows]]
+
+
 def test_a_table_in_one_column_of_two_is_found_beside_the_other_columns_prose() -> None:
     # Prose in the left column, line for line beside a table in the right one: each column
     # is searched on its own, so the prose is no column of the table.
