@@ -556,7 +556,7 @@ def find_unruled_tables(
     width from either side at least), each column is searched on its own: a table in one
     column stands beside the other's prose, line for line.
     """
-    drawn = draws_spaces(lines)
+    drawn = _cell_gaps_drawn(lines)
     if gutter is not None and lines:
         start, end = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
         if min(gutter - start, end - gutter) < params.band_column_share * (end - start):
@@ -864,11 +864,18 @@ def draws_spaces(lines: Sequence[Line]) -> bool:
     """Whether the producer of `lines` (a page's) draws its word spaces as glyphs."""
     drawn = total = 0
     for ln in lines:
-        for x0, x1, text in ln.chars:
+        xs = ln.glyph_x
+        for k, text in enumerate(ln.glyph_text):
             if text == " ":
                 total += 1
-                drawn += x1 > x0
+                drawn += xs[2 * k + 1] > xs[2 * k]
     return total > 0 and drawn >= DRAWN_SPACES_SHARE * total
+
+
+def _cell_gaps_drawn(lines: Sequence[Line]) -> bool:
+    """The `drawn` of `_split_wide_gaps` for `lines`: whether the page draws its word spaces,
+    asked only where a line has a gap it could tell (none: no line is cut whatever it says)."""
+    return any(ln.max_gap >= CELL_GAP_EM * ln.size for ln in lines) and draws_spaces(lines)
 
 
 # A gap between two cells set in one line, on a page that draws its word spaces: at least
@@ -1156,7 +1163,7 @@ def find_row_ruled_tables(
             groups.append([h])
     tables: list[Table] = []
     consumed: set[int] = set()
-    drawn = draws_spaces(lines)
+    drawn = _cell_gaps_drawn(lines)
     for group in groups:
         rules = sorted(group)
         i = 0
