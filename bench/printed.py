@@ -9,7 +9,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.chromium import print_to_pdf
 from bench.paths import BENCH_PYTHON, MAIN_PYTHON, REPO_DIR
+from bench.tables_web.cases import styled
 
 _CONVERT = """
 import sys
@@ -35,6 +37,18 @@ for md in sorted(Path(sys.argv[1]).glob("*.md")):
                  **{k: [c.hit, c.total] for k, c in counts.items()}})
 print(json.dumps(rows))
 """
+
+
+def print_variants(cases: Path, cache: Path, variants: dict[str, str]) -> None:
+    """Every page `cases/NAME.html` with the CSS of each variant put in its head, printed by
+    Chromium: `cache/pdf/NAME.VARIANT.pdf` (the styled page beside it, in `cache/html`)."""
+    for sub in ("html", "pdf"):
+        (cache / sub).mkdir(parents=True, exist_ok=True)
+    for source in sorted(cases.glob("*.html")):
+        for variant, css in variants.items():
+            page = cache / "html" / f"{source.stem}.{variant}.html"
+            page.write_text(styled(source.read_text(), css))
+            print_to_pdf(page, cache / "pdf" / f"{source.stem}.{variant}.pdf")
 
 
 def convert_and_score(pdf_dir: Path, out_dir: Path, cases: Path) -> list[dict[str, object]]:

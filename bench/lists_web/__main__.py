@@ -7,12 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.chromium import print_to_pdf
 from bench.lists_web.cases import documents
 from bench.paths import REPO_DIR
-from bench.printed import convert_and_score, run_steps
+from bench.printed import convert_and_score, print_variants, run_steps
 from bench.tables_web.cases import LAYOUTS as PAGE_LAYOUTS
-from bench.tables_web.cases import page, styled
+from bench.tables_web.cases import page
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
@@ -60,14 +59,7 @@ def build() -> None:
 
 def print_pdfs() -> None:
     """Every document in every layout: NAME.LAYOUT.pdf."""
-    for sub in ("html", "pdf"):
-        (CACHE / sub).mkdir(parents=True, exist_ok=True)
-    for source in sorted(CASES.glob("*.html")):
-        for layout, css in LAYOUTS.items():
-            variant = f"{source.stem}.{layout}"
-            html = CACHE / "html" / f"{variant}.html"
-            html.write_text(styled(source.read_text(), css))
-            print_to_pdf(html, CACHE / "pdf" / f"{variant}.pdf")
+    print_variants(CASES, CACHE, LAYOUTS)
 
 
 _FIGURES = ("list_recall", "list_depth_correct", "text_fidelity", "reading_order", "heading_recall")

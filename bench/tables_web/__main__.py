@@ -16,10 +16,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.chromium import print_to_pdf
 from bench.paths import REPO_DIR
-from bench.printed import convert_and_score, run_steps
-from bench.tables_web.cases import LAYOUTS, STYLES, doc_html, doc_md, documents, styled
+from bench.printed import convert_and_score, print_variants, run_steps
+from bench.tables_web.cases import LAYOUTS, STYLES, doc_html, doc_md, documents
 
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
@@ -35,15 +34,10 @@ def build() -> None:
 
 def print_pdfs() -> None:
     """Every page in every layout and table style: NAME.LAYOUT.STYLE.pdf."""
-    for sub in ("html", "pdf"):
-        (CACHE / sub).mkdir(parents=True, exist_ok=True)
-    for source in sorted(CASES.glob("*.html")):
-        for layout, page_css in LAYOUTS.items():
-            for style, table_css in STYLES.items():
-                variant = f"{source.stem}.{layout}.{style}"
-                page = CACHE / "html" / f"{variant}.html"
-                page.write_text(styled(source.read_text(), page_css + table_css))
-                print_to_pdf(page, CACHE / "pdf" / f"{variant}.pdf")
+    variants = {
+        f"{layout}.{style}": page + table for layout, page in LAYOUTS.items() for style, table in STYLES.items()
+    }
+    print_variants(CASES, CACHE, variants)
 
 
 def score() -> int:

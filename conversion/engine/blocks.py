@@ -463,6 +463,13 @@ def _at_item_leading(cur: Block, gap: float, size: float, p: BlockParams) -> boo
     return gap <= b.top - a.bottom + p.item_leading_slack_em * size
 
 
+def text_rows(lines: list[Line]) -> int:
+    """How many rows of text `lines` (in reading order) stand in: layout cuts a line where
+    a space it draws is stretched wider than two letters (a justified line), and the pieces,
+    each but the last ending in that space, share a row."""
+    return len(lines) - sum(1 for a, b in pairwise(lines) if a.text.endswith(" ") and b.cy <= a.bottom and b.x0 >= a.x1)
+
+
 def classify_headings(
     blocks: list[Block],
     stats: DocStats,
@@ -486,13 +493,13 @@ def classify_headings(
     found = {
         outline_titles[key][1]
         for block in blocks
-        if block.kind == "p" and len(block.lines) <= p.max_lines and not outline_complete
+        if block.kind == "p" and text_rows(block.lines) <= p.max_lines and not outline_complete
         for key in outline_keys(" ".join(ln.text.strip() for ln in block.lines))
         if key in outline_titles
     }
     unmatched = [] if outline_complete else sorted({entry for _, entry in outline_titles.values()} - found)
     for i, block in enumerate(blocks):
-        if block.kind != "p" or len(block.lines) > p.max_lines:
+        if block.kind != "p" or text_rows(block.lines) > p.max_lines:
             continue
         text = " ".join(ln.text.strip() for ln in block.lines)
         if len(text) > p.max_chars or not any(ch.isalpha() for ch in text) or CAPTION.match(text):
@@ -540,7 +547,7 @@ def classify_headings(
             block.kind, block.level = "h", level
             continue
         if (
-            len(block.lines) <= p.bold_max_lines
+            text_rows(block.lines) <= p.bold_max_lines
             # A line at the body size right above a table is its title (a spreadsheet's title
             # row, a report's table name), not a section heading.
             and not (i + 1 < len(blocks) and blocks[i + 1].kind == "table")
@@ -708,7 +715,7 @@ def _stacked(prev: Block, block: Block, size: float, p: HeadingParams, *, centre
             abs(below.x0 - above.x0) <= p.wrap_left_em * size
             or (centred and abs(below.x0 + below.x1 - above.x0 - above.x1) <= p.wrap_centre_em * size)
         )
-        and len(prev.lines) + len(block.lines) <= p.wrap_max_lines
+        and text_rows(prev.lines) + text_rows(block.lines) <= p.wrap_max_lines
     )
 
 

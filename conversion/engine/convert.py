@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.24.0"
+ENGINE_VERSION: str = "1.25.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -105,8 +105,11 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # columns where one of them holds short lines); 0.10.0: of 1.24.0 (a column that holds a
 # paragraph of long lines is prose beside a table's or a list's short lines; a full-width table
 # that the page's gutter cuts is found whole; code under an item's text is a block of the item;
-# capital letter labels in a run of consecutive letters open items).
-PDFIUM_ENGINE_VERSION: str = "0.10.0"
+# capital letter labels in a run of consecutive letters open items); 0.11.0: of 1.25.0 (a column
+# holding columns searched for tables column by column; a ruling between columns no edge of a
+# table it touches; letter spacing no word space where the line draws its spaces; a space drawn
+# where the pen does not move parts no words; a justified heading's pieces one row).
+PDFIUM_ENGINE_VERSION: str = "0.11.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -855,6 +855,9 @@ def _glyph_line(
     seen_x1 = 0.0  # end of the last visible glyph
     seen_size = 0.0
     after_space = False
+    inferred = drawn = False  # whether layout inserted a word space, and the text drew one
+    space = -1  # where the last space drawn since the last visible glyph is
+    collapsed: list[int] = []  # where spaces are drawn that do not advance (see _SPACE_ADVANCE_SHARE)
     max_gap = 0.0
     splits: list[int] = []
     reason = ""  # why the glyphs so far are hidden (one reason to a line: it splits where it changes)
@@ -886,6 +889,11 @@ def _glyph_line(
                     gap = obj.x0 - seen_x1
                     if gap > max_gap:
                         max_gap = gap
+                    if space >= 0:
+                        drawn_at = objs[space].x0
+                        if abs(obj.x0 - drawn_at) < _SPACE_ADVANCE_SHARE * (objs[space].x1 - drawn_at):
+                            collapsed.append(space)
+                        space = -1
                     if split and not vertical and gap > min(size, seen_size) and far_sizes(size, seen_size):
                         splits.append(index)
                     after_space = False
@@ -893,6 +901,9 @@ def _glyph_line(
                 seen_size = size
             else:
                 after_space = visible > 0
+                drawn = True
+                if visible:
+                    space = index
             add_x(obj.x0)
             last_x1 = obj.x1
             add_x(last_x1)
@@ -903,6 +914,7 @@ def _glyph_line(
             # Inserted word spaces take the style of the text before them.
             style = cur_style if cur_style != -1 else 0
             after_space = visible > 0
+            inferred = True
             add_x(last_x1)
             add_x(last_x1)
             add_text(text)
@@ -916,6 +928,17 @@ def _glyph_line(
         spans.append(("".join(glyph_text[span_start:]), cur_style))
     if not visible:
         return None, [], 0
+    if collapsed and not vertical and not _RTL_CHAR.search("".join(glyph_text)):
+        # Spaces drawn where the pen does not move (a browser's soft hyphen where it does not
+        # break the line): no word space. (Right-to-left scripts are not hyphenated so, and
+        # their shaped glyphs' boxes tell their advances least.)
+        dropped = set(collapsed)
+        objs = [obj for index, obj in enumerate(objs) if index not in dropped]
+        return _glyph_line(objs, bbox, vertical, page_top, hidden, split=split)
+    if inferred and drawn and not vertical:
+        unspaced = _without_letter_spacing(objs)
+        if unspaced is not None:
+            return _glyph_line(unspaced, bbox, vertical, page_top, hidden, split=split)
     weighed = text_sizes or sizes
     if weighed.count(weighed[0]) == len(weighed):
         size = round(weighed[0] * 2) / 2  # (most lines: one size)
@@ -953,6 +976,59 @@ def _glyph_line(
         color=color,
     )
     return built, sorted(set(splits)), visible
+
+
+# A space glyph whose next glyph starts less than this share of the space's width from where
+# the space starts (either way) takes no room: the pen did not move over it. Browsers draw a
+# soft hyphen (U+00AD) where they do not break the line so, as a space glyph of no advance;
+# it parts no words. (Glyph boxes are the fonts' widths, not the advances a shaper gave: an
+# Arabic or italic glyph's box may reach over its neighbour's, a space's by a third.)
+_SPACE_ADVANCE_SHARE = 0.1
+
+
+# A line whose letters mostly stand apart (layout inferred a word space between most two
+# glyphs that no drawn space parts) is letter-spaced; in it, a space inferred from a gap
+# narrower than this share of the narrowest gap the line's drawn spaces leave is letter
+# spacing, not a word space: text set with extra space between its letters (letter-spaced
+# capitals) shows a gap between every two letters, and its words are parted by the spaces
+# it draws.
+_LETTER_SPACING_SHARE = 0.5
+
+
+def _without_letter_spacing(objs: list[Any]) -> list[Any] | None:
+    """`objs` without the word spaces layout inferred inside the words of a letter-spaced
+    line (see `_LETTER_SPACING_SHARE`), or None where it is not one. Only a line whose text
+    draws its word spaces tells them apart."""
+    drawn_gaps: list[float] = []
+    inferred: list[tuple[int, float]] = []
+    joined = 0  # glyphs that follow the last one with nothing between them
+    previous = None  # the last visible glyph
+    spaced = False  # a drawn space since it
+    between = False  # an inferred space since it
+    between_at = -1
+    for index, obj in enumerate(objs):
+        text = obj._text
+        if type(obj) is LTChar:
+            if text.isspace():
+                spaced = True
+                continue
+            if previous is not None:
+                if spaced:
+                    drawn_gaps.append(obj.x0 - previous.x1)
+                elif between:
+                    inferred.append((between_at, obj.x0 - previous.x1))
+                else:
+                    joined += 1
+            previous, spaced, between = obj, False, False
+        elif text == " " and previous is not None:
+            between, between_at = True, index
+    if not drawn_gaps or len(inferred) <= joined:
+        return None
+    narrowest = min(drawn_gaps)
+    letter_spacing = {index for index, gap in inferred if 0 <= gap < _LETTER_SPACING_SHARE * narrowest}
+    if not letter_spacing:
+        return None
+    return [obj for index, obj in enumerate(objs) if index not in letter_spacing]
 
 
 def chars_at_least(texts: Iterable[str], count: int, kind: Callable[[str], bool] = str.isalpha) -> bool:

@@ -146,7 +146,9 @@ def tables_stage(work: PageWork) -> None:
         if len(lines) >= params.page.gutter_min_lines
         else None
     )
-    unruled, lines = find_unruled_tables(page, lines, work.stats.body_size, gutter, params.tables)
+    unruled, lines = find_unruled_tables(
+        page, lines, work.stats.body_size, gutter, params.tables, lambda side: find_gutter(list[Item](side), page.width)
+    )
     found += unruled
     work.tables, work.lines = found, lines
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -492,14 +492,14 @@ def find_ruled_tables(
             continue
         left = min(hs[i][1] for i in h_ids)
         right = max(hs[i][2] for i in h_ids)
-        top = min(vs[i][1] for i in v_ids)
-        bottom = max(vs[i][2] for i in v_ids)
-        xs = _cluster([vs[i][0] for i in v_ids] + [left, right], p.grid_column_cluster_pt)
+        h_rules = [hs[i] for i in h_ids]
+        v_rules = _within_rows([vs[i] for i in v_ids], h_rules, p.grid_overrun_pt)
+        top = min(v[1] for v in v_rules)
+        bottom = max(v[2] for v in v_rules)
+        xs = _cluster([v[0] for v in v_rules] + [left, right], p.grid_column_cluster_pt)
         ys = _cluster([hs[i][0] for i in h_ids] + [top, bottom], p.grid_row_cluster_pt)
         if len(xs) < 3 or right - left < p.grid_min_width_pt or bottom - top < p.grid_min_height_pt:
             continue
-        h_rules = [hs[i] for i in h_ids]
-        v_rules = [vs[i] for i in v_ids]
         min_rows = 2
         if len(ys) < 3:
             framed = [ln for ln in lines if top <= ln.cy <= bottom and left <= (ln.x0 + ln.x1) / 2 <= right]
@@ -518,6 +518,23 @@ def find_ruled_tables(
     if not tables:
         return [], lines
     return tables, [ln for i, ln in enumerate(lines) if i not in consumed]
+
+
+def _within_rows(
+    vs: list[tuple[float, float, float]], hs: list[tuple[float, float, float]], overrun: float
+) -> list[tuple[float, float, float]]:
+    """Vertical rulings `vs` of a grid, those that run on more than `overrun` past its rows
+    cut to them: a rule between columns of text that a table in one of them touches, the
+    side of a frame around it. The grid's rows reach from its highest horizontal ruling (of
+    `hs`) to its lowest, and as far as those of its vertical rulings that stop there reach
+    (the last rows of a table ruled only under its header); where none stops there, a
+    ruling overrunning both ways is cut."""
+    high, low = min(h[0] for h in hs), max(h[0] for h in hs)
+    stopping = [(t, b) for _, t, b in vs if t >= high - overrun and b <= low + overrun]
+    if stopping:
+        high, low = min(high, *(t for t, _ in stopping)), max(low, *(b for _, b in stopping))
+        return [(x, high, low) if t < high - overrun or b > low + overrun else (x, t, b) for x, t, b in vs]
+    return [(x, high, low) if t < high - overrun and b > low + overrun else (x, t, b) for x, t, b in vs]
 
 
 def group_rows(lines: list[Line]) -> list[list[Line]]:
@@ -541,6 +558,7 @@ def find_unruled_tables(
     body: float,
     gutter: float | None = None,
     params: TableParams = DEFAULT.tables,
+    inner_gutter: Callable[[list[Line]], float | None] | None = None,
 ) -> tuple[list[Table], list[Line]]:
     """Tables laid out by column alignment only.
 
@@ -554,9 +572,26 @@ def find_unruled_tables(
 
     Where the page's text stands in two columns (`gutter`, `band_column_share` of the text's
     width from either side at least), each column is searched on its own: a table in one
-    column stands beside the other's prose, line for line.
+    column stands beside the other's prose, line for line. `inner_gutter` finds a gutter
+    inside a column (`order.find_gutter`): a column that holds columns of its own (a page in
+    three) is searched column by column in turn, as it is read.
     """
-    drawn = _cell_gaps_drawn(lines)
+    return _columns_search(page, lines, gutter, params, _cell_gaps_drawn(lines), inner_gutter, 0)
+
+
+# Columns within columns searched at most this deep (as `order` reads them).
+_MAX_COLUMN_DEPTH = 3
+
+
+def _columns_search(
+    page: PageModel,
+    lines: list[Line],
+    gutter: float | None,
+    params: TableParams,
+    drawn: bool,
+    inner_gutter: Callable[[list[Line]], float | None] | None,
+    depth: int,
+) -> tuple[list[Table], list[Line]]:
     if gutter is not None and lines:
         start, end = min(ln.x0 for ln in lines), max(ln.x1 for ln in lines)
         if min(gutter - start, end - gutter) < params.band_column_share * (end - start):
@@ -564,7 +599,7 @@ def find_unruled_tables(
             return _unruled_search(page, lines, gutter, params, drawn)
         sides = ([ln for ln in lines if ln.x1 <= gutter], [ln for ln in lines if ln.x0 >= gutter])
         (left_tables, left_rest), (right_tables, right_rest) = (
-            _unruled_search(page, s, gutter, params, drawn) for s in sides
+            _column_search(page, s, gutter, params, drawn, inner_gutter, depth) for s in sides
         )
         if any(_rows_pair(a, b) for a in left_tables for b in right_tables):
             # One table across the gutter, cut in two by it (a full-width table on a page
@@ -574,6 +609,23 @@ def find_unruled_tables(
         taken = {id(ln) for side in sides for ln in side} - kept
         return left_tables + right_tables, [ln for ln in lines if id(ln) not in taken]
     return _unruled_search(page, lines, gutter, params, drawn)
+
+
+def _column_search(
+    page: PageModel,
+    side: list[Line],
+    gutter: float,
+    params: TableParams,
+    drawn: bool,
+    inner_gutter: Callable[[list[Line]], float | None] | None,
+    depth: int,
+) -> tuple[list[Table], list[Line]]:
+    """The tables of one column (`side` of `gutter`), searched by its own columns where it
+    has a gutter of its own."""
+    inner = inner_gutter(side) if inner_gutter is not None and depth < _MAX_COLUMN_DEPTH else None
+    if inner is not None:
+        return _columns_search(page, side, inner, params, drawn, inner_gutter, depth + 1)
+    return _unruled_search(page, side, gutter, params, drawn)
 
 
 def _row_tops(table: Table) -> list[float]:

@@ -10,7 +10,7 @@ import pytest
 
 from conversion.engine import ConvertOptions, convert
 
-from .pdfs import Op, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf, produced_by
+from .pdfs import Op, Raw, Rule, Runs, Text, add_outline, glyph_index_codes, lines, make_pdf, produced_by
 
 
 def md(path: Path, **kwargs: Any) -> str:
@@ -878,3 +878,58 @@ def test_a_number_before_a_tab_stop_numbers_an_item_and_outline_numbers_nest(tmp
     assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
         "1. First section\n   - 1.1 Sub one\n   - 1.2 Sub two\n2. Second section"
     )
+
+
+def test_letter_spaced_text_keeps_its_words_where_the_line_draws_its_spaces(tmp_path: Path) -> None:
+    # Letter spacing (Tc) leaves a gap between every two letters, wider than layout's word
+    # margin; the line's words are parted by the spaces it draws, which are wider still.
+    ops: list[Op] = [
+        Raw(b"BT /FB 14 Tf 2.1 Tc 72 720 Td (VALUE TYPE) Tj 0 Tc ET"),
+        *lines(
+            72,
+            690,
+            ["A paragraph of body text set under the heading, long enough to be", "prose of the page."],
+            size=10,
+        ),
+        Raw(b"BT /FR 10 Tf 1.5 Tc 72 640 Td (Spaced words, and more.) Tj 0 Tc ET"),
+        # Words parted by position alone (no space drawn between them), then one wide drawn
+        # space: as TeX sets a line. Not letter-spaced: its words stay apart.
+        Raw(b"BT /FR 10 Tf 72 610 Td [(it) -333 (can) -333 (occur) -333 (in) -333 (limbo)] TJ (   ) Tj (now) Tj ET"),
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "VALUE TYPE" in out
+    assert "Spaced words, and more." in out
+    assert "it can occur in limbo now" in out
+
+
+def test_space_drawn_where_the_pen_does_not_move_parts_no_words(tmp_path: Path) -> None:
+    # A browser prints a soft hyphen where it does not break the line as a space glyph of no
+    # advance: the next letter starts where the space does. A real space advances the pen.
+    ops: list[Op] = [
+        Raw(b"BT /FR 10 Tf 72 700 Td [(A con) ( ) 278 (fig) ( ) 278 (u) ( ) 278 (ra) ( ) 278 (tion file.)] TJ ET"),
+        *lines(72, 680, ["A paragraph of body text under it, long enough to be the prose", "of the page."], size=10),
+    ]
+    # A space the next glyph's box reaches back over by two thirds of its width (a shaper's
+    # advance narrower than the font's, an italic's overhang) still advances the pen.
+    ops.append(Raw(b"BT /FR 10 Tf 72 640 Td [(an event) ( ) 190 (handler)] TJ ET"))
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "A configuration file." in out
+    assert "an event handler" in out
+
+
+def test_heading_of_two_rows_whose_justified_words_layout_cut_apart_is_one_heading(tmp_path: Path) -> None:
+    # A justified heading's first row: its spaces stretched wider than two letters, layout
+    # cuts it into pieces; they are one row of the heading, not rows of their own.
+    body = ["Body text of the section set in a smaller size than the heading", "above it, in lines of"]
+    body += ["prose that run on for a while, as paragraphs do in a document."]
+    ops: list[Op] = [
+        *lines(72, 740, body, size=10),
+        *(
+            Text(x, 700, word, 14, "B")
+            for x, word in ((72, "Reference "), (200, "Behaviour "), (330, "Keyword "), (450, "Object"))
+        ),
+        Text(72, 683, "Interpreter", 14, "B"),
+        *lines(72, 660, body, size=10),
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "# Reference Behaviour Keyword Object Interpreter\n" in out

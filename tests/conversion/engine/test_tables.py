@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Literal
 
@@ -283,3 +284,77 @@ def test_prose_or_a_list_between_rules_is_not_a_table(tmp_path: Path) -> None:
     items += [Text(72, 646 - 14 * k, f"-    Item number {k + 2} of a list", 10) for k in range(3)]
     pdf = make_pdf(tmp_path / "a.pdf", [[*rules, *lines], [*rules, *items]])
     assert "|" not in md(pdf)
+
+
+def _three_columns(seed: int) -> tuple[list[Op], list[list[str]]]:
+    """A page of three narrow columns of paragraphs at 8.5 pt whose lines share one baseline
+    grid (as a browser prints `column-count: 3`), and each column's lines."""
+    rng = random.Random(seed)
+    words = "the queue holds every request until a worker takes it and the result is stored for the client who asked"
+    ops: list[Op] = []
+    columns: list[list[str]] = []
+    for x in (50, 215, 380):
+        column: list[str] = []
+        y = 740
+        while y > 80:
+            line = ""
+            for _ in range(rng.randint(30, 60)):
+                word = rng.choice(words.split())
+                if len(line) + len(word) + 1 > 34:
+                    ops.append(Text(x, y, line, 8.5))
+                    column.append(line)
+                    line, y = word, y - 11
+                else:
+                    line = f"{line} {word}".strip()
+            ops.append(Text(x, y, line, 8.5))
+            column.append(line)
+            y -= 17  # a paragraph's last line, and the space after it
+        columns.append(column)
+    return ops, columns
+
+
+def test_page_in_three_columns_of_one_baseline_grid_is_read_column_by_column_not_as_a_table(
+    tmp_path: Path,
+) -> None:
+    # The page's first gutter leaves two columns on one side of it; their lines, side by
+    # side on the same baselines, are no table's rows: each column is searched on its own.
+    ops, columns = _three_columns(7)
+    out = md(make_pdf(tmp_path / "a.pdf", [ops]))
+    assert "|" not in out
+    assert out.index(columns[0][-1]) < out.index(columns[1][0]) < out.index(columns[1][-1]) < out.index(columns[2][0])
+
+
+def test_ruling_between_columns_is_no_edge_of_a_table_that_touches_it(tmp_path: Path) -> None:
+    # A ruled table in the middle one of three columns, wider than its column: its right
+    # border and its rules reach the rule drawn between the columns, which runs the page's
+    # height. The table is its own rows; the columns' text around it is no cell.
+    prose, _ = _three_columns(11)
+    prose = [op for op in prose if not (isinstance(op, Text) and op.x == 215 and 440 < op.y < 540)]
+    rules: list[Op] = [Rule(x, 80, x, 750) for x in (205, 370)]
+    table = ruled_grid([["Name", "Size"], ["lease", "30"], ["retries", "3"]], 520, xs=(215, 290, 368))
+    out = md(make_pdf(tmp_path / "a.pdf", [[*rules, *table, *prose]]))
+    assert "| Name | Size |\n| --- | --- |\n| lease | 30 |\n| retries | 3 |" in out
+    assert out.count("|") == 12
+
+
+def test_table_a_column_break_cuts_keeps_its_rows_beside_the_rule_between_the_columns(tmp_path: Path) -> None:
+    # The first rows of a table at the foot of the left column of two, a little wider than
+    # its column; the rule drawn between the columns runs from the top of the page to its
+    # foot, past the table's top but not past its bottom. The table's own vertical rulings stop at its rows; the rule between
+    # the columns is cut to them.
+    prose = [Text(72, 740 - 12 * k, f"Prose of the left column, its line number {k}.", 9) for k in range(38)]
+    prose += [Text(320, 740 - 12 * k, f"Prose of the right column, its line number {k}.", 9) for k in range(50)]
+    rules: list[Op] = [Rule(304, 60, 304, 750)]
+    xs, ys = (72, 190, 310), (170, 150, 120, 90)
+    table: list[Op] = [Rule(xs[0], y, xs[-1], y) for y in ys]
+    table += [Rule(x, ys[-1], x, ys[0]) for x in xs]
+    table += [Text(76, 156, "Name", 9), Text(194, 156, "Meaning", 9)]
+    for top, (name, meaning) in zip(
+        ys[1:], (("lease", "How long a worker"), ("retries", "How often a job")), strict=False
+    ):
+        table += [Text(76, top - 17, name, 9), Text(194, top - 11, meaning, 9), Text(194, top - 23, "may hold it.", 9)]
+    out = md(make_pdf(tmp_path / "a.pdf", [[*rules, *table, *prose]]))
+    assert (
+        "| Name | Meaning |\n| --- | --- |\n| lease | How long a worker may hold it. |\n"
+        "| retries | How often a job may hold it. |"
+    ) in out
