@@ -105,8 +105,11 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # columns where one of them holds short lines); 0.10.0: of 1.24.0 (a column that holds a
 # paragraph of long lines is prose beside a table's or a list's short lines; a full-width table
 # that the page's gutter cuts is found whole; code under an item's text is a block of the item;
-# capital letter labels in a run of consecutive letters open items).
-PDFIUM_ENGINE_VERSION: str = "0.10.0"
+# capital letter labels in a run of consecutive letters open items); 0.10.1: a right-to-left
+# glyph's characters in logical order (lam-alef), characters beyond the Basic Multilingual
+# Plane read whole, a glyph whose code its font maps to a control character is "(cid:N)" as
+# pdfminer writes it (bench/results/pdfium-quality-s47.md).
+PDFIUM_ENGINE_VERSION: str = "0.10.1"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 
