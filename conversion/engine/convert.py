@@ -108,8 +108,9 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # capital letter labels in a run of consecutive letters open items); 0.10.1: a right-to-left
 # glyph's characters in logical order (lam-alef), characters beyond the Basic Multilingual
 # Plane read whole, a glyph whose code its font maps to a control character is "(cid:N)" as
-# pdfminer writes it (bench/results/pdfium-quality-s47.md).
-PDFIUM_ENGINE_VERSION: str = "0.10.1"
+# pdfminer writes it (bench/results/pdfium-quality-s47.md); 0.10.2: slanted text (a synthetic
+# oblique) is horizontal text of its drawn size, as pdfminer reads it, not turned text.
+PDFIUM_ENGINE_VERSION: str = "0.10.2"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

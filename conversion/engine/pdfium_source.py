@@ -82,6 +82,9 @@ MAX_FORM_DEPTH = 32
 # How far (in ems) the next glyph may start from where a glyph's advance ends for the glyph's
 # box to be taken to reach it (`_advance_to_next`).
 ADVANCE_TOLERANCE = 0.05
+# The shear (horizontal shift per unit of height, the matrix's c over d) up to which text is
+# slanted rather than turned: synthetic obliques lean 0.2 to 0.33 (11 to 18 degrees).
+_MAX_SLANT = 0.5
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
 # Points within which a glyph's loose box is taken for the font's (starting at the origin, as
@@ -1727,7 +1730,10 @@ def _text_object_info(
     upright = True
     if matrix is not None:
         a, b, c, d = matrix
-        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
+        # Upright: not turned. A slant (an oblique made by shearing an upright face, as
+        # Chromium draws the italic of a font that has none) leaves the text horizontal,
+        # its glyph box the font size tall as pdfminer builds it (`_MAX_SLANT`).
+        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= _MAX_SLANT * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)

@@ -327,6 +327,27 @@ def test_a_glyph_whose_code_maps_to_no_text_is_a_cid_as_pdfminer_writes_it(
     assert chosen.markdown == convert(path).markdown == expected
 
 
+def test_slanted_text_is_horizontal_text_of_its_drawn_size(tmp_path: Path) -> None:
+    # Chromium draws the italic of a font that has none by shearing it, here at 0.75 scale
+    # (the size drawn is 11 points): the line's glyphs are as tall as their neighbours'.
+    ops: list[Op] = [
+        Text(72, 720, "Notes on the plan", 16, "B"),
+        *lines(72, 690, ["The committee met on a Tuesday to review the plans that the", "staff had drawn, and agreed"]),
+        Raw(b"BT /FR 14.6667 Tf 0.75 0 0.1875 0.75 72 662 Tm (next week.) Tj ET"),
+        *lines(72, 634, ["A second paragraph says what the staff will do", "before the committee meets again."]),
+    ]
+    path = make_pdf(tmp_path / "a.pdf", [ops])
+    ((a, b),) = both_models(path)
+
+    chosen = convert(path, options=PDFIUM)
+
+    assert [(ln.text.strip(), ln.size) for ln in b.lines] == [(ln.text.strip(), ln.size) for ln in a.lines]
+    assert chosen.markdown == convert(path).markdown
+    assert "The committee met on a Tuesday to review the plans that the staff had drawn, and agreed next week." in (
+        chosen.markdown
+    )
+
+
 def test_a_rotated_page_has_the_pdfminer_sources_frame(tmp_path: Path) -> None:
     path = make_pdf(tmp_path / "a.pdf", [lines(72, 700, ["A line on a turned page", "and another one"])])
     with pikepdf.open(path, allow_overwriting_input=True) as doc:
