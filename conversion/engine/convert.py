@@ -109,8 +109,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # glyph's characters in logical order (lam-alef), characters beyond the Basic Multilingual
 # Plane read whole, a glyph whose code its font maps to a control character is "(cid:N)" as
 # pdfminer writes it (bench/results/pdfium-quality-s47.md); 0.10.2: slanted text (a synthetic
-# oblique) is horizontal text of its drawn size, as pdfminer reads it, not turned text.
-PDFIUM_ENGINE_VERSION: str = "0.10.2"
+# oblique) is horizontal text of its drawn size, as pdfminer reads it, not turned text; 0.10.3:
+# a right-to-left letter's box reaches the glyph its advance reaches past the marks drawn
+# over it, and a word space after a mark is measured from its letter's end.
+PDFIUM_ENGINE_VERSION: str = "0.10.3"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -23,7 +23,6 @@ import contextlib
 import ctypes
 import gc
 import io
-import itertools
 import os
 import re
 import struct
@@ -1765,11 +1764,14 @@ def _text_object_info(
 
 def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
     """The glyphs grouped into lines as pdfminer's `group_objects` does (horizontal lines),
-    with its word spaces (`_PageText.read` does the same as it reads)."""
+    with its word spaces (`_PageText.read` does the same as it reads). A word space is
+    measured from the previous glyph's end, or from its letter's where it is a mark (PDFium's
+    box of a mark drawn over its letter ends inside the letter)."""
     lines: list[_Line] = []
     line: list[Any] = []
     prev: LTChar | None = None
     lx0 = ly0 = lx1 = ly1 = 0.0
+    edge = 0.0  # where the word space before the next glyph is measured from
     prev_info: _TextObject | None = None
     for c, info in chars:
         if prev is not None:
@@ -1785,15 +1787,17 @@ def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
             ):
                 if dropped:
                     line.extend([_SPACE] * dropped)
-                elif prev.x1 < c.x0 - WORD_MARGIN * max(w1, h1):
+                elif edge < c.x0 - WORD_MARGIN * max(w1, h1):
                     line.append(_SPACE)
                 line.append(c)
                 lx0, ly0, lx1, ly1 = min(lx0, c.x0), min(ly0, c.y0), max(lx1, c.x1), max(ly1, c.y1)
+                edge = max(edge, c.x1) if _RTL_MARK.sub("", c._text) == "" else c.x1
                 prev, prev_info = c, info
                 continue
             lines.append((line, (lx0, ly0, lx1, ly1)))
         line = [c]
         lx0, ly0, lx1, ly1 = c.x0, c.y0, c.x1, c.y1
+        edge = c.x1
         prev, prev_info = c, info
     if line:
         lines.append((line, (lx0, ly0, lx1, ly1)))
@@ -1868,20 +1872,31 @@ def _advance_to_next(chars: list[tuple[LTChar, _TextObject]]) -> None:
     """Glyph boxes that end where the next glyph begins when that is where the glyph's
     advance (its font's width of it) ends: pdfminer's box spans the advance. On
     right-to-left pages PDFium's box of a shaped glyph is its ink, narrower than its
-    advance: the gap left inside a word was read as a word space."""
+    advance: the gap left inside a word was read as a word space. Marks advance nothing: the
+    glyph a letter's advance reaches may come after the letter's marks (drawn over it, PDFium's
+    boxes of them start at the letter's), and the letter's box reaches it (`_group` measures
+    the word space after a mark from its letter's end)."""
     width = c_float()
-    for (a, info), (b, next_info) in itertools.pairwise(chars):
-        if (
-            a.x1 < b.x0
-            and info.upright
-            and next_info.fontname == info.fontname
-            and abs(b.y0 - a.y0) < 0.01
-            and info.font
-            and len(a._text) == 1
-            and _glyph_width(info.font, ord(a._text), c_float(info.size), byref(width))
-            and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
-        ):
-            a.x1 = b.x0
+    letter = -1  # the last glyph that is not marks alone (-1: none since the last letter)
+    for j, (b, next_info) in enumerate(chars):
+        if not _RTL_MARK.sub("", b._text):
+            if letter >= 0 and chars[letter][1] is not next_info:
+                letter = -1  # (marks of another text object than the letter's)
+            continue
+        if letter >= 0:
+            a, info = chars[letter]
+            if (
+                a.x1 < b.x0
+                and info.upright
+                and next_info.fontname == info.fontname
+                and abs(b.y0 - a.y0) < 0.01
+                and info.font
+                and len(glyph := a._text if len(a._text) == 1 else _RTL_MARK.sub("", a._text)) == 1
+                and _glyph_width(info.font, ord(glyph), c_float(info.size), byref(width))
+                and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
+            ):
+                a.x1 = b.x0
+        letter = j
 
 
 # Arabic letters that join only the letter before them (joining type R in Unicode's

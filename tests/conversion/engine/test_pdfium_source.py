@@ -19,7 +19,13 @@ from pdfminer.pdfparser import PDFParser
 from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert, parse_pages, pdfium_source
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import BOLD, ITALIC, MONO, PageModel, PageParser
-from conversion.engine.pdfium_source import PdfiumPageParser, _CollectorPause, _logical_ligatures, _TextObject
+from conversion.engine.pdfium_source import (
+    PdfiumPageParser,
+    _CollectorPause,
+    _group,
+    _logical_ligatures,
+    _TextObject,
+)
 
 from .pdfs import (
     HEBREW,
@@ -325,6 +331,31 @@ def test_a_glyph_whose_code_maps_to_no_text_is_a_cid_as_pdfminer_writes_it(
 
     expected = "The plan has three points:\n\n" + "\n".join(f"- {item}" for item in items)
     assert chosen.markdown == convert(path).markdown == expected
+
+
+def glyph(text: str, x0: float, x1: float) -> LTChar:
+    char = LTChar.__new__(LTChar)
+    char._text = text
+    char.fontname, char.size = "TestArabic", 12.0
+    char.x0, char.x1, char.y0, char.y1 = x0, x1, 700.0, 712.0
+    return char
+
+
+def test_a_word_space_after_a_mark_is_measured_from_its_letters_end() -> None:
+    # Drawn left to right: meem, its fathatan drawn over it (PDFium's box of the mark starts
+    # at the letter's and ends inside it), then alef where meem's advance ends; a space,
+    # then the next word.
+    info = _TextObject("TestArabic", 12.0, "", 0, True, 3.0)
+    chars = [
+        glyph("\u0645", 100.0, 105.0),
+        glyph("\u064b", 100.0, 102.5),
+        glyph("\u0627", 105.4, 108.0),
+        glyph("\u062a", 112.0, 116.0),
+    ]
+
+    ((line, _),) = _group([(c, info) for c in chars])
+
+    assert "".join(g._text for g in line) == "\u0645\u064b\u0627 \u062a"
 
 
 def test_slanted_text_is_horizontal_text_of_its_drawn_size(tmp_path: Path) -> None:
