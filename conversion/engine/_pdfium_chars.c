@@ -42,20 +42,22 @@ typedef struct {
     int (*render_mode)(void *text_object);
     void *(*text_font)(void *text_object);
     int (*marked_content_id)(void *object);
+    int (*has_unicode_map_error)(void *textpage, int index);
 } pdfium_functions;
 
 /* Flags of `flags[i]`. */
 #define CHAR_GENERATED 1 /* FPDFText_IsGenerated answered other than 0 */
 #define CHAR_OBJECT_INFO 2 /* `sizes[i]` and `matrices[i]` were read (a text object's run starts) */
 #define CHAR_MATRIX 4 /* FPDFText_GetMatrix answered (else matrices[i] is 0) */
+#define CHAR_UNMAPPED 8 /* FPDFText_HasUnicodeMapError answered other than 0: the unicode is the code */
 
 /* What `states` holds of a text object, STATE_FIELDS per character (read where sizes are). */
 #define STATE_FIELDS 7 /* FPDFPageObj_GetFillColor's answer, its r, g, b, a, the render mode, the MCID */
 
 /* The layout of the arrays and of `lines_args`; `svcx_pdfium_chars_abi` answers it, and the
  * source uses the library only when it matches its own (a library built from an older file is
- * not called). 4: `svcx_pdfium_runs` and `svcx_pdfium_lines`. */
-#define ABI 4
+ * not called). 4: `svcx_pdfium_runs` and `svcx_pdfium_lines`; 5: CHAR_UNMAPPED. */
+#define ABI 5
 
 int svcx_pdfium_chars_abi(void) { return ABI; }
 
@@ -78,6 +80,8 @@ int svcx_pdfium_chars(const pdfium_functions *fn, void *textpage, int n, uint32_
         unicodes[i] = fn->get_unicode(textpage, i);
         if (fn->is_generated(textpage, i))
             flag |= CHAR_GENERATED;
+        if (fn->has_unicode_map_error(textpage, i))
+            flag |= CHAR_UNMAPPED;
         void *object = fn->get_text_object(textpage, i);
         objects[i] = (uintptr_t)object;
         fn->get_loose_char_box(textpage, i, &rect);

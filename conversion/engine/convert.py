@@ -105,10 +105,16 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # columns where one of them holds short lines); 0.10.0: of 1.24.0 (a column that holds a
 # paragraph of long lines is prose beside a table's or a list's short lines; a full-width table
 # that the page's gutter cuts is found whole; code under an item's text is a block of the item;
-# capital letter labels in a run of consecutive letters open items); 0.11.0: of 1.25.0 (a column
-# holding columns searched for tables column by column; a ruling between columns no edge of a
-# table it touches; letter spacing no word space where the line draws its spaces; a space drawn
-# where the pen does not move parts no words; a justified heading's pieces one row).
+# capital letter labels in a run of consecutive letters open items); 0.10.1: a right-to-left
+# glyph's characters in logical order (lam-alef), characters beyond the Basic Multilingual
+# Plane read whole, a glyph whose code its font maps to a control character is "(cid:N)" as
+# pdfminer writes it (bench/results/pdfium-quality-s47.md); 0.10.2: slanted text (a synthetic
+# oblique) is horizontal text of its drawn size, as pdfminer reads it, not turned text; 0.10.3:
+# a right-to-left letter's box reaches the glyph its advance reaches past the marks drawn
+# over it, and a word space after a mark is measured from its letter's end; 0.11.0: of 1.25.0
+# (a column holding columns searched for tables column by column; a ruling between columns no
+# edge of a table it touches; letter spacing no word space where the line draws its spaces; a
+# space drawn where the pen does not move parts no words; a justified heading's pieces one row).
 PDFIUM_ENGINE_VERSION: str = "0.11.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

@@ -23,7 +23,6 @@ import contextlib
 import ctypes
 import gc
 import io
-import itertools
 import os
 import re
 import struct
@@ -82,6 +81,9 @@ MAX_FORM_DEPTH = 32
 # How far (in ems) the next glyph may start from where a glyph's advance ends for the glyph's
 # box to be taken to reach it (`_advance_to_next`).
 ADVANCE_TOLERANCE = 0.05
+# The shear (horizontal shift per unit of height, the matrix's c over d) up to which text is
+# slanted rather than turned: synthetic obliques lean 0.2 to 0.33 (11 to 18 degrees).
+_MAX_SLANT = 0.5
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
 # Points within which a glyph's loose box is taken for the font's (starting at the origin, as
@@ -123,6 +125,7 @@ _count_chars = _fn("FPDFText_CountChars", c_int, c_void_p)
 _get_text = _fn("FPDFText_GetText", c_int, c_void_p, c_int, c_int, c_void_p)
 _get_unicode = _fn("FPDFText_GetUnicode", c_uint, c_void_p, c_int)
 _is_generated = _fn("FPDFText_IsGenerated", c_int, c_void_p, c_int)
+_unmapped = _fn("FPDFText_HasUnicodeMapError", c_int, c_void_p, c_int)
 _text_object = _fn("FPDFText_GetTextObject", c_void_p, c_void_p, c_int)
 _loose_box = _fn("FPDFText_GetLooseCharBox", c_int, c_void_p, c_int, POINTER(_RectF))
 _char_origin = _fn("FPDFText_GetCharOrigin", c_int, c_void_p, c_int, POINTER(c_double), POINTER(c_double))
@@ -187,9 +190,11 @@ _OPAQUE_FORMATS = frozenset({pdfium_c.FPDFBitmap_BGR, pdfium_c.FPDFBitmap_BGRx, 
 
 HELPER_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pdfium_chars.so")
 # The arrays' layout the helper must answer (`svcx_pdfium_chars_abi`, ABI in the C file).
-_HELPER_ABI = 4
+_HELPER_ABI = 5
 # Flags of a character (the C file's CHAR_*).
-_CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX = 1, 2, 4
+_CHAR_GENERATED, _CHAR_OBJECT_INFO, _CHAR_MATRIX, _CHAR_UNMAPPED = 1, 2, 4, 8
+# A flag byte -> 1 where the character is unmapped, else 0 (`bytes.translate`).
+_UNMAPPED_BYTES = bytes(1 if flag & _CHAR_UNMAPPED else 0 for flag in range(256))
 # Values per character in the helper's `states` (the C file's STATE_FIELDS).
 _STATE_FIELDS = 7
 
@@ -213,6 +218,7 @@ class _PdfiumFunctions(ctypes.Structure):
         ("FPDFTextObj_GetTextRenderMode", c_void_p),
         ("FPDFTextObj_GetFont", c_void_p),
         ("FPDFPageObj_GetMarkedContentID", c_void_p),
+        ("FPDFText_HasUnicodeMapError", c_void_p),
     ]
 
 
@@ -365,6 +371,11 @@ class _Chars:
     def generated(self, i: int) -> bool:
         return bool(_is_generated(self.textpage, i))
 
+    def unmapped(self) -> list[int]:
+        """The characters whose font maps their code to no text (PDFium gives the code)."""
+        textpage = self.textpage
+        return [i for i in range(self.n) if _unmapped(textpage, i)]
+
     def origin(self, i: int) -> tuple[float, float]:
         """The character's origin, (0, 0) where PDFium has none."""
         x, y = self._x, self._y
@@ -476,6 +487,12 @@ class _HelperChars(_Chars):
 
     def generated(self, i: int) -> bool:
         return bool(self._flags[i] & _CHAR_GENERATED)
+
+    def unmapped(self) -> list[int]:
+        marks = self._flags.tobytes().translate(_UNMAPPED_BYTES)
+        if b"\x01" not in marks:
+            return []
+        return [i for i, mark in enumerate(marks) if mark]
 
     def origin(self, i: int) -> tuple[float, float]:
         origins = self._origins
@@ -606,8 +623,17 @@ _LINETO, _BEZIERTO, _MOVETO = pdfium_c.FPDF_SEGMENT_LINETO, pdfium_c.FPDF_SEGMEN
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The two halves of a character beyond the Basic Multilingual Plane (UTF-16).
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 # Line breaks: PDFium inserts them between the lines it sees (FPDFText_IsGenerated).
 _BREAKS = frozenset("\r\n")
+
+
+def _joined_pair(pair: re.Match[str]) -> str:
+    """The character whose UTF-16 halves `pair` matched, and a line break in the place of
+    its second half (the text keeps one character per character of the text page)."""
+    halves = pair[0]
+    return chr(0x10000 + ((ord(halves[0]) - 0xD800) << 10) + (ord(halves[1]) - 0xDC00)) + "\n"
 
 
 def _handle(obj: Any) -> int:
@@ -1101,6 +1127,7 @@ class PdfiumPageParser:
                     # from left to right as PDF producers write it.
                     chars.sort(key=_drawn)
                     _advance_to_next(chars)
+                    _logical_ligatures(chars)
                 if spaces:
                     chars = _with_spaces(chars, spaces)
                 if walk.covers:
@@ -1272,6 +1299,8 @@ class _PageText:
         # On a tagged page, the box (x0, y0, x1, y1) of each text object drawn outside the
         # structure tree, by object.
         self.untagged: dict[int, list[float]] = {}
+        # The text of each character whose font maps its code to none ("(cid:N)"), by index.
+        self.cids: dict[int, str] = {}
 
     def read(self) -> None:
         textpage = self.textpage
@@ -1280,11 +1309,18 @@ class _PageText:
             return
         buffer = (c_ushort * (n + 1))()
         got = _get_text(textpage, 0, n, buffer)
-        text = bytes(buffer)[: max(0, got - 1) * 2].decode("utf-16-le", "surrogatepass")
+        units = bytes(buffer)[: max(0, got - 1) * 2]
+        text = units.decode("utf-16-le", "surrogatepass")
         chars = _read_chars(textpage, n)
         if len(text) != n:
-            # Characters beyond the Basic Multilingual Plane take two UTF-16 units.
-            text = "".join(chr(u) for u in chars.unicodes())
+            # Characters beyond the Basic Multilingual Plane take two UTF-16 units: the text
+            # page holds each as two characters, its halves, with one box and text object.
+            # The first becomes the character, the second a break, which no glyph reads.
+            # (The text, not the characters' code points: those give a hyphen that ends a
+            # line as U+0002.)
+            text = _PAIR.sub(_joined_pair, "".join(map(chr, struct.unpack(f"<{len(units) // 2}H", units))))
+            if len(text) != n:
+                text = _PAIR.sub(_joined_pair, "".join(chr(u) for u in chars.unicodes()))
         if _SURROGATE.search(text):
             # Half of a pair a broken ToUnicode map gives alone: no character of its own.
             text = _SURROGATE.sub("\ufffd", text)
@@ -1292,6 +1328,22 @@ class _PageText:
         if "\ufffe" in text:
             # PDFium marks a hyphen that ends a line with U+FFFE; it is drawn as a hyphen.
             text = text.replace("\ufffe", "-")
+        unmapped = chars.unmapped()
+        if unmapped:
+            # A code its font maps to no text: PDFium gives the code as the character. That
+            # is often the letter (fonts that encode text by its codes), never a control
+            # character: those glyphs (a bullet, a symbol, a font that numbers its glyphs from
+            # 1) are "(cid:N)", as pdfminer writes them, which the stages read as a glyph
+            # without text (a bullet, garbage that calls for OCR). The glyph takes that text
+            # once made; U+FFFD holds its place, neither a break nor a space.
+            listed = list(text)
+            for i in unmapped:
+                code = ord(listed[i])
+                if code < 0x20 or 0x7F <= code < 0xA0:
+                    self.cids[i] = f"(cid:{code})"
+                    listed[i] = "\ufffd"
+            if self.cids:
+                text = "".join(listed)
         self.lay_out(text, chars)
 
     def lay_out(self, text: str, chars: _Chars) -> None:
@@ -1323,6 +1375,7 @@ class _PageText:
         space = _SPACE
         clock = self.walk.clock
         poll = _POLL_EVERY
+        cids = self.cids
         object_cache = _ObjectCache()
         last_obj = glyph_obj = 0
         # Points from the foot of the text object's loose glyph boxes to ours (None: not known).
@@ -1428,7 +1481,7 @@ class _PageText:
                 continue
             glyph_obj = obj
             c = new_char(char_type)
-            c._text = ch
+            c._text = cids.get(i, ch) if cids else ch
             c.fontname = fontname
             c.size = size
             c.x0 = x0
@@ -1559,6 +1612,7 @@ class _PageText:
         space = _SPACE
         clock = self.walk.clock
         poll = _POLL_EVERY
+        cids = self.cids
         count = made.count
         appended = made.appended
         boxes = iter(made.boxes[: _GLYPH_FIELDS * count].tolist())
@@ -1595,6 +1649,8 @@ class _PageText:
                 over = drawn_over is not None and info.order < last_cover
             c = new_char(char_type)
             c._text = text[start] if n_chars == 1 else _ligature_text(text, appended, start, n_chars)
+            if cids and start in cids:
+                c._text = cids[start]
             c.fontname = fontname
             c.size = size
             c.x0 = x0
@@ -1673,7 +1729,10 @@ def _text_object_info(
     upright = True
     if matrix is not None:
         a, b, c, d = matrix
-        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= 1e-3 * abs(d)
+        # Upright: not turned. A slant (an oblique made by shearing an upright face, as
+        # Chromium draws the italic of a font that has none) leaves the text horizontal,
+        # its glyph box the font size tall as pdfminer builds it (`_MAX_SLANT`).
+        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= _MAX_SLANT * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)
@@ -1705,11 +1764,14 @@ def _text_object_info(
 
 def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
     """The glyphs grouped into lines as pdfminer's `group_objects` does (horizontal lines),
-    with its word spaces (`_PageText.read` does the same as it reads)."""
+    with its word spaces (`_PageText.read` does the same as it reads). A word space is
+    measured from the previous glyph's end, or from its letter's where it is a mark (PDFium's
+    box of a mark drawn over its letter ends inside the letter)."""
     lines: list[_Line] = []
     line: list[Any] = []
     prev: LTChar | None = None
     lx0 = ly0 = lx1 = ly1 = 0.0
+    edge = 0.0  # where the word space before the next glyph is measured from
     prev_info: _TextObject | None = None
     for c, info in chars:
         if prev is not None:
@@ -1725,15 +1787,17 @@ def _group(chars: list[tuple[LTChar, _TextObject]]) -> list[_Line]:
             ):
                 if dropped:
                     line.extend([_SPACE] * dropped)
-                elif prev.x1 < c.x0 - WORD_MARGIN * max(w1, h1):
+                elif edge < c.x0 - WORD_MARGIN * max(w1, h1):
                     line.append(_SPACE)
                 line.append(c)
                 lx0, ly0, lx1, ly1 = min(lx0, c.x0), min(ly0, c.y0), max(lx1, c.x1), max(ly1, c.y1)
+                edge = max(edge, c.x1) if _RTL_MARK.sub("", c._text) == "" else c.x1
                 prev, prev_info = c, info
                 continue
             lines.append((line, (lx0, ly0, lx1, ly1)))
         line = [c]
         lx0, ly0, lx1, ly1 = c.x0, c.y0, c.x1, c.y1
+        edge = c.x1
         prev, prev_info = c, info
     if line:
         lines.append((line, (lx0, ly0, lx1, ly1)))
@@ -1808,20 +1872,64 @@ def _advance_to_next(chars: list[tuple[LTChar, _TextObject]]) -> None:
     """Glyph boxes that end where the next glyph begins when that is where the glyph's
     advance (its font's width of it) ends: pdfminer's box spans the advance. On
     right-to-left pages PDFium's box of a shaped glyph is its ink, narrower than its
-    advance: the gap left inside a word was read as a word space."""
+    advance: the gap left inside a word was read as a word space. Marks advance nothing: the
+    glyph a letter's advance reaches may come after the letter's marks (drawn over it, PDFium's
+    boxes of them start at the letter's), and the letter's box reaches it (`_group` measures
+    the word space after a mark from its letter's end)."""
     width = c_float()
-    for (a, info), (b, next_info) in itertools.pairwise(chars):
-        if (
-            a.x1 < b.x0
-            and info.upright
-            and next_info.fontname == info.fontname
-            and abs(b.y0 - a.y0) < 0.01
-            and info.font
-            and len(a._text) == 1
-            and _glyph_width(info.font, ord(a._text), c_float(info.size), byref(width))
-            and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
-        ):
-            a.x1 = b.x0
+    letter = -1  # the last glyph that is not marks alone (-1: none since the last letter)
+    for j, (b, next_info) in enumerate(chars):
+        if not _RTL_MARK.sub("", b._text):
+            if letter >= 0 and chars[letter][1] is not next_info:
+                letter = -1  # (marks of another text object than the letter's)
+            continue
+        if letter >= 0:
+            a, info = chars[letter]
+            if (
+                a.x1 < b.x0
+                and info.upright
+                and next_info.fontname == info.fontname
+                and abs(b.y0 - a.y0) < 0.01
+                and info.font
+                and len(glyph := a._text if len(a._text) == 1 else _RTL_MARK.sub("", a._text)) == 1
+                and _glyph_width(info.font, ord(glyph), c_float(info.size), byref(width))
+                and abs(a.x0 + width.value - b.x0) <= ADVANCE_TOLERANCE * info.size
+            ):
+                a.x1 = b.x0
+        letter = j
+
+
+# Arabic letters that join only the letter before them (joining type R in Unicode's
+# ArabicShaping.txt: alef and its forms, dal, thal, reh, zain, waw, teh marbuta and their
+# variants), or none (U: hamza): never the first letter of a ligature, which joins its
+# letters. A glyph standing for several characters that begins with one holds them in
+# visual order.
+_ENDS_A_JOIN = re.compile(
+    "[\u0621-\u0625\u0627\u0629\u062f-\u0632\u0648\u0671-\u0677\u0688-\u0699\u06c0\u06c3-\u06cb"
+    "\u06cd\u06cf\u06d2\u06d3\u06d5\u06ee\u06ef\u0759-\u075b\u076b\u076c\u0771\u0773\u0774"
+    "\u0778\u0779]"
+)
+# Combining marks of the right-to-left scripts (Hebrew points, Arabic harakat): a mark
+# follows its letter in logical order, so a glyph's text never begins with one.
+_RTL_MARK = re.compile("[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u08d3-\u08ff]")
+_RTL_LETTER = re.compile("[\u05d0-\u05ea\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f]")
+
+
+def _logical_ligatures(chars: list[tuple[LTChar, _TextObject]]) -> None:
+    """The characters of a right-to-left glyph that stands for several (a lam-alef ligature,
+    a letter and its mark at one origin) put in logical order where PDFium gave them in
+    visual order: it turns a glyph's characters around with the right-to-left segments it
+    emits, in some segments and not others (alef, lam for the ligature lam-alef). The order
+    is told from the characters alone: a glyph whose text starts with a mark, or with a letter
+    that cannot join the next, before a right-to-left letter, is read backwards (pdfminer
+    gives the glyph's text as its font's map does, in logical order)."""
+    for char, _ in chars:
+        text = char._text
+        if len(text) < 2:
+            continue
+        first = text[0]
+        if (_RTL_MARK.match(first) or _ENDS_A_JOIN.match(first)) and _RTL_LETTER.search(text, 1):
+            char._text = text[::-1]
 
 
 def _drawn(item: tuple[LTChar, _TextObject]) -> tuple[int, float]:

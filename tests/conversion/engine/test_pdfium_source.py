@@ -11,6 +11,7 @@ from pathlib import Path
 import pikepdf
 import pypdfium2 as pdfium
 import pytest
+from pdfminer.layout import LTChar
 from pdfminer.pdfdocument import PDFDocument
 from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
@@ -18,7 +19,13 @@ from pdfminer.pdfparser import PDFParser
 from conversion.engine import ENGINE_ID, PDFIUM_ENGINE_ID, ConvertOptions, convert, parse_pages, pdfium_source
 from conversion.engine.elements import ElementType
 from conversion.engine.layout import BOLD, ITALIC, MONO, PageModel, PageParser
-from conversion.engine.pdfium_source import PdfiumPageParser, _CollectorPause
+from conversion.engine.pdfium_source import (
+    PdfiumPageParser,
+    _CollectorPause,
+    _group,
+    _logical_ligatures,
+    _TextObject,
+)
 
 from .pdfs import (
     HEBREW,
@@ -30,6 +37,7 @@ from .pdfs import (
     Rule,
     Runs,
     Text,
+    font_descriptor,
     lines,
     make_pdf,
     ruled_grid,
@@ -165,6 +173,210 @@ def test_right_to_left_text_is_read_as_drawn(tmp_path: Path) -> None:
     ops: list[Op] = [Text(72, 700, "The word " + visual("שלום") + " means peace.", font=HEBREW)]
     ((a, b),) = both_models(make_pdf(tmp_path / "a.pdf", [ops]))
     assert [ln.text for ln in b.lines] == [ln.text for ln in a.lines] == ["The word שלום means peace."]
+
+
+def arabic_pdf(path: Path, drawn: list[str]) -> Path:
+    """A page of lines drawn (left to right, in visual order, as producers draw right-to-left
+    text) in a font whose ToUnicode map gives "A" meem, "B" the lam-alef ligature (one glyph,
+    two characters: lam, alef), "C" kaf, "D" beh and "E" ain."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Arabic def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"6 beginbfchar <20> <0020> <41> <0645> <42> <06440627> <43> <0643> <44> <0628> <45> <0639> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    pdf = pikepdf.new()
+    font = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type1,
+        BaseFont=pikepdf.Name("/TestArabic"),
+        FirstChar=32,
+        LastChar=69,
+        Widths=[500] * 38,
+        ToUnicode=pdf.make_stream(cmap),
+        FontDescriptor=font_descriptor("TestArabic"),
+    )
+    shown = b" ".join(b"BT /F1 12 Tf 72 %d Td (%s) Tj ET" % (700 - 20 * i, t.encode()) for i, t in enumerate(drawn))
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=pdf.make_indirect(font))),
+        Contents=pdf.make_stream(shown),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    pdf.save(path)
+    return path
+
+
+def test_a_lam_alef_ligature_reads_in_logical_order(tmp_path: Path) -> None:
+    # PDFium turns the ligature's two characters around with the right-to-left run (alef, lam).
+    path = arabic_pdf(tmp_path / "a.pdf", ["DEBC A BA", "ABC"])
+
+    chosen = convert(path, options=PDFIUM)
+
+    assert chosen.markdown == convert(path).markdown == "ملا م كلاعب\n\nكلام"
+
+
+@pytest.mark.parametrize(
+    ("given", "logical"),
+    [
+        ("\u0627\u0644", "\u0644\u0627"),  # alef joins no letter after it: lam-alef backwards
+        ("\u0623\u0644", "\u0644\u0623"),  # alef with hamza above
+        ("\u064d\u0644", "\u0644\u064d"),  # a mark before its letter
+        ("\u0644\u0627", "\u0644\u0627"),  # lam-alef in order stays
+        ("\u0627\u064b", "\u0627\u064b"),  # alef and its mark stay
+        ("\u0634\u064e", "\u0634\u064e"),  # a letter and its mark stay
+        ("\u0644\u0645", "\u0644\u0645"),  # lam-meem: either order joins, left as given
+        ("ff", "ff"),
+    ],
+)
+def test_a_right_to_left_glyphs_characters_are_put_in_logical_order(given: str, logical: str) -> None:
+    char = LTChar.__new__(LTChar)
+    char._text = given
+    info = _TextObject("TestArabic", 12.0, "", 0, True, 3.0)
+
+    _logical_ligatures([(char, info)])
+
+    assert char._text == logical
+
+
+def test_characters_beyond_the_basic_plane_are_read_whole(tmp_path: Path) -> None:
+    # PDFium's text page holds U+1D45D (mathematical italic p) as two characters, its UTF-16
+    # halves; on such a page a hyphen that ends a line must still join the word it cuts.
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Math def "
+        b"1 begincodespacerange <00> <FF> endcodespacerange "
+        b"2 beginbfchar <70> <D835DC5D> <6E> <D835DC5B> endbfchar "
+        b"endcmap CMapName currentdict /CMap defineresource pop end end"
+    )
+    pdf = pikepdf.new()
+    fonts = {
+        "/F1": pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type1,
+            BaseFont=pikepdf.Name.Helvetica,
+            Encoding=pikepdf.Name.WinAnsiEncoding,
+        ),
+        "/F2": pikepdf.Dictionary(
+            Type=pikepdf.Name.Font,
+            Subtype=pikepdf.Name.Type1,
+            BaseFont=pikepdf.Name("/Helvetica-Oblique"),
+            Encoding=pikepdf.Name.WinAnsiEncoding,
+            ToUnicode=pdf.make_stream(cmap),
+        ),
+    }
+    shown = (
+        b"BT /F1 11 Tf 72 700 Td (Let ) Tj /F2 11 Tf (p) Tj /F1 11 Tf ( be a prime, then every ) Tj "
+        b"/F2 11 Tf (n) Tj /F1 11 Tf ( is coun-) Tj ET BT /F1 11 Tf 72 686 Td (ted once.) Tj ET"
+    )
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary({k: pdf.make_indirect(v) for k, v in fonts.items()})),
+        Contents=pdf.make_stream(shown),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    path = tmp_path / "a.pdf"
+    pdf.save(path)
+
+    chosen = convert(path, options=PDFIUM)
+
+    expected = "Let *\U0001d45d* be a prime, then every *\U0001d45b* is counted once."
+    assert chosen.markdown == convert(path).markdown == expected
+
+
+@pytest.mark.parametrize("helper", [True, False], ids=["helper", "calls"])
+def test_a_glyph_whose_code_maps_to_no_text_is_a_cid_as_pdfminer_writes_it(
+    tmp_path: Path, helper: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Type3 font draws a bullet at code 1, named by a glyph name nothing maps to Unicode:
+    # PDFium gives the code (U+0001) as the character, pdfminer "(cid:1)", a bullet.
+    if not helper:
+        monkeypatch.setattr(pdfium_source, "_HELPER", None)
+    pdf = pikepdf.new()
+    bullet = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type3,
+        FontBBox=[0, 0, 500, 500],
+        FontMatrix=[0.001, 0, 0, 0.001, 0, 0],
+        CharProcs=pikepdf.Dictionary(H17=pdf.make_stream(b"500 0 0 0 400 400 d1 50 50 300 300 re f")),
+        Encoding=pikepdf.Dictionary(Type=pikepdf.Name.Encoding, Differences=[1, pikepdf.Name("/H17")]),
+        FirstChar=1,
+        LastChar=1,
+        Widths=[500],
+        Resources=pikepdf.Dictionary(),
+    )
+    text = pikepdf.Dictionary(
+        Type=pikepdf.Name.Font,
+        Subtype=pikepdf.Name.Type1,
+        BaseFont=pikepdf.Name.Helvetica,
+        Encoding=pikepdf.Name.WinAnsiEncoding,
+    )
+    items = ["First point of the list", "Second point of the list", "Third point of the list"]
+    shown = [b"BT /F1 11 Tf 72 730 Td (The plan has three points:) Tj ET"] + [
+        b"BT /F2 11 Tf 72 %d Td <01> Tj /F1 11 Tf 14 0 Td (%s) Tj ET" % (700 - 16 * i, item.encode())
+        for i, item in enumerate(items)
+    ]
+    page = pikepdf.Dictionary(
+        Type=pikepdf.Name.Page,
+        MediaBox=[0, 0, 612, 792],
+        Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(F1=pdf.make_indirect(text), F2=pdf.make_indirect(bullet))),
+        Contents=pdf.make_stream(b"\n".join(shown)),
+    )
+    pdf.pages.append(pikepdf.Page(page))
+    path = tmp_path / "a.pdf"
+    pdf.save(path)
+
+    chosen = convert(path, options=PDFIUM)
+
+    expected = "The plan has three points:\n\n" + "\n".join(f"- {item}" for item in items)
+    assert chosen.markdown == convert(path).markdown == expected
+
+
+def glyph(text: str, x0: float, x1: float) -> LTChar:
+    char = LTChar.__new__(LTChar)
+    char._text = text
+    char.fontname, char.size = "TestArabic", 12.0
+    char.x0, char.x1, char.y0, char.y1 = x0, x1, 700.0, 712.0
+    return char
+
+
+def test_a_word_space_after_a_mark_is_measured_from_its_letters_end() -> None:
+    # Drawn left to right: meem, its fathatan drawn over it (PDFium's box of the mark starts
+    # at the letter's and ends inside it), then alef where meem's advance ends; a space,
+    # then the next word.
+    info = _TextObject("TestArabic", 12.0, "", 0, True, 3.0)
+    chars = [
+        glyph("\u0645", 100.0, 105.0),
+        glyph("\u064b", 100.0, 102.5),
+        glyph("\u0627", 105.4, 108.0),
+        glyph("\u062a", 112.0, 116.0),
+    ]
+
+    ((line, _),) = _group([(c, info) for c in chars])
+
+    assert "".join(g._text for g in line) == "\u0645\u064b\u0627 \u062a"
+
+
+def test_slanted_text_is_horizontal_text_of_its_drawn_size(tmp_path: Path) -> None:
+    # Chromium draws the italic of a font that has none by shearing it, here at 0.75 scale
+    # (the size drawn is 11 points): the line's glyphs are as tall as their neighbours'.
+    ops: list[Op] = [
+        Text(72, 720, "Notes on the plan", 16, "B"),
+        *lines(72, 690, ["The committee met on a Tuesday to review the plans that the", "staff had drawn, and agreed"]),
+        Raw(b"BT /FR 14.6667 Tf 0.75 0 0.1875 0.75 72 662 Tm (next week.) Tj ET"),
+        *lines(72, 634, ["A second paragraph says what the staff will do", "before the committee meets again."]),
+    ]
+    path = make_pdf(tmp_path / "a.pdf", [ops])
+    ((a, b),) = both_models(path)
+
+    chosen = convert(path, options=PDFIUM)
+
+    assert [(ln.text.strip(), ln.size) for ln in b.lines] == [(ln.text.strip(), ln.size) for ln in a.lines]
+    assert chosen.markdown == convert(path).markdown
+    assert "The committee met on a Tuesday to review the plans that the staff had drawn, and agreed next week." in (
+        chosen.markdown
+    )
 
 
 def test_a_rotated_page_has_the_pdfminer_sources_frame(tmp_path: Path) -> None:
