@@ -166,6 +166,41 @@ STYLES = {
     "h1 { column-span: all; font-size: 1.8em; text-align: center; } h2 { font-size: 1.3em; }\n"
     "h3 { font-size: 1.1em; } h4 { font-size: 1em; font-style: italic; }\n"
     "pre { white-space: pre-wrap; }\n",
+    # A report as a word processor sets it: a serif at 12 pt, bold headings a size apart and
+    # the last two at the body's size (bold italic, italic), paragraphs justified and indented,
+    # a running header and "Page N" in the margins.
+    "report": _BASE.replace("@page { size: A4; margin: 20mm 20mm; }", "") + "@page { size: A4; margin: 25mm 25mm;"
+    " @top-right { content: 'Service Notes'; font: 9pt 'Liberation Serif'; }"
+    " @bottom-center { content: 'Page ' counter(page); font: 9pt 'Liberation Serif'; } }\n"
+    "html { font-family: 'Liberation Serif', serif; font-size: 12pt; line-height: 1.25; text-align: justify; }\n"
+    "p { margin: 0 0 0.5em; text-indent: 1.2em; }\n"
+    "h1 { font-size: 1.5em; } h2 { font-size: 1.25em; } h3 { font-size: 1em; font-style: italic; }\n"
+    "h4 { font-size: 1em; font-weight: normal; font-style: italic; }\n",
+    # Side heads: the section headings in a margin column to the left of their text.
+    "sidehead": _BASE + "html { font-family: 'DejaVu Sans', sans-serif; font-size: 9.5pt; line-height: 1.45; }\n"
+    "body { padding-left: 30%; }\n"
+    "h1 { margin-left: -43%; font-size: 1.8em; }\n"
+    "h2 { float: left; clear: left; width: 38%; margin: 0 0 0 -43%; font-size: 1.15em; }\n"
+    "h3 { float: left; clear: left; width: 38%; margin: 0 0 0 -43%; font-size: 1em; color: #555; }\n"
+    "h4 { font-size: 1em; font-style: italic; }\n",
+    # Headings at the body's size told by an underline and weight; arrows for bullets.
+    "underlined": _BASE + "html { font-family: 'Liberation Sans', sans-serif; font-size: 10pt; line-height: 1.4; }\n"
+    "h1 { font-size: 1.4em; text-decoration: underline; }\n"
+    "h2 { font-size: 1em; text-decoration: underline; }\n"
+    "h3 { font-size: 1em; font-weight: normal; text-decoration: underline; }\n"
+    "h4 { font-size: 1em; font-weight: normal; font-style: italic; }\n"
+    "ul { list-style: none; } ul > li::before { content: '\\2192'; display: inline-block; width: 1.2em;"
+    " margin-left: -1.2em; }\n",
+    # Two columns under section headings set across both; tables across both too.
+    "spanning": _BASE + "html { font-family: 'DejaVu Serif', serif; font-size: 9.5pt; line-height: 1.4; }\n"
+    "body { column-count: 2; column-gap: 2.2em; }\n"
+    "h1, h2, table, pre { column-span: all; } h1 { font-size: 1.9em; } h2 { font-size: 1.4em; }\n"
+    "h3 { font-size: 1.1em; } h4 { font-size: 1em; font-style: italic; }\n",
+    # Dense: a small sans serif, tight leading, paragraphs parted by nothing but their short
+    # last lines; headings bold at a point above the body.
+    "dense": _BASE + "html { font-family: 'Liberation Sans', sans-serif; font-size: 8pt; line-height: 1.15; }\n"
+    "p { margin: 0; } h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin: 0.8em 0 0.2em; }\n"
+    "h3 { font-size: 1.1em; margin: 0.6em 0 0.2em; } h4 { font-size: 1em; font-style: italic; margin: 0.5em 0 0.1em; }\n",
     # Headings set off by colour: white on a band, a rule under the second level.
     "banded": _BASE + "html { font-family: 'DejaVu Serif', serif; font-size: 10pt; line-height: 1.45; }\n"
     "h1 { font-size: 1.7em; background: #1f3a5f; color: #fff; padding: 0.3em 0.5em; }\n"

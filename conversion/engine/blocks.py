@@ -19,6 +19,7 @@ from .lists import (
     opens_at_right,
     opens_with_bullet,
     strip_marker,
+    symbol_runs,
     tab_numbered,
 )
 from .order import Item
@@ -88,6 +89,7 @@ def build_blocks(
         seg_right = max((ln.x1 for ln in seg_lines), default=0.0)
         seg_left = min((ln.x0 for ln in seg_lines), default=0.0)
         lettered = lettered_runs(seg_lines)
+        symbols = symbol_runs(seg_lines)
         cur = _carry_over(blocks, segment, body, p)
         start = len(blocks)
         items = segment
@@ -115,7 +117,11 @@ def build_blocks(
             # numbering, whatever its weight or size.
             not_heading = outline_complete and not titled and not line.heading
             marker = (
-                None if is_code else list_marker(line, body, not_heading=not_heading, lettered=id(line) in lettered)
+                None
+                if is_code
+                else list_marker(
+                    line, body, not_heading=not_heading, lettered=id(line) in lettered, symbol_run=id(line) in symbols
+                )
             )
             if marker is not None and (
                 line.heading
@@ -465,9 +471,11 @@ def _at_item_leading(cur: Block, gap: float, size: float, p: BlockParams) -> boo
 
 def text_rows(lines: list[Line]) -> int:
     """How many rows of text `lines` (in reading order) stand in: layout cuts a line where
-    a space it draws is stretched wider than two letters (a justified line), and the pieces,
-    each but the last ending in that space, share a row."""
-    return len(lines) - sum(1 for a, b in pairwise(lines) if a.text.endswith(" ") and b.cy <= a.bottom and b.x0 >= a.x1)
+    a space it draws is stretched wider than two letters (pdfminer's `char_margin`, in a
+    justified line), and the pieces, each but the last ending in that space, share a row."""
+    return len(lines) - sum(
+        1 for a, b in pairwise(lines) if a.text.endswith(" ") and a.top <= b.cy <= a.bottom and b.x0 >= a.x1
+    )
 
 
 def classify_headings(

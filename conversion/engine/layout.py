@@ -932,13 +932,11 @@ def _glyph_line(
         # Spaces drawn where the pen does not move (a browser's soft hyphen where it does not
         # break the line): no word space. (Right-to-left scripts are not hyphenated so, and
         # their shaped glyphs' boxes tell their advances least.)
-        dropped = set(collapsed)
-        objs = [obj for index, obj in enumerate(objs) if index not in dropped]
-        return _glyph_line(objs, bbox, vertical, page_top, hidden, split=split)
+        return _glyph_line_without(objs, set(collapsed), bbox, vertical, page_top, hidden, split)
     if inferred and drawn and not vertical:
-        unspaced = _without_letter_spacing(objs)
-        if unspaced is not None:
-            return _glyph_line(unspaced, bbox, vertical, page_top, hidden, split=split)
+        letter_spacing = _letter_spacing(objs)
+        if letter_spacing:
+            return _glyph_line_without(objs, letter_spacing, bbox, vertical, page_top, hidden, split)
     weighed = text_sizes or sizes
     if weighed.count(weighed[0]) == len(weighed):
         size = round(weighed[0] * 2) / 2  # (most lines: one size)
@@ -993,12 +991,31 @@ _SPACE_ADVANCE_SHARE = 0.1
 # capitals) shows a gap between every two letters, and its words are parted by the spaces
 # it draws.
 _LETTER_SPACING_SHARE = 0.5
+# ... and no wider than this many times the line's most common inferred gap (its letter
+# spacing).
+_LETTER_SPACING_SPREAD = 1.5
 
 
-def _without_letter_spacing(objs: list[Any]) -> list[Any] | None:
-    """`objs` without the word spaces layout inferred inside the words of a letter-spaced
-    line (see `_LETTER_SPACING_SHARE`), or None where it is not one. Only a line whose text
-    draws its word spaces tells them apart."""
+def _glyph_line_without(
+    objs: list[Any],
+    dropped: set[int],
+    bbox: tuple[float, float, float, float],
+    vertical: bool,
+    page_top: float,
+    hidden: dict[int, str],
+    split: bool,
+) -> tuple[Line | None, list[int], int]:
+    """`_glyph_line` of `objs` but those at the indexes `dropped`; the indexes where it
+    should be split are indexes of `objs`, as the caller cuts it."""
+    kept = [index for index in range(len(objs)) if index not in dropped]
+    built, splits, visible = _glyph_line([objs[index] for index in kept], bbox, vertical, page_top, hidden, split=split)
+    return built, [kept[index] for index in splits], visible
+
+
+def _letter_spacing(objs: list[Any]) -> set[int]:
+    """The indexes of the word spaces layout inferred inside the words of a letter-spaced
+    line of `objs` (see `_LETTER_SPACING_SHARE`): none where it is not one. Only a line whose
+    text draws its word spaces tells them apart."""
     drawn_gaps: list[float] = []
     inferred: list[tuple[int, float]] = []
     joined = 0  # glyphs that follow the last one with nothing between them
@@ -1023,12 +1040,14 @@ def _without_letter_spacing(objs: list[Any]) -> list[Any] | None:
         elif text == " " and previous is not None:
             between, between_at = True, index
     if not drawn_gaps or len(inferred) <= joined:
-        return None
+        return set()
     narrowest = min(drawn_gaps)
-    letter_spacing = {index for index, gap in inferred if 0 <= gap < _LETTER_SPACING_SHARE * narrowest}
-    if not letter_spacing:
-        return None
-    return [obj for index, obj in enumerate(objs) if index not in letter_spacing]
+    # Letter spacing is one width all along the line (the text state's character spacing):
+    # the gaps about as wide as most, not those as wide as words set apart by position (a
+    # line whose only drawn space is a label's before a tab stop).
+    spacing = sorted(gap for _, gap in inferred)[len(inferred) // 2]
+    widest = min(_LETTER_SPACING_SHARE * narrowest, _LETTER_SPACING_SPREAD * spacing)
+    return {index for index, gap in inferred if 0 <= gap < widest}
 
 
 def chars_at_least(texts: Iterable[str], count: int, kind: Callable[[str], bool] = str.isalpha) -> bool:

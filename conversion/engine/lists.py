@@ -88,18 +88,52 @@ def lettered_runs(lines: Sequence[Line]) -> set[int]:
     return out
 
 
+def symbol_runs(lines: Sequence[Line]) -> set[int]:
+    """The id()s of `lines` (in reading order) opened by a glyph `bullet_glyph` accepts and a
+    space, that stand in a run of lines opened by the same glyph at one indent, their text
+    after it at one indent too, with nothing between two of them at the glyph's indent or
+    left of it: the items of a list whose bullet a page sets one space from its text (a
+    browser's bullet drawn by a style sheet, "→" or "▸"), not a symbol typed before a word.
+    Their wrapped lines stand under the text, right of the glyph."""
+    opened = [
+        (k, ln, m.group(1))
+        for k, ln in enumerate(lines)
+        if (m := _ONE_GLYPH.match(ln.text)) and bullet_glyph(m.group(1))
+    ]
+    out: set[int] = set()
+    for n, (k, ln, glyph) in enumerate(opened):
+        reach = _LABEL_ALIGN_EM * ln.size
+        for j, nxt, other in opened[n + 1 :]:
+            if abs(nxt.x0 - ln.x0) <= reach:
+                if (
+                    other == glyph
+                    and abs(_text_start(nxt) - _text_start(ln)) <= reach
+                    and all(b.x0 > ln.x0 + reach for b in lines[k + 1 : j])
+                ):
+                    out |= {id(ln), id(nxt)}
+                break
+    return out
+
+
+def _text_start(line: Line) -> float:
+    """Where the text after a line's opening glyph starts (its second visible glyph)."""
+    starts = [line.glyph_x[2 * k] for k, g in enumerate(line.glyph_text) if not g.isspace()]
+    return starts[1] if len(starts) > 1 else line.x1
+
+
 def list_marker(
-    line: Line, body: float, *, not_heading: bool = False, lettered: bool = False
+    line: Line, body: float, *, not_heading: bool = False, lettered: bool = False, symbol_run: bool = False
 ) -> tuple[str, str] | None:
     """(markdown marker, text after the source marker) for a list item line. `not_heading`:
     the document says which lines are headings (a word processor's outline) and this is
     none, so a number a tab stop sets apart from its text opens an item at any weight or size.
-    `lettered`: the line stands in a run of capital letter labels (`lettered_runs`)."""
+    `lettered`: the line stands in a run of capital letter labels (`lettered_runs`);
+    `symbol_run`: in a run of lines opened by one symbol (`symbol_runs`)."""
     text = line.text
     if (
         line.style & BOLD
         and len(text) < 80
-        and not (_CHECKBOX.match(text) or _BULLET.match(text) or glyph_bullet(line) is not None)
+        and not (_CHECKBOX.match(text) or _BULLET.match(text) or glyph_bullet(line) is not None or symbol_run)
         and not (not_heading and tab_numbered(line))
     ):
         # A short bold line opened by a number or a label is a numbered heading; one opened by
@@ -120,6 +154,8 @@ def list_marker(
             return ("- [ ]" if box.group(1) in _UNCHECKED else "- [x]"), box.group(2)
         return "-", m.group(2)
     rest = glyph_bullet(line)
+    if rest is None and symbol_run and (m := _ONE_GLYPH.match(text)):
+        rest = m.group(2)
     if rest is not None:
         return "-", rest
     if line.size > body * 1.12 and not (not_heading and tab_numbered(line)):

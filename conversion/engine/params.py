@@ -179,10 +179,10 @@ class TableParams:
     # pt: a horizontal and a vertical ruling this close to meeting are joined in one grid
     # (rulings drawn as rectangles stop short of each other by their width).
     grid_join_pt: float = 2.0
-    # pt: a vertical ruling that runs on further than this both above a grid's highest
-    # horizontal ruling and below its lowest (three lines of text) is a rule between columns
-    # of text or the side of a frame, not an edge of the grid: it counts only over the
-    # horizontal rulings' span.
+    # pt: a vertical ruling that comes down from further than this (three lines of text)
+    # above a grid's highest horizontal ruling is a rule between columns of text or the side
+    # of a frame, not an edge of the grid: it counts only over the grid's rows
+    # (`tables._within_rows`).
     grid_overrun_pt: float = 36.0
     # pt: vertical rulings this close across are one column edge (a double rule, a cell's
     # border drawn twice) ...

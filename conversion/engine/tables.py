@@ -523,18 +523,14 @@ def find_ruled_tables(
 def _within_rows(
     vs: list[tuple[float, float, float]], hs: list[tuple[float, float, float]], overrun: float
 ) -> list[tuple[float, float, float]]:
-    """Vertical rulings `vs` of a grid, those that run on more than `overrun` past its rows
-    cut to them: a rule between columns of text that a table in one of them touches, the
-    side of a frame around it. The grid's rows reach from its highest horizontal ruling (of
-    `hs`) to its lowest, and as far as those of its vertical rulings that stop there reach
-    (the last rows of a table ruled only under its header); where none stops there, a
-    ruling overrunning both ways is cut."""
+    """Vertical rulings `vs` of a grid, those that come down from further than `overrun` above
+    its highest horizontal ruling (of `hs`) cut to its rows, from that ruling to its lowest:
+    a table begins at its top rule, so a ruling that runs down through it from above is a
+    rule between columns of text that the table touches, or the side of a frame around it.
+    One that starts at the table and runs on below its lowest ruling may rule rows the table
+    draws no rule under (a table ruled only around its header), and is kept."""
     high, low = min(h[0] for h in hs), max(h[0] for h in hs)
-    stopping = [(t, b) for _, t, b in vs if t >= high - overrun and b <= low + overrun]
-    if stopping:
-        high, low = min(high, *(t for t, _ in stopping)), max(low, *(b for _, b in stopping))
-        return [(x, high, low) if t < high - overrun or b > low + overrun else (x, t, b) for x, t, b in vs]
-    return [(x, high, low) if t < high - overrun and b > low + overrun else (x, t, b) for x, t, b in vs]
+    return [(x, high, low) if t < high - overrun else (x, t, b) for x, t, b in vs]
 
 
 def group_rows(lines: list[Line]) -> list[list[Line]]:

@@ -793,3 +793,24 @@ def test_lettered_headings_with_their_paragraphs_between_them_are_no_list(tmp_pa
     out = md(make_pdf(tmp_path / "a.pdf", [ops]))
     assert "- " not in out
     assert "line 1 of it. The text of the section on data collection runs on, line 2 of it." in out
+
+
+def test_lines_opened_by_one_symbol_at_one_indent_are_items_though_a_space_parts_it_from_the_text(
+    tmp_path: Path,
+) -> None:
+    # A style sheet's bullet ("li::before { content: '\2192' }") stands one space from its
+    # text; a run of lines opened by it at one indent, their wrapped lines under their text,
+    # is a list. One such line alone is a symbol typed before a word (see the test above).
+    ops: list[Op] = [Text(72, 720, "The steps of a conversion are these:")]
+    ops += [Runs(72, 700, (("S", "a"), ("R", " The page is read and its lines are found, then")))]
+    ops += [Text(84, 686, "their words are put in order.")]
+    ops += [Runs(72, 672, (("S", "a"), ("R", " The blocks are made of the lines.")))]
+    ops += [Runs(72, 658, (("S", "a"), ("R", " The Markdown is written.")))]
+    ops += [Text(72, 630, "After the list a paragraph of the body text follows, as it does.")]
+    assert md(make_pdf(tmp_path / "a.pdf", [ops])) == (
+        "The steps of a conversion are these:\n\n"
+        "- The page is read and its lines are found, then their words are put in order.\n"
+        "- The blocks are made of the lines.\n"
+        "- The Markdown is written.\n\n"
+        "After the list a paragraph of the body text follows, as it does."
+    )

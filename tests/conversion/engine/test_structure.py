@@ -933,3 +933,31 @@ def test_heading_of_two_rows_whose_justified_words_layout_cut_apart_is_one_headi
     ]
     out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
     assert "# Reference Behaviour Keyword Object Interpreter\n" in out
+
+
+def test_line_whose_spaces_take_no_room_keeps_its_words_where_it_is_cut_in_parts(tmp_path: Path) -> None:
+    # The line is cut where its visible text meets text drawn invisibly on its baseline; the
+    # cut is made in the line as drawn, before its spaces of no advance are left out.
+    ops: list[Op] = [
+        Raw(b"BT /FR 10 Tf 72 700 Td [(A con) ( ) 278 (fig) ( ) 278 (u) ( ) 278 (ra) ( ) 278 (tion file.)] TJ ET"),
+        Raw(b"BT 3 Tr /FR 10 Tf 150 700 Td (hidden words here) Tj 0 Tr ET"),
+        *lines(72, 680, ["A paragraph of body text under it, long enough to be the prose", "of the page."], size=10),
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "A configuration file." in out
+
+
+def test_words_set_apart_by_position_after_a_label_and_tab_are_no_letter_spacing(tmp_path: Path) -> None:
+    # The line draws one space, the label's before a tab stop; its letters stand 1.7 pt
+    # apart and its words 5 pt: only the narrower gaps, one width along the line, are
+    # letter spacing.
+    shown = b"[(4.2 ) -900 (S) -170 (U) -170 (M) -170 (M) -170 (A) -170 (R) -170 (Y) -500 (O) -170 (F) -500 (R)"
+    shown += b" -170 (E) -170 (S) -170 (U) -170 (L) -170 (T) -170 (S)] TJ"
+    ops: list[Op] = [
+        Raw(b"BT /FB 12 Tf 72 700 Td " + shown + b" ET"),
+        *lines(
+            72, 650, ["A paragraph of body text under the heading, long enough to be", "prose of the page."], size=10
+        ),
+    ]
+    out = convert(make_pdf(tmp_path / "a.pdf", [ops])).markdown
+    assert "4.2 SUMMARY OF RESULTS" in out
