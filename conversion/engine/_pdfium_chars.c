@@ -354,8 +354,9 @@ int svcx_pdfium_lines(lines_args *a) {
             x1 = box[2];
             y1 = box[3];
         }
-        if (glyph >= 0 && object == glyph_object && x0 == px0 && y0 == py0) {
-            /* One glyph that stands for several characters (a ligature). */
+        if (glyph >= 0 && object == glyph_object && x0 == px0 && y0 == py0 && a->codes[a->glyph_starts[glyph]] != 0x20) {
+            /* One glyph that stands for several characters (a ligature); a space is no
+             * ligature's (a glyph drawn where a space of no advance is stands alone). */
             a->appended[i] = 1;
             a->glyph_chars[glyph]++;
             double *made = a->glyph_boxes + GLYPH_FIELDS * (size_t)glyph;

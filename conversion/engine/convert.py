@@ -114,9 +114,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # over it, and a word space after a mark is measured from its letter's end; 0.11.0: of 1.25.0
 # (a column holding columns searched for tables column by column; a ruling between columns no
 # edge of a table it touches; letter spacing no word space where the line draws its spaces; a
-# justified heading's pieces one row; a symbol opening a run of lines at one indent a bullet.
-# A space drawn where the pen does not move parts words still: PDFium gives it joined to the
-# next glyph).
+# justified heading's pieces one row; a symbol opening a run of lines at one indent a bullet;
+# a glyph drawn at the origin of a space of no advance is one of its own, not a ligature's, so
+# that space parts no words. Chromium's soft hyphens, which PDFium gives without their space,
+# still part words in this engine).
 PDFIUM_ENGINE_VERSION: str = "0.11.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

@@ -1471,8 +1471,10 @@ class _PageText:
                 y1 = top + dy
             else:
                 x0, y0, x1, y1 = _box(ctm, left, bottom, right, top)
-            if obj == glyph_obj and last is not None and x0 == px0 and y0 == py0:
-                # One glyph that stands for several characters (a ligature): pdfminer keeps it whole.
+            if obj == glyph_obj and last is not None and x0 == px0 and y0 == py0 and last._text[:1] != " ":
+                # One glyph that stands for several characters (a ligature): pdfminer keeps it
+                # whole. A space is no ligature's: the glyph drawn where a space of no advance
+                # is (a browser's soft hyphen) is a glyph of its own, as pdfminer reads it.
                 last._text += ch
                 if x1 > last.x1:
                     last.x1 = px1 = x1

@@ -505,3 +505,17 @@ def test_parses_under_way_at_once_enable_the_collector_when_the_last_ends(collec
     with pause.paused():
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_glyph_drawn_where_a_space_of_no_advance_is_stands_alone_as_pdfminer_reads_it(tmp_path: Path) -> None:
+    # A browser's soft hyphen where it does not break the line: a space glyph, and the next
+    # letter drawn at the space's own origin. PDFium's characters share that origin, as a
+    # ligature's do; the letter is a glyph of its own, and the space parts no words.
+    ops: list[Op] = [
+        Raw(b"BT /FR 10 Tf 72 700 Td [(A con) ( ) 278 (fig) ( ) 278 (u) ( ) 278 (ra) ( ) 278 (tion file.)] TJ ET"),
+        *lines(72, 680, ["A paragraph of body text under it, long enough to be the prose", "of the page."], size=10),
+    ]
+    path = make_pdf(tmp_path / "a.pdf", [ops])
+    ((a, b),) = both_models(path)
+    assert_same_lines(a, b)
+    assert convert(path, options=PDFIUM).markdown.startswith("A configuration file.")
