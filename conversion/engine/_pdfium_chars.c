@@ -49,6 +49,7 @@ typedef struct {
 #define CHAR_GENERATED 1 /* FPDFText_IsGenerated answered other than 0 */
 #define CHAR_OBJECT_INFO 2 /* `sizes[i]` and `matrices[i]` were read (a text object's run starts) */
 #define CHAR_MATRIX 4 /* FPDFText_GetMatrix answered (else matrices[i] is 0) */
+#define SPACE_ADVANCE_SHARE 0.1 /* layout.SPACE_ADVANCE_SHARE */
 #define CHAR_UNMAPPED 8 /* FPDFText_HasUnicodeMapError answered other than 0: the unicode is the code */
 
 /* What `states` holds of a text object, STATE_FIELDS per character (read where sizes are). */
@@ -432,12 +433,16 @@ int svcx_pdfium_lines(lines_args *a) {
             }
             if (lead >= 0 && a->space_xs[lead] >= px0 && py0 <= a->space_ys[lead] && a->space_ys[lead] <= py1 &&
                 w1 > 0) {
-                const double count = (x0 - px1) / w1 + 0.5;
-                if (!(count < MAX_COUNT && count > -MAX_COUNT))
-                    return -1;
-                dropped = (long)count;
-                if (dropped < 1)
-                    dropped = 1;
+                /* (not where the pen did not move over the space: the glyph within a tenth of an em of
+                 * the space's origin, layout.SPACE_ADVANCE_SHARE) */
+                if (a->rtl || !(x0 - a->space_xs[lead] < SPACE_ADVANCE_SHARE * size)) {
+                    const double count = (x0 - px1) / w1 + 0.5;
+                    if (!(count < MAX_COUNT && count > -MAX_COUNT))
+                        return -1;
+                    dropped = (long)count;
+                    if (dropped < 1)
+                        dropped = 1;
+                }
                 lead = -1;
             }
             const double h0 = py1 - py0;

@@ -116,8 +116,8 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # edge of a table it touches; letter spacing no word space where the line draws its spaces; a
 # justified heading's pieces one row; a symbol opening a run of lines at one indent a bullet;
 # a glyph drawn at the origin of a space of no advance is one of its own, not a ligature's, so
-# that space parts no words. Chromium's soft hyphens, which PDFium gives without their space,
-# still part words in this engine).
+# that space parts no words, nor a space object PDFium leaves out whose next glyph starts at its
+# origin: Chromium's soft hyphens).
 PDFIUM_ENGINE_VERSION: str = "0.11.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}

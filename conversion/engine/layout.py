@@ -857,7 +857,7 @@ def _glyph_line(
     after_space = False
     inferred = drawn = False  # whether layout inserted a word space, and the text drew one
     space = -1  # where the last space drawn since the last visible glyph is
-    collapsed: list[int] = []  # where spaces are drawn that do not advance (see _SPACE_ADVANCE_SHARE)
+    collapsed: list[int] = []  # where spaces are drawn that do not advance (see SPACE_ADVANCE_SHARE)
     max_gap = 0.0
     splits: list[int] = []
     reason = ""  # why the glyphs so far are hidden (one reason to a line: it splits where it changes)
@@ -891,7 +891,7 @@ def _glyph_line(
                         max_gap = gap
                     if space >= 0:
                         drawn_at = objs[space].x0
-                        if abs(obj.x0 - drawn_at) < _SPACE_ADVANCE_SHARE * (objs[space].x1 - drawn_at):
+                        if abs(obj.x0 - drawn_at) < SPACE_ADVANCE_SHARE * (objs[space].x1 - drawn_at):
                             collapsed.append(space)
                         space = -1
                     if split and not vertical and gap > min(size, seen_size) and far_sizes(size, seen_size):
@@ -981,7 +981,7 @@ def _glyph_line(
 # soft hyphen (U+00AD) where they do not break the line so, as a space glyph of no advance;
 # it parts no words. (Glyph boxes are the fonts' widths, not the advances a shaper gave: an
 # Arabic or italic glyph's box may reach over its neighbour's, a space's by a third.)
-_SPACE_ADVANCE_SHARE = 0.1
+SPACE_ADVANCE_SHARE = 0.1
 
 
 # A line whose letters mostly stand apart (layout inferred a word space between most two

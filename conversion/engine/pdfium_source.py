@@ -44,6 +44,7 @@ from .layout import (
     MARK_MAX_SIDE,
     MAX_LAYOUT_OBJECTS_PER_PAGE,
     MAX_SECONDS_PER_PAGE,
+    SPACE_ADVANCE_SHARE,
     PageAborted,
     PageModel,
     PageTooComplex,
@@ -1540,7 +1541,11 @@ class _PageText:
                         distance = other
                 dropped = _dropped_spaces(px1, py0, x0, y0, after_width) if obj == after_space else 0
                 if lead is not None and lead[1] >= px0 and py0 <= lead[2] <= py1 and w1 > 0:
-                    dropped = max(1, int((x0 - px1) / w1 + 0.5))
+                    if rtl or x0 - lead[1] >= SPACE_ADVANCE_SHARE * size:
+                        dropped = max(1, int((x0 - px1) / w1 + 0.5))
+                    # (else the pen did not move over the space, the glyph's box starting
+                    # within a tenth of an em of the space's origin: no word space, as the
+                    # glyph pass reads a space of no advance that pdfminer gives)
                     lead = None
                 if dropped or (
                     overlap >= 0

@@ -519,3 +519,17 @@ def test_a_glyph_drawn_where_a_space_of_no_advance_is_stands_alone_as_pdfminer_r
     ((a, b),) = both_models(path)
     assert_same_lines(a, b)
     assert convert(path, options=PDFIUM).markdown.startswith("A configuration file.")
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_words_a_browser_prints_with_soft_hyphens_are_read_whole_by_both_sources(engine: str) -> None:
+    # tests/data/printed/soft-hyphens.pdf: Chromium's print of soft-hyphens.html beside it. A
+    # soft hyphen where the line does not break is a space the pen does not move over (the
+    # pdfminer source gives it as a glyph, PDFium as a space object of its own before the
+    # next glyph); where the line breaks, a hyphen the paragraph joins again.
+    path = Path(__file__).resolve().parents[2] / "data" / "printed" / "soft-hyphens.pdf"
+    out = convert(path, options=ConvertOptions(engine=engine)).markdown
+    assert out == (
+        "The configuration of the service is read at start, and its documentation says how authentication"
+        " and serialization work with every implementation of the interoperability layer."
+    )
