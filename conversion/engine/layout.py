@@ -855,7 +855,7 @@ def _glyph_line(
     seen_x1 = 0.0  # end of the last visible glyph
     seen_size = 0.0
     after_space = False
-    inferred = drawn = False  # whether layout inserted a word space, and the text drew one
+    inferred = drawn = 0  # word spaces layout inserted, and spaces the text drew
     space = -1  # where the last space drawn since the last visible glyph is
     collapsed: list[int] = []  # where spaces are drawn that do not advance (see SPACE_ADVANCE_SHARE)
     max_gap = 0.0
@@ -901,7 +901,7 @@ def _glyph_line(
                 seen_size = size
             else:
                 after_space = visible > 0
-                drawn = True
+                drawn += 1
                 if visible:
                     space = index
             add_x(obj.x0)
@@ -914,7 +914,7 @@ def _glyph_line(
             # Inserted word spaces take the style of the text before them.
             style = cur_style if cur_style != -1 else 0
             after_space = visible > 0
-            inferred = True
+            inferred += 1
             add_x(last_x1)
             add_x(last_x1)
             add_text(text)
@@ -933,7 +933,9 @@ def _glyph_line(
         # break the line): no word space. (Right-to-left scripts are not hyphenated so, and
         # their shaped glyphs' boxes tell their advances least.)
         return _glyph_line_without(objs, set(collapsed), bbox, vertical, page_top, hidden, split)
-    if inferred and drawn and not vertical:
+    # (A letter-spaced line has more inferred spaces between its glyphs than glyphs joined:
+    # with fewer, `_letter_spacing` could find none.)
+    if inferred and drawn and 2 * inferred + drawn >= len(sizes) and not vertical:
         letter_spacing = _letter_spacing(objs)
         if letter_spacing:
             return _glyph_line_without(objs, letter_spacing, bbox, vertical, page_top, hidden, split)

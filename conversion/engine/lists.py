@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .layout import (
     BOLD,
@@ -77,15 +77,7 @@ def lettered_runs(lines: Sequence[Line]) -> set[int]:
     items wrap under their text, not initials, nor lettered headings with their sections'
     paragraphs between them."""
     labelled = [(k, ln, m.group(2)) for k, ln in enumerate(lines) if (m := _CAPITAL_LABEL.match(ln.text))]
-    out: set[int] = set()
-    for n, (k, ln, letter) in enumerate(labelled):
-        reach = _LABEL_ALIGN_EM * ln.size
-        for j, nxt, after in labelled[n + 1 :]:
-            if abs(nxt.x0 - ln.x0) <= reach:
-                if ord(after) == ord(letter) + 1 and all(b.x0 > ln.x0 + reach for b in lines[k + 1 : j]):
-                    out |= {id(ln), id(nxt)}
-                break
-    return out
+    return _label_runs(lines, labelled, lambda ln, letter, nxt, after, reach: ord(after) == ord(letter) + 1)
 
 
 def symbol_runs(lines: Sequence[Line]) -> set[int]:
@@ -100,16 +92,27 @@ def symbol_runs(lines: Sequence[Line]) -> set[int]:
         for k, ln in enumerate(lines)
         if (m := _ONE_GLYPH.match(ln.text)) and bullet_glyph(m.group(1))
     ]
+    return _label_runs(
+        lines,
+        opened,
+        lambda ln, glyph, nxt, other, reach: other == glyph and abs(_text_start(nxt) - _text_start(ln)) <= reach,
+    )
+
+
+def _label_runs(
+    lines: Sequence[Line],
+    labelled: list[tuple[int, Line, str]],
+    follows: Callable[[Line, str, Line, str, float], bool],
+) -> set[int]:
+    """The id()s of the `labelled` lines (index in `lines`, line, label) that the next
+    labelled line at their indent (within `_LABEL_ALIGN_EM`) `follows`, with nothing of
+    `lines` between the two at that indent or left of it, and of those next lines."""
     out: set[int] = set()
-    for n, (k, ln, glyph) in enumerate(opened):
+    for n, (k, ln, label) in enumerate(labelled):
         reach = _LABEL_ALIGN_EM * ln.size
-        for j, nxt, other in opened[n + 1 :]:
+        for j, nxt, after in labelled[n + 1 :]:
             if abs(nxt.x0 - ln.x0) <= reach:
-                if (
-                    other == glyph
-                    and abs(_text_start(nxt) - _text_start(ln)) <= reach
-                    and all(b.x0 > ln.x0 + reach for b in lines[k + 1 : j])
-                ):
+                if follows(ln, label, nxt, after, reach) and all(b.x0 > ln.x0 + reach for b in lines[k + 1 : j]):
                     out |= {id(ln), id(nxt)}
                 break
     return out
@@ -117,8 +120,9 @@ def symbol_runs(lines: Sequence[Line]) -> set[int]:
 
 def _text_start(line: Line) -> float:
     """Where the text after a line's opening glyph starts (its second visible glyph)."""
-    starts = [line.glyph_x[2 * k] for k, g in enumerate(line.glyph_text) if not g.isspace()]
-    return starts[1] if len(starts) > 1 else line.x1
+    visible = (line.glyph_x[2 * k] for k, g in enumerate(line.glyph_text) if not g.isspace())
+    next(visible, None)
+    return next(visible, line.x1)
 
 
 def list_marker(

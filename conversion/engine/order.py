@@ -6,6 +6,7 @@ import bisect
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from .elements import GLYPH_GARBAGE
 from .figures import Figure
@@ -33,7 +34,7 @@ _FOOTNOTE_MARK = re.compile(
 )
 
 
-def find_gutter(items: list[Item], page_width: float, document: float | None = None) -> float | None:
+def find_gutter(items: Sequence[Item], page_width: float, document: float | None = None) -> float | None:
     """x of a gutter between text columns in `items`, or None.
 
     A gutter is an interior strip crossed by few items, with enough lines on both sides

@@ -142,12 +142,12 @@ def tables_stage(work: PageWork) -> None:
     by_rows, lines = find_row_ruled_tables(page, lines, params.tables)
     found += by_rows
     gutter = (
-        find_gutter(list(lines), page.width, work.stats.document_gutter)
+        find_gutter(lines, page.width, work.stats.document_gutter)
         if len(lines) >= params.page.gutter_min_lines
         else None
     )
     unruled, lines = find_unruled_tables(
-        page, lines, work.stats.body_size, gutter, params.tables, lambda side: find_gutter(list[Item](side), page.width)
+        page, lines, work.stats.body_size, gutter, params.tables, lambda side: find_gutter(side, page.width)
     )
     found += unruled
     work.tables, work.lines = found, lines
