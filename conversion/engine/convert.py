@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.25.0"
+ENGINE_VERSION: str = "1.26.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -117,8 +117,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # justified heading's pieces one row; a symbol opening a run of lines at one indent a bullet;
 # a glyph drawn at the origin of a space of no advance is one of its own, not a ligature's, so
 # that space parts no words, nor a space object PDFium leaves out whose next glyph starts at its
-# origin: Chromium's soft hyphens).
-PDFIUM_ENGINE_VERSION: str = "0.11.0"
+# origin: Chromium's soft hyphens); 0.12.0: of 1.26.0 (a space of no advance between two Arabic
+# letters is a zero-width non-joiner, U+200C, in both sources: a space object PDFium leaves out
+# at the next glyph's origin is one as pdfminer sees it).
+PDFIUM_ENGINE_VERSION: str = "0.12.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -7,6 +7,7 @@ are turned top-down (y grows downwards) so that reading order sorts naturally.
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 import unicodedata
@@ -37,7 +38,7 @@ from pdfminer.pdftypes import PDFStream, resolve1
 from pdfminer.psparser import PSLiteral
 from pdfminer.utils import Matrix, mult_matrix
 
-from .bidi import reorder, strong_direction
+from .bidi import bidi_class, reorder, strong_direction
 from .limits import LIMITS, PageAborted, decode_budget
 from .occlusion import CoveringInterpreter, Covers, PaintState
 from .tracking import untrack
@@ -928,11 +929,12 @@ def _glyph_line(
         spans.append(("".join(glyph_text[span_start:]), cur_style))
     if not visible:
         return None, [], 0
-    if collapsed and not vertical and not _RTL_CHAR.search("".join(glyph_text)):
-        # Spaces drawn where the pen does not move (a browser's soft hyphen where it does not
-        # break the line): no word space. (Right-to-left scripts are not hyphenated so, and
-        # their shaped glyphs' boxes tell their advances least.)
-        return _glyph_line_without(objs, set(collapsed), bbox, vertical, page_top, hidden, split)
+    if collapsed and not vertical:
+        # Spaces drawn where the pen does not move: a shaper's default-ignorable character
+        # (a soft hyphen where the line does not break, a zero-width non-joiner), no word
+        # space. Between two letters of a joining script it keeps them apart: the non-joiner.
+        joiners = {i for i in collapsed if _between_joining_letters(objs, i)}
+        return _glyph_line_without(objs, set(collapsed) - joiners, bbox, vertical, page_top, hidden, split, joiners)
     # (A letter-spaced line has more inferred spaces between its glyphs than glyphs joined:
     # with fewer, `_letter_spacing` could find none.)
     if inferred and drawn and 2 * inferred + drawn >= len(sizes) and not vertical:
@@ -1006,12 +1008,41 @@ def _glyph_line_without(
     page_top: float,
     hidden: dict[int, str],
     split: bool,
+    joiners: Collection[int] = (),
 ) -> tuple[Line | None, list[int], int]:
-    """`_glyph_line` of `objs` but those at the indexes `dropped`; the indexes where it
-    should be split are indexes of `objs`, as the caller cuts it."""
+    """`_glyph_line` of `objs` but those at the indexes `dropped`, and the spaces at the
+    indexes `joiners` read as zero-width non-joiners (U+200C, of no width); the indexes where
+    it should be split are indexes of `objs`, as the caller cuts it."""
     kept = [index for index in range(len(objs)) if index not in dropped]
-    built, splits, visible = _glyph_line([objs[index] for index in kept], bbox, vertical, page_top, hidden, split=split)
+    glyphs = [objs[index] for index in kept]
+    for k, index in enumerate(kept):
+        if index in joiners:
+            joiner = copy.copy(objs[index])
+            joiner._text, joiner.x1 = ZWNJ, joiner.x0
+            glyphs[k] = joiner
+            if id(objs[index]) in hidden:
+                hidden = {**hidden, id(joiner): hidden[id(objs[index])]}
+    built, splits, visible = _glyph_line(glyphs, bbox, vertical, page_top, hidden, split=split)
     return built, [kept[index] for index in splits], visible
+
+
+ZWNJ = "\u200c"
+
+
+def _between_joining_letters(objs: list[Any], index: int) -> bool:
+    """Whether the glyph at `index` stands between two letters of a joining script (Arabic's
+    letters and their presentation forms: bidirectional class AL), the glyphs next to it on
+    either side."""
+    before = next((o for o in reversed(objs[:index]) if type(o) is LTChar and not o._text.isspace()), None)
+    after = next((o for o in objs[index + 1 :] if type(o) is LTChar and not o._text.isspace()), None)
+    return (
+        before is not None
+        and after is not None
+        and bidi_class(before._text) == "AL"
+        and bidi_class(after._text) == "AL"
+        and before._text[-1:].isalpha()
+        and after._text[:1].isalpha()
+    )
 
 
 def _letter_spacing(objs: list[Any]) -> set[int]:

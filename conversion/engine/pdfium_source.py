@@ -87,6 +87,9 @@ ADVANCE_TOLERANCE = 0.05
 _MAX_SLANT = 0.5
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
+# The width (ems of the font size) given to a space object's glyph that takes no room: a
+# font's word space is about a quarter of an em.
+_NOMINAL_SPACE_EM = 0.25
 # Points within which a glyph's loose box is taken for the font's (starting at the origin, as
 # tall as its text object's first glyph's): PDFium computes it in single precision.
 _LOOSE_TOLERANCE = 1e-3
@@ -1838,12 +1841,19 @@ def _space_glyphs(
     order, x, y = space
     char, info = after
     width = char.x1 - char.x0
-    if not (char.y0 <= y <= char.y1) or char.x0 <= x or width <= 0:
+    if not (char.y0 <= y <= char.y1) or width <= 0:
+        return []  # not on the glyph's line
+    spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
+    spaced.order = order
+    if abs(char.x0 - x) < SPACE_ADVANCE_SHARE * char.size:
+        # A space the pen does not move over (a shaper's default-ignorable character: a soft
+        # hyphen, a zero-width non-joiner): its glyph as pdfminer sees it, a nominal space
+        # wide, which the glyph pass reads as no word space (`layout.SPACE_ADVANCE_SHARE`).
+        return [(c, spaced) for c in _space_run(x, x + _NOMINAL_SPACE_EM * char.size, char.y0, char.y1, char, 1)]
+    if char.x0 <= x:
         return []  # not before a glyph of its line
     stop = end if end is not None and x < end <= char.x0 else char.x0
     count = max(1, min(_MAX_SPACE_RUN, int((stop - x) / width + 0.5)))
-    spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
-    spaced.order = order
     return [(c, spaced) for c in _space_run(x, stop, char.y0, char.y1, char, count)]
 
 

@@ -45,6 +45,13 @@ from .pdfs import (
 from .test_order import visual
 
 PDFIUM = ConvertOptions(engine=PDFIUM_ENGINE_ID)
+# Pages Chromium printed (tests/data/printed, its README).
+PRINTED = Path(__file__).resolve().parents[2] / "data" / "printed"
+
+
+def printed(name: str, engine: str) -> str:
+    """The Markdown of the printed page `name` by the engine `engine`."""
+    return convert(PRINTED / name, options=ConvertOptions(engine=engine)).markdown
 
 
 def both_models(path: Path) -> list[tuple[PageModel, PageModel]]:
@@ -527,9 +534,23 @@ def test_words_a_browser_prints_with_soft_hyphens_are_read_whole_by_both_sources
     # soft hyphen where the line does not break is a space the pen does not move over (the
     # pdfminer source gives it as a glyph, PDFium as a space object of its own before the
     # next glyph); where the line breaks, a hyphen the paragraph joins again.
-    path = Path(__file__).resolve().parents[2] / "data" / "printed" / "soft-hyphens.pdf"
-    out = convert(path, options=ConvertOptions(engine=engine)).markdown
-    assert out == (
+    assert printed("soft-hyphens.pdf", engine) == (
         "The configuration of the service is read at start, and its documentation says how authentication"
         " and serialization work with every implementation of the interoperability layer."
+    )
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_a_browsers_zero_width_non_joiners_in_persian_words_are_read_as_such_by_both_sources(engine: str) -> None:
+    # tests/data/printed/persian-zwnj.pdf: Chromium's print of persian-zwnj.html beside it.
+    # HarfBuzz shapes a zero-width non-joiner (U+200C, in nearly every Persian sentence:
+    # "می‌شود", "کامپوننت‌ها") as the font's space glyph with no advance, which the PDF maps
+    # to a space: the pdfminer source sees a space the pen does not move over, PDFium a space
+    # object of its own at the next glyph's origin. Between two Arabic letters it is the
+    # non-joiner, neither a word space ("می شود") nor nothing ("میشود").
+    assert printed("persian-zwnj.pdf", engine) == (
+        "## نگه\u200cداشتن و بازنشانی وضعیت\n\n"
+        "وقتی برنامه\u200cی شما بزرگ\u200cتر می\u200cشود، بهتر است درباره\u200cی این\u200cکه داده\u200cها چگونه"
+        " میان کامپوننت\u200cها جریان می\u200cیابند دقیق\u200cتر فکر کنید. به\u200cطور پیش\u200cفرض، React"
+        " بخش\u200cهایی از درخت را که هم\u200cخوانی دارند نگه می\u200cدارد."
     )
