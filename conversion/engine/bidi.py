@@ -7,8 +7,9 @@ punctuation, brackets) settled by their neighbours, mirrored brackets put back.
 
 Here: the character classes from `unicodedata.bidirectional`, the weak-type rules W1-W7,
 the neutral rules N1-N2, the implicit levels I1-I2, trailing whitespace L1, reordering L2
-and mirroring L4, for one paragraph level and no explicit embeddings (PDF text carries no
-embedding controls: they are treated as neutrals). Applied to a line in visual order with
+and mirroring L4 (where it sets the line's brackets right: `_mirrored`), for one paragraph
+level and no explicit embeddings (PDF text carries no embedding controls: they are treated
+as neutrals). Applied to a line in visual order with
 the paragraph direction it was laid out in, reordering gives back its logical order: the
 algorithm is its own inverse for the runs of such a line (strong runs, numbers inside
 right-to-left text, neutrals between runs of one direction).
@@ -29,6 +30,8 @@ _NEUTRAL = frozenset({"B", "S", "WS", "ON", "LRE", "RLE", "LRO", "RLO", "PDF", "
 _MIRROR_PAIRS = "()[]{}<>«»‹›⁅⁆⁽⁾₍₎≤≥⟨⟩⟪⟫⦃⦄「」『』"
 _MIRROR = {a: b for a, b in zip(_MIRROR_PAIRS[0::2], _MIRROR_PAIRS[1::2], strict=True)}
 _MIRROR.update({b: a for a, b in _MIRROR.items()})
+# The opening character of each closing one ("≤" and "≥" open and close nothing).
+_OPENER_OF = {b: a for a, b in zip(_MIRROR_PAIRS[0::2], _MIRROR_PAIRS[1::2], strict=True) if a != "≤"}
 
 
 def bidi_class(glyph: str) -> str:
@@ -189,13 +192,15 @@ def reorder(glyphs: Sequence[str], rtl: bool, isolated: Sequence[bool] | None = 
         i = j
     order = _order([k or bidi_class(u[0]) for u, k in zip(units, kinds, strict=True)], rtl, isolates=kinds)
     out: list[str] = []
+    mirrored: list[int] = []
     for k, lvl in order:
         if kinds[k]:
             out += units[k]
         else:
-            g = units[k][0]
-            out.append("".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g)
-    return out
+            if lvl % 2 and any(ch in _MIRROR for ch in units[k][0]):
+                mirrored.append(len(out))
+            out.append(units[k][0])
+    return _mirrored(out, mirrored)
 
 
 def unit_order(classes: Sequence[str], rtl: bool) -> list[tuple[int, int]]:
@@ -207,10 +212,74 @@ def unit_order(classes: Sequence[str], rtl: bool) -> list[tuple[int, int]]:
 
 def _reorder(glyphs: Sequence[str], rtl: bool) -> list[str]:
     out: list[str] = []
+    mirrored: list[int] = []
     for k, lvl in _order([bidi_class(g) for g in glyphs], rtl):
         g = glyphs[k]
-        out.append("".join(_MIRROR.get(ch, ch) for ch in g) if lvl % 2 else g)
-    return out
+        if lvl % 2 and any(ch in _MIRROR for ch in g):
+            mirrored.append(len(out))
+        out.append(g)
+    return _mirrored(out, mirrored)
+
+
+def _mirrored(glyphs: list[str], at: list[int]) -> list[str]:
+    """`glyphs` (in logical order) with the brackets of those at the indexes `at` (glyphs
+    at a right-to-left level) mirrored (L4) where that sets them right.
+
+    A PDF gives a mirrored glyph's text either as the glyph looks (the character whose
+    glyph it is: a word processor maps ")" to the glyph that a right-to-left "(" shows) or
+    as the text it stands for (Chromium maps each glyph to the characters it was shaped
+    from); PDFium mirrors some of a right-to-left run's brackets itself. Which, the text
+    tells: in logical order an opening bracket or quotation mark comes before its closing
+    one and clings to the word after it ("«دکمه"), a closing one to the word before it
+    ("کن»"). So all of them are mirrored, or none where that leaves fewer of them wrong
+    (`_misplaced`), and then each one that stands wrong still is mirrored where that sets
+    fewer wrong. A line that does not tell (one bracket of a pair broken over two lines)
+    keeps L4."""
+    if not at:
+        return glyphs
+    best = list(glyphs)
+    for i in at:
+        best[i] = "".join(_MIRROR.get(ch, ch) for ch in glyphs[i])
+    wrong = _misplaced("".join(best))
+    if wrong:
+        as_given = _misplaced("".join(glyphs))
+        if as_given < wrong:
+            best, wrong = list(glyphs), as_given
+    for i in at:
+        if not wrong:
+            break
+        flipped = list(best)
+        flipped[i] = "".join(_MIRROR.get(ch, ch) for ch in best[i])
+        now = _misplaced("".join(flipped))
+        if now < wrong:
+            best, wrong = flipped, now
+    return best
+
+
+def _misplaced(text: str) -> int:
+    """How many brackets and quotation marks of `text` stand wrong: closing ones with no
+    opening one before them, opening ones left open, and those that cling to the wrong side
+    (an opening one after text and before a space or the end, a closing one after a space or
+    the start and before text)."""
+    stack: list[str] = []
+    wrong = 0
+    last = len(text) - 1
+    for i, ch in enumerate(text):
+        opener = _OPENER_OF.get(ch)
+        before = text[i - 1] if i > 0 else " "
+        after = text[i + 1] if i < last else " "
+        if opener is not None:
+            if stack and stack[-1] == opener:
+                stack.pop()
+            else:
+                wrong += 1
+            if before.isspace() and not after.isspace():
+                wrong += 1
+        elif ch in _MIRROR and ch not in "≤≥":
+            stack.append(ch)
+            if after.isspace() and not before.isspace():
+                wrong += 1
+    return wrong + len(stack)
 
 
 def _order(classes: list[str], rtl: bool, isolates: Sequence[str] = ()) -> list[tuple[int, int]]:

@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.26.0"
+ENGINE_VERSION: str = "1.26.1"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -119,8 +119,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # that space parts no words, nor a space object PDFium leaves out whose next glyph starts at its
 # origin: Chromium's soft hyphens); 0.12.0: of 1.26.0 (a space of no advance between two Arabic
 # letters is a zero-width non-joiner, U+200C, in both sources: a space object PDFium leaves out
-# at the next glyph's origin is one as pdfminer sees it).
-PDFIUM_ENGINE_VERSION: str = "0.12.0"
+# at the next glyph's origin is one as pdfminer sees it); 0.12.1: of 1.26.1 (a right-to-left
+# line's brackets and quotation marks mirrored by L4 only where that sets them right: they pair
+# and cling to their words, as the source gave them or each mirrored).
+PDFIUM_ENGINE_VERSION: str = "0.12.1"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

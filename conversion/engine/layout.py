@@ -1020,8 +1020,11 @@ def _glyph_line_without(
             joiner = copy.copy(objs[index])
             joiner._text, joiner.x1 = ZWNJ, joiner.x0
             glyphs[k] = joiner
-            if id(objs[index]) in hidden:
-                hidden = {**hidden, id(joiner): hidden[id(objs[index])]}
+            # (Hidden or not as the letter before it: a space may have no reason of its own.)
+            letter = next((o for o in reversed(objs[:index]) if type(o) is LTChar and not o._text.isspace()), None)
+            reason = hidden.get(id(letter))
+            if reason is not None:
+                hidden = {**hidden, id(joiner): reason}
     built, splits, visible = _glyph_line(glyphs, bbox, vertical, page_top, hidden, split=split)
     return built, [kept[index] for index in splits], visible
 

@@ -21,6 +21,24 @@ def test_brackets_around_a_latin_word_at_the_end_of_an_arabic_line_are_mirrored_
     assert logical("(Effect) ريثأتلا فيطاطخ", rtl=True) == "خطاطيف التأثير (Effect)"
 
 
+def test_brackets_a_pdf_gives_as_logical_text_are_not_mirrored_again() -> None:
+    # Chromium maps a mirrored glyph to the character it was shaped from: the quotation
+    # marks of logical "مانند «دکمه را»" are drawn "»ار ﻪﻤﮐد« ﺪﻨﻧﺎﻣ" (visual order) with the
+    # logical characters' text, so L4 would turn them around.
+    assert logical("»ار همکد« دننام", rtl=True) == "مانند «دکمه را»"
+
+
+def test_brackets_a_source_mirrored_in_part_are_each_set_as_they_pair() -> None:
+    # PDFium mirrors some of a right-to-left run's brackets itself: drawn "(props)" comes as
+    # ")props)", each bracket set as it pairs and clings to its word.
+    assert logical(")props) صئاصخلا", rtl=True) == "الخصائص (props)"
+
+
+def test_a_bracket_whose_pair_is_on_another_line_is_mirrored_as_l4_says() -> None:
+    # One bracket alone tells nothing: L4 (the glyph's own character, as word processors map).
+    assert logical("(Effect ريثأتلا", rtl=True) == "التأثير Effect)"
+
+
 def test_a_ligature_glyph_is_a_letter_of_the_latin_word_it_stands_in() -> None:
     glyphs = ["(", "E", "\ufb00", "e", "c", "t", ")", " ", *"ريثأتلا"]
     assert visual_to_logical(glyphs, rtl=True) == "التأثير (E\ufb00ect)"

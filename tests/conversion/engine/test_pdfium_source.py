@@ -541,6 +541,22 @@ def test_words_a_browser_prints_with_soft_hyphens_are_read_whole_by_both_sources
 
 
 @pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_brackets_and_quotation_marks_of_right_to_left_text_a_browser_prints_pair_in_both_sources(
+    engine: str,
+) -> None:
+    # tests/data/printed/rtl-brackets.pdf: Chromium's print of rtl-brackets.html beside it.
+    # Chromium maps a mirrored glyph to the character it was shaped from (the pdfminer
+    # engine turned "«...»" into "»...«" by L4), and PDFium mirrors some brackets of a
+    # right-to-left run itself ("(props(").
+    assert printed("rtl-brackets.pdf", engine) == (
+        "دستوراتی مانند «دکمه را غیرفعال کن» یا «پیام موفقیت را نمایش بده» نمی\u200cنویسید. این روش"
+        " «بالا بردن وضعیت» نامیده می\u200cشود و یکی از رایج\u200cترین کارهایی است که هنگام نوشتن کد"
+        " (در هر نسخه\u200cای از React) انجام خواهید داد.\n\n"
+        "يمكنك تمرير الخصائص (props) إلى المكوّن (مثل صندوق الإدخال) كما تمرر السمات إلى عناصر HTML."
+    )
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
 def test_a_browsers_zero_width_non_joiners_in_persian_words_are_read_as_such_by_both_sources(engine: str) -> None:
     # tests/data/printed/persian-zwnj.pdf: Chromium's print of persian-zwnj.html beside it.
     # HarfBuzz shapes a zero-width non-joiner (U+200C, in nearly every Persian sentence:
