@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,45 @@ def convert_and_score(pdf_dir: Path, out_dir: Path, cases: Path) -> list[dict[st
     return rows
 
 
+_FIGURES = (
+    ("text", "text_fidelity"),
+    ("order", "reading_order"),
+    ("H recall", "heading_recall"),
+    ("H prec", "heading_precision"),
+    ("level", "heading_level"),
+    ("hierarchy", "heading_hierarchy"),
+    ("lists", "list_recall"),
+    ("cells", "table_cells"),
+)
+
+
+def print_scores(rows: list[dict[str, object]], variants: list[str]) -> int:
+    """The means of `convert_and_score`'s rows per variant (and over all) as a Markdown table
+    on stdout; each document's figures on stderr."""
+    groups: dict[str, list[dict[str, list[float]]]] = {}
+    for r in rows:
+        groups.setdefault(str(r["variant"]), []).append(r)  # type: ignore[arg-type]
+        groups.setdefault("all", []).append(r)  # type: ignore[arg-type]
+
+    def mean(rs: list[dict[str, list[float]]], k: str) -> str:
+        vals = [r[k][0] / r[k][1] for r in rs if r.get(k) and r[k][1]]
+        return f"{sum(vals) / len(vals):.3f}" if vals else "-"
+
+    print("| style | docs | " + " | ".join(label for label, _ in _FIGURES) + " |")
+    print("| --- | ---: |" + " --- |" * len(_FIGURES))
+    for variant in [*variants, "all"]:
+        rs = groups.get(variant, [])
+        print(f"| {variant} | {len(rs)} | " + " | ".join(mean(rs, k) for _, k in _FIGURES) + " |")
+    for r in rows:
+        figures = ", ".join(
+            f"{label} {r[k][0]:.3f}" if k == "text_fidelity" else f"{label} {r[k][0]:g}/{r[k][1]:g}"  # type: ignore[index]
+            for label, k in _FIGURES
+            if r.get(k)
+        )
+        print(f"{r['name']}.{r['variant']}: {figures}", file=sys.stderr)
+    return 0
+
+
 def run_steps(
     argv: list[str], build: Callable[[], None], print_pdfs: Callable[[], None], score: Callable[[], int]
 ) -> int:
@@ -81,3 +121,15 @@ def run_steps(
     if step in ("score", "all"):
         return score()
     return 0
+
+
+def run_styled_set(argv: list[str], build: Callable[[], None], cases: Path, cache: Path, styles: dict[str, str]) -> int:
+    """The command line of a set of pages printed in several styles (`bench.styles_web`,
+    `bench.styles_rtl`): `build` writes `cases`, each page is printed in every style of
+    `styles` under `cache`, and scored per style."""
+    return run_steps(
+        argv,
+        build,
+        lambda: print_variants(cases, cache, styles),
+        lambda: print_scores(convert_and_score(cache / "pdf", cache / "out", cases), list(styles)),
+    )
