@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.26.1"
+ENGINE_VERSION: str = "1.27.0"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -121,8 +121,11 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # letters is a zero-width non-joiner, U+200C, in both sources: a space object PDFium leaves out
 # at the next glyph's origin is one as pdfminer sees it); 0.12.1: of 1.26.1 (a right-to-left
 # line's brackets and quotation marks mirrored by L4 only where that sets them right: they pair
-# and cling to their words, as the source gave them or each mirrored).
-PDFIUM_ENGINE_VERSION: str = "0.12.1"
+# and cling to their words, as the source gave them or each mirrored); 0.13.0: of 1.27.0 (an
+# upright glyph's box stands a quarter of its size below its baseline, whatever its font's
+# descent, in both sources: words of a font that sets its descent deep, as Arabic fonts do, on
+# one line with a fallback font's Latin words and brackets, and level with their bullets).
+PDFIUM_ENGINE_VERSION: str = "0.13.0"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -371,6 +371,7 @@ class _BudgetedAggregator(PDFPageAggregator):
         self._count(max(1, added))
         if added > 0:
             textstate, ncs, graphicstate = _string_state(args, kwargs)
+            _on_one_descent(item._objs[before:], textstate.font)
             self.covers.add_run(item, before, added, textstate)
             reason = hidden_by_state(textstate.render, ncs, graphicstate.ncolor)
             rgb = _run_rgb(graphicstate.ncolor, ncs)
@@ -436,6 +437,36 @@ class _BudgetedAggregator(PDFPageAggregator):
 def _patterned(state: PDFGraphicState) -> bool:
     """Whether fills paint a pattern (which may leave parts of the shape unpainted)."""
     return getattr(state.ncs, "name", "") == "Pattern"
+
+
+# pdfminer sets a glyph's box from its font's descent below the baseline to a font size
+# above that. Fonts set their descent by their own scripts' needs: Latin fonts about a fifth
+# of an em, Arabic and Indic ones far more (Noto Sans Arabic 0.74 em, for its marks). On one
+# baseline, a word in such a font and a Latin word or a bracket drawn in a fallback font
+# then overlap by less than half their height: pdfminer's grouping (`line_overlap`) parts
+# them into two lines, and the line's box, taken so far below its text, misses the bullet
+# drawn level with it. Every upright glyph's box stands this far below its baseline instead
+# (ems of its size): where the glyphs stand, whatever their fonts' metrics.
+GLYPH_DESCENT_EM = -0.25
+
+
+def _on_one_descent(glyphs: list[Any], font: Any) -> None:
+    """The boxes of `glyphs` (of one string, in `font`) moved to stand `GLYPH_DESCENT_EM`
+    below their baseline where they are upright."""
+    if font is None or font.is_vertical():
+        return
+    first = glyphs[0]
+    a, b, _, d, _, _ = first.matrix
+    if abs(b) > 1e-3 * a or a <= 0 or d <= 0 or type(first) is not LTChar:
+        return  # (a shear, as a synthetic oblique, moves no box up or down)
+    shift = (GLYPH_DESCENT_EM - font.get_descent()) * (first.y1 - first.y0)
+    if not shift:
+        return
+    for glyph in glyphs:
+        if type(glyph) is LTChar:
+            glyph.y0 += shift
+            glyph.y1 += shift
+            glyph.bbox = (glyph.x0, glyph.y0, glyph.x1, glyph.y1)
 
 
 def _string_state(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:

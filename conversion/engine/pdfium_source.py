@@ -40,6 +40,7 @@ from pdfminer.layout import LTAnno, LTChar, LTCurve, LTLine, LTRect
 from pdfminer.utils import INF, apply_matrix_pt, mult_matrix
 
 from .layout import (
+    GLYPH_DESCENT_EM,
     HIDDEN_COVERED,
     MARK_MAX_SIDE,
     MAX_LAYOUT_OBJECTS_PER_PAGE,
@@ -1753,13 +1754,17 @@ def _text_object_info(
         color = (r / 255, g / 255, b_ / 255) if filled else None
         reason = cache.reasons[key] = hidden_by_state(mode, None, color)
     level = tagged.get(mcid, -1) if tagged and mcid >= 0 else -1
-    # Points from the baseline down to the foot of the glyph box: the font's descent (its
-    # descriptor's, as pdfminer reads it) at the size drawn.
-    descent = cache.descents.get((font, size))
-    if descent is None:
-        below = cache.below
-        descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
-        cache.descents[font, size] = descent
+    # Points from the baseline down to the foot of the glyph box: of upright text, as the
+    # pdfminer source sets every font's (`layout.GLYPH_DESCENT_EM`); of turned text, the
+    # font's descent (its descriptor's, as pdfminer reads it) at the size drawn.
+    if upright:
+        descent = -GLYPH_DESCENT_EM * size
+    else:
+        descent = cache.descents.get((font, size))  # type: ignore[assignment]
+        if descent is None:
+            below = cache.below
+            descent = -below.value if font and _font_descent(font, c_float(size), byref(below)) else 0.0
+            cache.descents[font, size] = descent
     name = cache.names.get(font)
     if name is None:
         name = cache.names[font] = _font_name(font)

@@ -557,6 +557,19 @@ def test_brackets_and_quotation_marks_of_right_to_left_text_a_browser_prints_pai
 
 
 @pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_words_of_a_font_that_sets_its_descent_deep_stand_on_one_line_with_a_fallback_fonts(engine: str) -> None:
+    # tests/data/printed/arabic-sans.pdf: Chromium's print of arabic-sans.html beside it, in
+    # Noto Sans Arabic (descent 0.74 em), whose Latin words and brackets come from a fallback
+    # font (descent about 0.2 em). Boxes from each font's descent overlapped by less than half
+    # their height: the Latin words and brackets were lines of their own, out of place, and
+    # the line's box, so far below its text, missed the bullets drawn level with it.
+    assert printed("arabic-sans.pdf", engine) == (
+        "يمكنك تمرير الخصائص (props) للمكوّن كما تمرر السمات لعناصر HTML في الصفحة.\n\n"
+        "- البيانات الجديدة\n- التقرير (JSON) السنوي\n- الخادم"
+    )
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
 def test_a_browsers_zero_width_non_joiners_in_persian_words_are_read_as_such_by_both_sources(engine: str) -> None:
     # tests/data/printed/persian-zwnj.pdf: Chromium's print of persian-zwnj.html beside it.
     # HarfBuzz shapes a zero-width non-joiner (U+200C, in nearly every Persian sentence:
