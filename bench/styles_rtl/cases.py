@@ -426,4 +426,24 @@ STYLES = {
     "h1 { font-size: 1.7em; background: #1f3a5f; color: #fff; padding: 0.3em 0.5em; }\n"
     "h2 { font-size: 1.3em; color: #1f3a5f; border-bottom: 2px solid #1f3a5f; }\n"
     "h3 { font-size: 1.1em; color: #8a2b0f; } h4 { font-size: 1em; color: #8a2b0f; }\n",
+    # Added after the rule of session 48 was made on the first five, measured before looking:
+    # three narrow columns read from the right, rules between them; the title across them.
+    "threecol": _BASE + f"html {{ font-family: {_NASKH}; font-size: 9pt; line-height: 1.55; }}\n"
+    "body { column-count: 3; column-gap: 1.4em; column-rule: 1px solid #bbb; }\n"
+    "h1 { column-span: all; font-size: 2em; } h2 { font-size: 1.3em; } h3 { font-size: 1.1em; }\n"
+    "h4 { font-size: 1em; } pre { white-space: pre-wrap; }\n",
+    # Headings in Noto Kufi Arabic, the text in Noto Sans Arabic; list numbers in the page's
+    # own digits (Persian or Arabic-Indic), bullets as squares.
+    "kufi": _BASE + f"html {{ font-family: {_SANS}; font-size: 10pt; line-height: 1.7; }}\n"
+    "h1, h2, h3, h4 { font-family: 'Noto Kufi Arabic', 'Noto Sans Hebrew', sans-serif; }\n"
+    "h1 { font-size: 1.6em; } h2 { font-size: 1.3em; } h3 { font-size: 1.1em; } h4 { font-size: 1em; }\n"
+    "html[lang=fa] ol { list-style-type: persian; } html[lang=ar] ol { list-style-type: arabic-indic; }\n"
+    "ul { list-style-type: square; }\n",
+    # A form-like page: justified text in a box with a side bar of colour, headings numbered
+    # by the page's CSS counters, a table striped in grey.
+    "boxed": _BASE + f"html {{ font-family: {_NASKH}; font-size: 11pt; line-height: 1.6; text-align: justify; }}\n"
+    "body { border-right: 6px solid #2a6f97; padding-right: 1em; }\n"
+    "h1 { font-size: 1.6em; border-bottom: 1px solid #2a6f97; } h2 { font-size: 1.25em; }\n"
+    "h3 { font-size: 1.05em; } h4 { font-size: 1em; font-weight: normal; text-decoration: underline; }\n"
+    "tr:nth-child(even) td { background: #eee; }\n",
 }
