@@ -124,8 +124,10 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # and cling to their words, as the source gave them or each mirrored); 0.13.0: of 1.27.0 (an
 # upright glyph's box stands a quarter of its size below its baseline, whatever its font's
 # descent, in both sources: words of a font that sets its descent deep, as Arabic fonts do, on
-# one line with a fallback font's Latin words and brackets, and level with their bullets).
-PDFIUM_ENGINE_VERSION: str = "0.13.0"
+# one line with a fallback font's Latin words and brackets, and level with their bullets);
+# 0.13.1: a ligature glyph whose characters spell one of Unicode's Arabic ligatures only
+# backwards is read backwards (lam with alef maksura).
+PDFIUM_ENGINE_VERSION: str = "0.13.1"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

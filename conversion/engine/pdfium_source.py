@@ -28,6 +28,7 @@ import re
 import struct
 import threading
 import time
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from ctypes import POINTER, byref, c_double, c_float, c_int, c_uint, c_ulong, c_ushort, c_void_p
@@ -1937,6 +1938,15 @@ _RTL_MARK = re.compile("[\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u0
 _RTL_LETTER = re.compile("[\u05d0-\u05ea\u0620-\u064a\u066e-\u06d3\u06d5\u06fa-\u06ff\u0750-\u077f]")
 
 
+# The letters of Unicode's Arabic ligatures, in logical order: the compatibility
+# decompositions of the presentation forms that stand for several letters ("لى" of U+FC43).
+_ARABIC_LIGATURES = frozenset(
+    text
+    for code in (*range(0xFB50, 0xFE00), *range(0xFE70, 0xFF00))
+    if len(text := unicodedata.normalize("NFKC", chr(code))) > 1 and all(_RTL_LETTER.match(ch) for ch in text)
+)
+
+
 def _logical_ligatures(chars: list[tuple[LTChar, _TextObject]]) -> None:
     """The characters of a right-to-left glyph that stands for several (a lam-alef ligature,
     a letter and its mark at one origin) put in logical order where PDFium gave them in
@@ -1944,13 +1954,18 @@ def _logical_ligatures(chars: list[tuple[LTChar, _TextObject]]) -> None:
     emits, in some segments and not others (alef, lam for the ligature lam-alef). The order
     is told from the characters alone: a glyph whose text starts with a mark, or with a letter
     that cannot join the next, before a right-to-left letter, is read backwards (pdfminer
-    gives the glyph's text as its font's map does, in logical order)."""
+    gives the glyph's text as its font's map does, in logical order); so is one that spells
+    one of Unicode's Arabic ligatures only backwards."""
     for char, _ in chars:
         text = char._text
         if len(text) < 2:
             continue
         first = text[0]
         if (_RTL_MARK.match(first) or _ENDS_A_JOIN.match(first)) and _RTL_LETTER.search(text, 1):
+            char._text = text[::-1]
+        elif text not in _ARABIC_LIGATURES and text[::-1] in _ARABIC_LIGATURES:
+            # Turned around, it spells one of Unicode's ligatures ("ىل": lam with alef
+            # maksura, whose first letter could join the next).
             char._text = text[::-1]
 
 

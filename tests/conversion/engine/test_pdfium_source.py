@@ -562,9 +562,11 @@ def test_words_of_a_font_that_sets_its_descent_deep_stand_on_one_line_with_a_fal
     # Noto Sans Arabic (descent 0.74 em), whose Latin words and brackets come from a fallback
     # font (descent about 0.2 em). Boxes from each font's descent overlapped by less than half
     # their height: the Latin words and brackets were lines of their own, out of place, and
-    # the line's box, so far below its text, missed the bullets drawn level with it.
+    # the line's box, so far below its text, missed the bullets drawn level with it. ("إلى"
+    # is drawn with the font's ligature of lam and alef maksura, which PDFium gives turned
+    # around.)
     assert printed("arabic-sans.pdf", engine) == (
-        "يمكنك تمرير الخصائص (props) للمكوّن كما تمرر السمات لعناصر HTML في الصفحة.\n\n"
+        "يمكنك تمرير الخصائص (props) إلى المكوّن كما تمرر السمات لعناصر HTML في الصفحة.\n\n"
         "- البيانات الجديدة\n- التقرير (JSON) السنوي\n- الخادم"
     )
 
