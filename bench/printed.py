@@ -17,10 +17,11 @@ from bench.tables_web.cases import styled
 _CONVERT = """
 import sys
 from pathlib import Path
-from conversion.engine import convert
-for pdf in sys.argv[2:]:
+from conversion.engine import ConvertOptions, convert
+options = ConvertOptions(engine=sys.argv[2]) if sys.argv[2] else ConvertOptions()
+for pdf in sys.argv[3:]:
     out = Path(sys.argv[1]) / (Path(pdf).stem + ".md")
-    out.write_text(convert(pdf).markdown)
+    out.write_text(convert(pdf, options=options).markdown)
 """
 
 _SCORE = """
@@ -52,13 +53,14 @@ def print_variants(cases: Path, cache: Path, variants: dict[str, str]) -> None:
             print_to_pdf(page, cache / "pdf" / f"{source.stem}.{variant}.pdf")
 
 
-def convert_and_score(pdf_dir: Path, out_dir: Path, cases: Path) -> list[dict[str, object]]:
-    """Every `pdf_dir/NAME.VARIANT.pdf` converted to `out_dir/NAME.VARIANT.md` and scored
-    against `cases/NAME.md`: one row per PDF, its name, variant and every figure of the real
-    bench as [hit, total] (text fidelity as [score, 1])."""
+def convert_and_score(pdf_dir: Path, out_dir: Path, cases: Path, engine: str = "") -> list[dict[str, object]]:
+    """Every `pdf_dir/NAME.VARIANT.pdf` converted to `out_dir/NAME.VARIANT.md` (by the engine
+    `engine`, the service's default where empty) and scored against `cases/NAME.md`: one row
+    per PDF, its name, variant and every figure of the real bench as [hit, total] (text
+    fidelity as [score, 1])."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pdfs = sorted(str(p) for p in pdf_dir.glob("*.pdf"))
-    subprocess.run([str(MAIN_PYTHON), "-c", _CONVERT, str(out_dir), *pdfs], cwd=REPO_DIR, check=True)
+    subprocess.run([str(MAIN_PYTHON), "-c", _CONVERT, str(out_dir), engine, *pdfs], cwd=REPO_DIR, check=True)
     res = subprocess.run(
         [str(BENCH_PYTHON), "-c", _SCORE, str(out_dir), str(cases)],
         cwd=REPO_DIR,
@@ -126,10 +128,13 @@ def run_steps(
 def run_styled_set(argv: list[str], build: Callable[[], None], cases: Path, cache: Path, styles: dict[str, str]) -> int:
     """The command line of a set of pages printed in several styles (`bench.styles_web`,
     `bench.styles_rtl`): `build` writes `cases`, each page is printed in every style of
-    `styles` under `cache`, and scored per style."""
+    `styles` under `cache`, and scored per style (`score --engine ID`: by that engine, its
+    outputs in `cache/out-ID`)."""
+    engine = argv[argv.index("--engine") + 1] if "--engine" in argv[:-1] else ""
+    out = cache / (f"out-{engine}" if engine else "out")
     return run_steps(
-        argv,
+        [a for a in argv if a not in ("--engine", engine)],
         build,
         lambda: print_variants(cases, cache, styles),
-        lambda: print_scores(convert_and_score(cache / "pdf", cache / "out", cases), list(styles)),
+        lambda: print_scores(convert_and_score(cache / "pdf", out, cases, engine), list(styles)),
     )
