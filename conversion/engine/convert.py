@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.27.0"
+ENGINE_VERSION: str = "1.27.1"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -126,8 +126,9 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # descent, in both sources: words of a font that sets its descent deep, as Arabic fonts do, on
 # one line with a fallback font's Latin words and brackets, and level with their bullets);
 # 0.13.1: a ligature glyph whose characters spell one of Unicode's Arabic ligatures only
-# backwards is read backwards (lam with alef maksura).
-PDFIUM_ENGINE_VERSION: str = "0.13.1"
+# backwards is read backwards (lam with alef maksura); 0.13.2: of 1.27.1 (a space drawn twice
+# slightly apart makes no line bold).
+PDFIUM_ENGINE_VERSION: str = "0.13.2"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

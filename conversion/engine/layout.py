@@ -821,7 +821,8 @@ def _drop_overprint(objs: list[Any], vertical: bool) -> tuple[list[Any], bool]:
         near = [x for k in (key - 1, key, key + 1) for x in buckets.get((obj._text, k), ()) if abs(x - at) <= step]
         if near:
             dropped = True
-            shifted = shifted or min(abs(x - at) for x in near) > _FAKE_BOLD_SHIFT
+            # (A space drawn twice, slightly apart, is no stroke thickened: it has no ink.)
+            shifted = shifted or (not obj._text.isspace() and min(abs(x - at) for x in near) > _FAKE_BOLD_SHIFT)
             continue
         buckets.setdefault((obj._text, key), []).append(at)
         out.append(obj)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pdfminer.fontmetrics import FONT_METRICS
+
 from conversion.engine import convert
 from conversion.engine.layout import Line
 from conversion.engine.order import Item, reading_order
@@ -155,6 +157,22 @@ def test_glyphs_each_drawn_twice_over_read_once(tmp_path: Path) -> None:
     prose = ["This paragraph of body text runs on for a while here."] * 4
     out = md(make_pdf(tmp_path / "a.pdf", [[Raw(b"\n".join(shows)), *lines(72, 660, prose)]]))
     assert out.splitlines()[0].endswith(" All Well")  # doubled letters kept
+
+
+def test_a_space_drawn_twice_slightly_apart_makes_no_line_bold(tmp_path: Path) -> None:
+    # A dense line (a condensed face: glyphs closer than a third of the line's height, where
+    # overprints are looked for) whose word spaces a producer draws twice, 0.12 points apart
+    # (LibreOffice's justified Arabic): a space has no ink, so its copy thickens no stroke.
+    text = "Plain words of a line set in a condensed face"
+    widths = FONT_METRICS["Helvetica"][1]
+    shows, x = [], 72.0
+    for ch in text:
+        for dx in (0, 0.12) if ch == " " else (0,):
+            shows.append(b"BT /FR 10 Tf 40 Tz %g 700 Td (%s) Tj ET" % (x + dx, ch.encode()))
+        x += widths[ch] / 1000 * 10 * 0.4
+    prose = ["This paragraph of body text runs on for a while here."] * 4
+    out = md(make_pdf(tmp_path / "a.pdf", [[Raw(b"\n".join(shows)), *lines(72, 660, prose)]]))
+    assert out.splitlines()[0] == text
 
 
 def test_table_on_a_hebrew_page_lists_its_columns_from_the_right(tmp_path: Path) -> None:
