@@ -30,8 +30,10 @@ _NEUTRAL = frozenset({"B", "S", "WS", "ON", "LRE", "RLE", "LRO", "RLO", "PDF", "
 _MIRROR_PAIRS = "()[]{}<>«»‹›⁅⁆⁽⁾₍₎≤≥⟨⟩⟪⟫⦃⦄「」『』"
 _MIRROR = {a: b for a, b in zip(_MIRROR_PAIRS[0::2], _MIRROR_PAIRS[1::2], strict=True)}
 _MIRROR.update({b: a for a, b in _MIRROR.items()})
-# The opening character of each closing one ("≤" and "≥" open and close nothing).
-_OPENER_OF = {b: a for a, b in zip(_MIRROR_PAIRS[0::2], _MIRROR_PAIRS[1::2], strict=True) if a != "≤"}
+# The opening character of each closing one. "<", ">", "≤" and "≥" pair with nothing (a
+# comparison, an arrow, a tag's bracket): they take the line's choice, or L4.
+_OPENER_OF = {b: a for a, b in zip(_MIRROR_PAIRS[0::2], _MIRROR_PAIRS[1::2], strict=True) if a not in "<≤"}
+_OPENERS = frozenset(_OPENER_OF.values())
 
 
 def bidi_class(glyph: str) -> str:
@@ -232,9 +234,9 @@ def _mirrored(glyphs: list[str], at: list[int]) -> list[str]:
     tells: in logical order an opening bracket or quotation mark comes before its closing
     one and clings to the word after it ("«دکمه"), a closing one to the word before it
     ("کن»"). So all of them are mirrored, or none where that leaves fewer of them wrong
-    (`_misplaced`), and then each one that stands wrong still is mirrored where that sets
-    fewer wrong. A line that does not tell (one bracket of a pair broken over two lines)
-    keeps L4."""
+    (`_misplaced`); then one still wrong is mirrored alone where that sets fewer wrong and
+    leaves it clinging to its side (`_clings`: "1) ... 2)" never becomes "1( ... 2)"). A line
+    that does not tell (one bracket of a pair broken over two lines) keeps L4."""
     if not at:
         return glyphs
     best = list(glyphs)
@@ -248,12 +250,24 @@ def _mirrored(glyphs: list[str], at: list[int]) -> list[str]:
     for i in at:
         if not wrong:
             break
+        if len(best[i]) != 1 or not (best[i] in _OPENERS or best[i] in _OPENER_OF):
+            continue
         flipped = list(best)
-        flipped[i] = "".join(_MIRROR.get(ch, ch) for ch in best[i])
+        flipped[i] = _MIRROR[best[i]]
         now = _misplaced("".join(flipped))
-        if now < wrong:
+        if now < wrong and _clings(flipped, i):
             best, wrong = flipped, now
     return best
+
+
+def _clings(glyphs: list[str], i: int) -> bool:
+    """Whether the bracket `glyphs[i]` clings to its side: an opening one to text after it
+    (a space or the start before it), a closing one to text before it."""
+    before = glyphs[i - 1][-1:] if i > 0 else " "
+    after = glyphs[i + 1][:1] if i + 1 < len(glyphs) else " "
+    if glyphs[i] in _OPENERS:
+        return (before.isspace() or before in _OPENERS) and not after.isspace()
+    return not before.isspace() and (after.isspace() or after in _OPENER_OF or not after.isalnum())
 
 
 def _misplaced(text: str) -> int:
@@ -275,7 +289,7 @@ def _misplaced(text: str) -> int:
                 wrong += 1
             if before.isspace() and not after.isspace():
                 wrong += 1
-        elif ch in _MIRROR and ch not in "≤≥":
+        elif ch in _OPENERS:
             stack.append(ch)
             if after.isspace() and not before.isspace():
                 wrong += 1

@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 ENGINE_ID: str = "svcx-layout"
-ENGINE_VERSION: str = "1.27.1"
+ENGINE_VERSION: str = "1.27.2"
 # The same stages fed by PDFium's text instead of pdfminer.six's layout (`pdfium_source`).
 PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # 0.2.1: the shared stages of 1.13.2 with the budgets of the pdfminer engine, right-to-left
@@ -127,8 +127,12 @@ PDFIUM_ENGINE_ID: str = "svcx-layout-pdfium"
 # one line with a fallback font's Latin words and brackets, and level with their bullets);
 # 0.13.1: a ligature glyph whose characters spell one of Unicode's Arabic ligatures only
 # backwards is read backwards (lam with alef maksura); 0.13.2: of 1.27.1 (a space drawn twice
-# slightly apart makes no line bold).
-PDFIUM_ENGINE_VERSION: str = "0.13.2"
+# slightly apart makes no line bold); 0.13.3: of 1.27.2 (a review's mends: "<" and ">" pair
+# with nothing, and one bracket alone is mirrored only where that sets every one right; a
+# space of no advance is a non-joiner only right between two letters that do not join across
+# it, marks aside; PDFium's space object only at the next glyph's very origin; a slant is no
+# turned text, so no vertical lines are looked for on its page).
+PDFIUM_ENGINE_VERSION: str = "0.13.3"
 # Engine id -> version; the first is the default.
 ENGINES: dict[str, str] = {ENGINE_ID: ENGINE_VERSION, PDFIUM_ENGINE_ID: PDFIUM_ENGINE_VERSION}
 

@@ -364,7 +364,8 @@ class _BudgetedAggregator(PDFPageAggregator):
             textstate = args[0] if args else kwargs["textstate"]
             a, b, c, d, _, _ = mult_matrix(textstate.matrix, self.ctm)
             font = textstate.font
-            if abs(b) > 1e-3 * abs(a) or abs(c) > 1e-3 * abs(d) or (font is not None and font.is_vertical()):
+            # (A slant, as a synthetic oblique, leaves text horizontal: `MAX_SLANT`.)
+            if abs(b) > 1e-3 * abs(a) or abs(c) > MAX_SLANT * abs(d) or (font is not None and font.is_vertical()):
                 self._turned_text = True
         super().render_string(*args, **kwargs)
         added = len(item) - before
@@ -437,6 +438,11 @@ class _BudgetedAggregator(PDFPageAggregator):
 def _patterned(state: PDFGraphicState) -> bool:
     """Whether fills paint a pattern (which may leave parts of the shape unpainted)."""
     return getattr(state.ncs, "name", "") == "Pattern"
+
+
+# The shear (horizontal shift per unit of height, the matrix's c over d) up to which text is
+# slanted rather than turned: synthetic obliques lean 0.2 to 0.33 (11 to 18 degrees).
+MAX_SLANT = 0.5
 
 
 # pdfminer sets a glyph's box from its font's descent below the baseline to a font size
@@ -1065,19 +1071,43 @@ ZWNJ = "\u200c"
 
 
 def _between_joining_letters(objs: list[Any], index: int) -> bool:
-    """Whether the glyph at `index` stands between two letters of a joining script (Arabic's
-    letters and their presentation forms: bidirectional class AL), the glyphs next to it on
-    either side."""
-    before = next((o for o in reversed(objs[:index]) if type(o) is LTChar and not o._text.isspace()), None)
-    after = next((o for o in objs[index + 1 :] if type(o) is LTChar and not o._text.isspace()), None)
+    """Whether the glyph at `index` of a line's glyphs (in the order drawn, left to right)
+    stands right between two letters of a joining script (Arabic's letters and their
+    presentation forms: bidirectional class AL), their marks aside, that it keeps apart.
+    Where the glyphs give their shaped forms, the letter at its right (the one before it in
+    reading) must not join forward (a final or isolated form), nor the one at its left join
+    back (an initial or isolated form): an invisible character the letters join across (a
+    soft hyphen, a direction mark) is none."""
+    left, right = _glyph_beside(objs, index, -1), _glyph_beside(objs, index, 1)
+    if left is None or right is None or bidi_class(left) != "AL" or bidi_class(right) != "AL":
+        return False
+    before, after = right[-1], left[0]  # (a glyph's own text is in reading order)
     return (
-        before is not None
-        and after is not None
-        and bidi_class(before._text) == "AL"
-        and bidi_class(after._text) == "AL"
-        and before._text[-1:].isalpha()
-        and after._text[:1].isalpha()
+        before.isalpha()
+        and after.isalpha()
+        and not _joins(before, "INITIAL", "MEDIAL")
+        and not _joins(after, "FINAL", "MEDIAL")
     )
+
+
+def _glyph_beside(objs: list[Any], index: int, step: int) -> str | None:
+    """The text of the glyph next to the one at `index` (`step` -1: at its left, 1: at its
+    right), past combining marks; None where a space or nothing stands there."""
+    k = index + step
+    while 0 <= k < len(objs):
+        obj = objs[k]
+        if type(obj) is not LTChar or obj._text.isspace() or not obj._text:
+            return None
+        if not _is_mark(obj._text):
+            return str(obj._text)
+        k += step
+    return None
+
+
+def _joins(letter: str, *forms: str) -> bool:
+    """Whether `letter` is a presentation form of one of `forms` ("INITIAL", "MEDIAL", ...)."""
+    name = unicodedata.name(letter, "")
+    return any(f"{form} FORM" in name for form in forms)
 
 
 def _letter_spacing(objs: list[Any]) -> set[int]:

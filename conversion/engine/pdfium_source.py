@@ -46,6 +46,7 @@ from .layout import (
     MARK_MAX_SIDE,
     MAX_LAYOUT_OBJECTS_PER_PAGE,
     MAX_SECONDS_PER_PAGE,
+    MAX_SLANT,
     SPACE_ADVANCE_SHARE,
     PageAborted,
     PageModel,
@@ -84,11 +85,11 @@ MAX_FORM_DEPTH = 32
 # How far (in ems) the next glyph may start from where a glyph's advance ends for the glyph's
 # box to be taken to reach it (`_advance_to_next`).
 ADVANCE_TOLERANCE = 0.05
-# The shear (horizontal shift per unit of height, the matrix's c over d) up to which text is
-# slanted rather than turned: synthetic obliques lean 0.2 to 0.33 (11 to 18 degrees).
-_MAX_SLANT = 0.5
 # Spaces put in one gap at most.
 _MAX_SPACE_RUN = 256
+# A space object whose origin is the next glyph's, to this share of an em (rounding), takes
+# no room: the pen did not move over it.
+_SAME_ORIGIN_EM = 0.001
 # The width (ems of the font size) given to a space object's glyph that takes no room: a
 # font's word space is about a quarter of an em.
 _NOMINAL_SPACE_EM = 0.25
@@ -1743,8 +1744,8 @@ def _text_object_info(
         a, b, c, d = matrix
         # Upright: not turned. A slant (an oblique made by shearing an upright face, as
         # Chromium draws the italic of a font that has none) leaves the text horizontal,
-        # its glyph box the font size tall as pdfminer builds it (`_MAX_SLANT`).
-        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= _MAX_SLANT * abs(d)
+        # its glyph box the font size tall as pdfminer builds it (`MAX_SLANT`).
+        upright = abs(b) <= 1e-3 * abs(a) and abs(c) <= MAX_SLANT * abs(d)
         if upright:
             # The font size as drawn: pdfminer's glyph box is this tall.
             size *= abs(d)
@@ -1851,7 +1852,7 @@ def _space_glyphs(
         return []  # not on the glyph's line
     spaced = _TextObject(info.fontname, info.size, "", 0, info.upright, info.descent)
     spaced.order = order
-    if abs(char.x0 - x) < SPACE_ADVANCE_SHARE * char.size:
+    if abs(char.x0 - x) <= _SAME_ORIGIN_EM * char.size:
         # A space the pen does not move over (a shaper's default-ignorable character: a soft
         # hyphen, a zero-width non-joiner): its glyph as pdfminer sees it, a nominal space
         # wide, which the glyph pass reads as no word space (`layout.SPACE_ADVANCE_SHARE`).

@@ -39,6 +39,12 @@ def test_a_bracket_whose_pair_is_on_another_line_is_mirrored_as_l4_says() -> Non
     assert logical("(Effect ريثأتلا", rtl=True) == "التأثير Effect)"
 
 
+def test_two_closing_brackets_alone_are_not_made_a_pair() -> None:
+    # A word processor's "1) ... 2)" drawn right to left: L4 gives it back; mirroring one
+    # of them alone would make a pair "1( ... 2)" of them.
+    assert logical("(2 يناثلا (1", rtl=True) == "1) الثاني 2)"
+
+
 def test_a_ligature_glyph_is_a_letter_of_the_latin_word_it_stands_in() -> None:
     glyphs = ["(", "E", "\ufb00", "e", "c", "t", ")", " ", *"ريثأتلا"]
     assert visual_to_logical(glyphs, rtl=True) == "التأثير (E\ufb00ect)"

@@ -39,7 +39,7 @@ def error_of(call: Callable[..., object], *args: object, **kwargs: object) -> En
 
 
 def test_engine_identity() -> None:
-    assert (ENGINE_ID, ENGINE_VERSION) == ("svcx-layout", "1.27.1")
+    assert (ENGINE_ID, ENGINE_VERSION) == ("svcx-layout", "1.27.2")
 
 
 def test_only_selected_pages_are_converted_in_order(tmp_path: Path) -> None:

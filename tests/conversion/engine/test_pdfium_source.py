@@ -572,6 +572,19 @@ def test_words_of_a_font_that_sets_its_descent_deep_stand_on_one_line_with_a_fal
 
 
 @pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_comparisons_enumerations_and_direction_marks_of_right_to_left_text_stand_as_written(engine: str) -> None:
+    # tests/data/printed/rtl-marks.pdf: Chromium's print of rtl-marks.html beside it. A "<"
+    # pairs with nothing, two closing brackets make no pair ("1) ... 2)"), and a
+    # right-to-left mark before a word space (drawn as a space of no advance) is no
+    # non-joiner: a review found all three read wrong.
+    assert printed("rtl-marks.pdf", engine) == (
+        "إذا كان (س < ص) فإن الشرط صحيح.\n\n"
+        "الخيارات: 1) الأول 2) الثاني 3) الثالث\n\n"
+        "قرأت الكتاب ثم النص التالي بعناية."
+    )
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
 def test_a_browsers_zero_width_non_joiners_in_persian_words_are_read_as_such_by_both_sources(engine: str) -> None:
     # tests/data/printed/persian-zwnj.pdf: Chromium's print of persian-zwnj.html beside it.
     # HarfBuzz shapes a zero-width non-joiner (U+200C, in nearly every Persian sentence:
