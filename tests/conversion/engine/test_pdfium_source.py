@@ -541,6 +541,21 @@ def test_words_a_browser_prints_with_soft_hyphens_are_read_whole_by_both_sources
 
 
 @pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
+def test_hidden_persian_text_keeps_its_non_joiners_inside_one_hidden_element(engine: str) -> None:
+    # tests/data/printed/persian-hidden.pdf: persian-zwnj.html with its paragraph in white.
+    # A non-joiner read from a space of no advance is hidden as the letter before it is:
+    # with no reason of its own, it would cut the hidden line at each one.
+    result = convert(PRINTED / "persian-hidden.pdf", options=ConvertOptions(engine=engine))
+    assert result.markdown == "## نگه\u200cداشتن و بازنشانی وضعیت"
+    (hidden,) = [e for page in result.pages for e in page.elements if e.type is ElementType.HIDDEN_TEXT]
+    assert hidden.text == (
+        "وقتی برنامه\u200cی شما بزرگ\u200cتر می\u200cشود، بهتر است درباره\u200cی این\u200cکه داده\u200cها چگونه"
+        " میان کامپوننت\u200cها جریان می\u200cیابند دقیق\u200cتر فکر کنید. به\u200cطور پیش\u200cفرض، React"
+        " بخش\u200cهایی از درخت را که هم\u200cخوانی دارند نگه می\u200cدارد."
+    )
+
+
+@pytest.mark.parametrize("engine", [ENGINE_ID, PDFIUM_ENGINE_ID])
 def test_brackets_and_quotation_marks_of_right_to_left_text_a_browser_prints_pair_in_both_sources(
     engine: str,
 ) -> None:
