@@ -464,7 +464,9 @@ def _on_one_descent(glyphs: list[Any], font: Any) -> None:
     first = glyphs[0]
     a, b, _, d, _, _ = first.matrix
     if abs(b) > 1e-3 * a or a <= 0 or d <= 0 or type(first) is not LTChar:
-        return  # (a shear, as a synthetic oblique, moves no box up or down)
+        # Turned, upside down or mirrored: left as pdfminer boxes it. (A shear, as a
+        # synthetic oblique sets, moves no box up or down: it is let through.)
+        return
     shift = (GLYPH_DESCENT_EM - font.get_descent()) * (first.y1 - first.y0)
     if not shift:
         return
